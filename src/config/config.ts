@@ -1,0 +1,115 @@
+import { z } from "zod";
+
+/** The interaction modes of the interface (§ Chat completion request: `model`). */
+export const MODES = ["ask", "reason", "build"] as const;
+/** One interaction mode. */
+export type Mode = (typeof MODES)[number];
+
+const integer = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+const optionalInteger = (min: number) => z.coerce.number().int().min(min).optional();
+const optionalText = z
+  .string()
+  .trim()
+  .transform((value) => (value === "" ? undefined : value))
+  .optional();
+
+/**
+ * Every environment variable the adapter reads, with its default. The README's configuration
+ * table is written from this schema; a bad value stops start-up with the variable's name.
+ */
+export const environmentSchema = z.object({
+  PORT: integer(8080, 0, 65535),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  WORKSPACE_BASE_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  DEFAULT_WORKSPACE: optionalText,
+  QUERY_TIMEOUT_MS: optionalInteger(1),
+  ASK_TIMEOUT_MS: optionalInteger(1),
+  REASON_TIMEOUT_MS: optionalInteger(1),
+  BUILD_TIMEOUT_MS: optionalInteger(1),
+  POLL_INTERVAL_MIN_MS: integer(100, 5),
+  POLL_INTERVAL_MAX_MS: integer(2000, 5),
+  MAX_LIST_PAGES: integer(10, 1, 1000),
+  MAX_CHOICES: integer(8, 1, 128),
+  MODE_FIELD: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a plain field name")
+    .default("mode"),
+  STEPS_OUTPUT: z.enum(["reasoning", "content", "none"]).default("reasoning"),
+  UPSTREAM_TIMEOUT_MS: integer(30_000, 1),
+  BODY_LIMIT_BYTES: integer(1024 * 1024, 1024),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  EMBEDDED_DOCUMENTS_DIR: optionalText,
+  EMBEDDED_STEP_DELAY_MS: integer(120, 0, 60_000),
+  EMBEDDED_WORKSPACES: z.string().default("demo"),
+});
+
+/** The validated configuration the rest of the adapter is built from. */
+export interface Config {
+  port: number;
+  host: string;
+  /** Upstream base URL; undefined means "start the embedded workspace". */
+  workspaceBaseUrl: string | undefined;
+  defaultWorkspace: string | undefined;
+  /** Per-mode deadline for a query to finish (DESIGN.md, Contract item 5). */
+  queryTimeoutMs: Record<Mode, number>;
+  pollIntervalMinMs: number;
+  pollIntervalMaxMs: number;
+  maxListPages: number;
+  maxChoices: number;
+  /** Name of the interaction-mode field in the create body (the interface does not show it). */
+  modeField: string;
+  /** Where query steps go in the response (DESIGN.md, Contract item 6). */
+  stepsOutput: "reasoning" | "content" | "none";
+  upstreamTimeoutMs: number;
+  bodyLimitBytes: number;
+  logLevel: z.infer<typeof environmentSchema>["LOG_LEVEL"];
+  embedded: { documentsDir: string | undefined; stepDelayMs: number; workspaces: string[] };
+}
+
+/** Thrown when the environment holds a bad value; its message names every variable at fault. */
+export class ConfigError extends Error {}
+
+/** Reads and validates the configuration from an environment (process.env in production). */
+export function loadConfig(environment: Record<string, string | undefined>): Config {
+  const parsed = environmentSchema.safeParse(environment);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  const env = parsed.data;
+  if (env.POLL_INTERVAL_MIN_MS > env.POLL_INTERVAL_MAX_MS) {
+    throw new ConfigError(
+      "Invalid configuration:\n  POLL_INTERVAL_MIN_MS: must not be greater than POLL_INTERVAL_MAX_MS",
+    );
+  }
+  const timeout = (specific: number | undefined, fallback: number) =>
+    specific ?? env.QUERY_TIMEOUT_MS ?? fallback;
+  return {
+    port: env.PORT,
+    host: env.HOST,
+    workspaceBaseUrl: env.WORKSPACE_BASE_URL?.replace(/\/+$/, ""),
+    defaultWorkspace: env.DEFAULT_WORKSPACE,
+    queryTimeoutMs: {
+      ask: timeout(env.ASK_TIMEOUT_MS, 2 * 60_000),
+      reason: timeout(env.REASON_TIMEOUT_MS, 5 * 60_000),
+      build: timeout(env.BUILD_TIMEOUT_MS, 10 * 60_000),
+    },
+    pollIntervalMinMs: env.POLL_INTERVAL_MIN_MS,
+    pollIntervalMaxMs: env.POLL_INTERVAL_MAX_MS,
+    maxListPages: env.MAX_LIST_PAGES,
+    maxChoices: env.MAX_CHOICES,
+    modeField: env.MODE_FIELD,
+    stepsOutput: env.STEPS_OUTPUT,
+    upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
+    bodyLimitBytes: env.BODY_LIMIT_BYTES,
+    logLevel: env.LOG_LEVEL,
+    embedded: {
+      documentsDir: env.EMBEDDED_DOCUMENTS_DIR,
+      stepDelayMs: env.EMBEDDED_STEP_DELAY_MS,
+      workspaces: env.EMBEDDED_WORKSPACES.split(",")
+        .map((name) => name.trim())
+        .filter(Boolean),
+    },
+  };
+}

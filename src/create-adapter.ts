@@ -1,0 +1,59 @@
+import type { Express } from "express";
+import pino, { type Logger } from "pino";
+import { ChatService } from "./chat/chat-service.js";
+import type { Config } from "./config/config.js";
+import { createApp } from "./http/app.js";
+import { QueryWatcher } from "./upstream/query-watcher.js";
+import { createWorkspaceClient, type WorkspaceClient } from "./upstream/workspace-client.js";
+import { type Clock, systemClock } from "./util/clock.js";
+
+/** The wired adapter: the app to serve and the parts a test or the entry point may reach. */
+export interface Adapter {
+  app: Express;
+  client: WorkspaceClient;
+  watcher: QueryWatcher;
+  logger: Logger;
+  close(): Promise<void>;
+}
+
+/** Effects a caller may replace (tests inject a silent logger, a clock, fixed ids). */
+export interface AdapterEffects {
+  logger?: Logger;
+  clock?: Clock;
+  newQueryId?: () => string;
+  client?: WorkspaceClient;
+}
+
+/** Wires configuration and effects into a ready app; `upstreamUrl` is the workspace service to call. */
+export function createAdapter(config: Config, upstreamUrl: string, effects: AdapterEffects = {}): Adapter {
+  const logger =
+    effects.logger ?? pino({ level: config.logLevel, base: { service: "workspace-openai-adapter" } });
+  const clock = effects.clock ?? systemClock;
+  const client =
+    effects.client ?? createWorkspaceClient({ baseUrl: upstreamUrl, timeoutMs: config.upstreamTimeoutMs });
+  const watcher = new QueryWatcher({
+    client,
+    clock,
+    pollIntervalMinMs: config.pollIntervalMinMs,
+    pollIntervalMaxMs: config.pollIntervalMaxMs,
+    maxListPages: config.maxListPages,
+    onPollError: (error) => logger.warn({ err: { message: (error as Error).message } }, "poll failed"),
+  });
+  const chat = new ChatService({
+    client,
+    watcher,
+    clock,
+    stepsOutput: config.stepsOutput,
+    queryTimeoutMs: config.queryTimeoutMs,
+    maxListPages: config.maxListPages,
+  });
+  const app = createApp({
+    config,
+    chat,
+    client,
+    logger,
+    startedAt: Math.floor(clock.now() / 1000),
+    ...(effects.newQueryId ? { newQueryId: effects.newQueryId } : {}),
+  });
+  return { app, client, watcher, logger, close: () => client.close() };
+}

@@ -1,0 +1,133 @@
+import { readdir, readFile } from "node:fs/promises";
+import { basename, join, relative } from "node:path";
+
+/** A passage of a document: one paragraph under its heading. */
+export interface Passage {
+  filename: string;
+  heading: string;
+  text: string;
+}
+
+/** A passage and how well it matches a query. */
+export interface Hit extends Passage {
+  score: number;
+}
+
+const STOPWORDS = new Set(
+  "a an and are as at be by can do does for from how i if in is it of on or should so that the this to what when where which who why will with you your me my we our us".split(
+    " ",
+  ),
+);
+
+/** Lower-cased word stems of a text, stop words removed (shared by indexing and querying). */
+export function terms(text: string): string[] {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return words.filter((word) => !STOPWORDS.has(word)).map(stem);
+}
+
+function stem(word: string): string {
+  if (word.length > 4 && word.endsWith("ies")) return `${word.slice(0, -3)}y`;
+  if (word.length > 4 && word.endsWith("ing")) return word.slice(0, -3);
+  if (word.length > 3 && word.endsWith("s") && !word.endsWith("ss")) return word.slice(0, -1);
+  return word;
+}
+
+/** Splits Markdown or plain text into passages: paragraphs (code blocks whole) under their heading. */
+export function splitPassages(filename: string, text: string): Passage[] {
+  const passages: Passage[] = [];
+  let heading = "";
+  let paragraph: string[] = [];
+  let inCode = false;
+  const flush = () => {
+    const joined = paragraph.join("\n").trim();
+    if (joined.length >= 20) passages.push({ filename, heading, text: joined });
+    paragraph = [];
+  };
+  for (const line of text.split(/\r?\n/)) {
+    if (line.trimStart().startsWith("```")) inCode = !inCode;
+    const headingMatch = inCode ? null : /^#{1,6}\s+(.*)$/.exec(line);
+    if (headingMatch) {
+      flush();
+      heading = (headingMatch[1] ?? "").trim();
+    } else if (!inCode && line.trim() === "") {
+      flush();
+    } else {
+      paragraph.push(line);
+    }
+  }
+  flush();
+  return passages;
+}
+
+/** A BM25 full-text index over passages: the embedded workspace's search. */
+export class DocumentIndex {
+  private readonly entries: { passage: Passage; counts: Map<string, number>; length: number }[] = [];
+  private readonly documentFrequency = new Map<string, number>();
+  private averageLength = 0;
+
+  constructor(passages: readonly Passage[]) {
+    for (const passage of passages) {
+      const counts = new Map<string, number>();
+      const words = terms(`${passage.heading} ${passage.text}`);
+      for (const word of words) counts.set(word, (counts.get(word) ?? 0) + 1);
+      for (const word of counts.keys())
+        this.documentFrequency.set(word, (this.documentFrequency.get(word) ?? 0) + 1);
+      this.entries.push({ passage, counts, length: words.length });
+    }
+    this.averageLength =
+      this.entries.reduce((sum, entry) => sum + entry.length, 0) / Math.max(1, this.entries.length);
+  }
+
+  /** Distinct document names, for steps that say where the workspace looked. */
+  get filenames(): string[] {
+    return [...new Set(this.entries.map((entry) => entry.passage.filename))];
+  }
+
+  /** The `limit` best passages for a query, best first; only passages that share a term. */
+  search(query: string, limit: number): Hit[] {
+    const queryTerms = [...new Set(terms(query))];
+    const total = this.entries.length;
+    const hits: Hit[] = [];
+    for (const entry of this.entries) {
+      let score = 0;
+      for (const term of queryTerms) {
+        const frequency = entry.counts.get(term);
+        if (!frequency) continue;
+        const documents = this.documentFrequency.get(term) ?? 0;
+        const idf = Math.log(1 + (total - documents + 0.5) / (documents + 0.5));
+        score +=
+          (idf * frequency * 2.2) / (frequency + 1.2 * (0.25 + (0.75 * entry.length) / this.averageLength));
+      }
+      if (score > 0) hits.push({ ...entry.passage, score });
+    }
+    return hits.sort((a, b) => b.score - a.score).slice(0, limit);
+  }
+}
+
+/** Reads every .md/.markdown/.txt file below the given paths (files or folders) into passages. */
+export async function loadPassages(paths: readonly string[]): Promise<Passage[]> {
+  const passages: Passage[] = [];
+  for (const path of paths) {
+    for (const file of await listDocuments(path)) {
+      const text = await readFile(file, "utf8");
+      const name = relative(path, file) || basename(file);
+      passages.push(...splitPassages(name, text));
+    }
+  }
+  return passages;
+}
+
+async function listDocuments(path: string): Promise<string[]> {
+  try {
+    const entries = await readdir(path, { withFileTypes: true, recursive: true });
+    return entries
+      .filter((entry) => entry.isFile() && /\.(md|markdown|txt)$/i.test(entry.name))
+      .map((entry) => join(entry.parentPath, entry.name))
+      .filter((file) => !file.includes("node_modules"))
+      .sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOTDIR")
+      return /\.(md|markdown|txt)$/i.test(path) ? [path] : [];
+    throw error;
+  }
+}

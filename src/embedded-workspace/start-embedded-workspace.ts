@@ -1,0 +1,57 @@
+import { existsSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { DocumentIndex, loadPassages } from "./document-index.js";
+import {
+  createEmbeddedWorkspace,
+  type EmbeddedWorkspaceControl,
+  type EmbeddedWorkspaceOptions,
+} from "./workspace-app.js";
+
+/** A running embedded workspace: where it listens, what tests can steer, how to stop it. */
+export interface RunningWorkspace {
+  url: string;
+  control: EmbeddedWorkspaceControl;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** Settings for starting one; documents default to the project's README and docs folder. */
+export interface StartOptions extends Omit<EmbeddedWorkspaceOptions, "index"> {
+  documents?: readonly string[];
+  host?: string;
+  port?: number;
+}
+
+/** The project's own documents: README.md and docs/, found from this file's location. */
+export function defaultDocuments(): string[] {
+  let folder = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(folder, "package.json")) && dirname(folder) !== folder) folder = dirname(folder);
+  return [join(folder, "README.md"), join(folder, "docs")].filter((path) => existsSync(path));
+}
+
+/** Indexes the documents and serves the embedded workspace over HTTP on loopback. */
+export async function startEmbeddedWorkspace(options: StartOptions): Promise<RunningWorkspace> {
+  const index = new DocumentIndex(await loadPassages(options.documents ?? defaultDocuments()));
+  const { app, control } = createEmbeddedWorkspace({ ...options, index });
+  const server = createServer(app);
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    control,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

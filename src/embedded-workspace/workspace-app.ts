@@ -1,0 +1,290 @@
+import { randomUUID } from "node:crypto";
+import express, { type Express, type NextFunction, type Request, type Response } from "express";
+import { z } from "zod";
+import type { Clock } from "../util/clock.js";
+import { composeAnswer } from "./compose-answer.js";
+import type { DocumentIndex } from "./document-index.js";
+import { type QueryFault, QueryStore } from "./query-store.js";
+
+/** An HTTP-level fault to inject, for tests of the adapter's upstream handling. */
+export interface InjectedFault {
+  on: "create" | "list" | "health";
+  /** `status`: answer that status with `{detail}`; `broken-body`: a 200 cut mid-JSON; `wrong-shape`: a 200 of another shape; `hang`: never answer; `drop-after-create`: create the query, then cut the connection. */
+  kind: "status" | "broken-body" | "wrong-shape" | "hang" | "drop-after-create";
+  status?: number;
+  retryAfter?: string;
+  /** How many calls it affects (default 1). */
+  times?: number;
+}
+
+/** Settings of the embedded workspace. */
+export interface EmbeddedWorkspaceOptions {
+  index: DocumentIndex;
+  /** Workspace ids that exist; requests for others get 404. */
+  workspaces: readonly string[];
+  /** Accepted API keys; undefined accepts any non-empty bearer credential (documented as such). */
+  apiKeys?: readonly string[];
+  /** Pace of a query: a step every `stepDelayMs`, output chunks every half of it; 0 answers at once. */
+  stepDelayMs: number;
+  /** Name of the interaction-mode field of the create body. */
+  modeField?: string;
+  clock?: Clock;
+}
+
+/** What a test can read and steer of a running embedded workspace. */
+export interface EmbeddedWorkspaceControl {
+  /** Every `POST /queries` body accepted, in order, with its workspace. */
+  readonly creates: { workspace: string; body: Record<string, unknown> }[];
+  readonly calls: { create: number; list: number; health: number; workspaces: number };
+  inject(fault: InjectedFault): void;
+  clearFaults(): void;
+}
+
+const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/**
+ * A faithful stand-in for the Workspace Knowledge Service (DESIGN.md, The embedded workspace):
+ * Health, Workspaces (list) and Queries (create, continue, list) over a folder of documents, with
+ * the interface's 401/404/422 rules and pagination. Not a mock: it answers from real search.
+ */
+export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
+  app: Express;
+  control: EmbeddedWorkspaceControl;
+} {
+  const clock = options.clock ?? { now: () => Date.now() };
+  const store = new QueryStore(options.stepDelayMs);
+  const modeField = options.modeField ?? "mode";
+  const keys = options.apiKeys ? new Set(options.apiKeys) : null;
+  const faults: InjectedFault[] = [];
+  const control: EmbeddedWorkspaceControl = {
+    creates: [],
+    calls: { create: 0, list: 0, health: 0, workspaces: 0 },
+    inject: (fault) => faults.push({ ...fault }),
+    clearFaults: () => faults.splice(0),
+  };
+  const createSchema = z.looseObject({
+    content: z.string(),
+    id: z.string().regex(ID).optional(),
+    [modeField]: z.enum(["ask", "reason", "build"]).optional(),
+  });
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.use(express.json({ limit: "1mb" }));
+
+  app.get("/health", (request, response) => {
+    control.calls.health += 1;
+    if (applyFault("health", request, response)) return;
+    response.json({ status: "ok", service: "embedded-workspace" });
+  });
+
+  app.get("/workspaces", authenticate, (request, response) => {
+    control.calls.workspaces += 1;
+    const page = readPage(request, response);
+    if (!page) return;
+    const start = page.cursor === undefined ? 0 : Number(page.cursor);
+    const data = options.workspaces.slice(start, start + page.limit).map((id) => ({ id, name: id }));
+    const next = start + page.limit < options.workspaces.length ? encodeCursor(start + page.limit) : null;
+    response.json({ data, next_cursor: next, has_more: next !== null });
+  });
+
+  app.post("/queries", authenticate, requireWorkspace, (request, response) => {
+    control.calls.create += 1;
+    const workspace = response.locals.workspace as string;
+    const parsed = createSchema.safeParse(request.body, { reportInput: true });
+    if (!parsed.success) {
+      response.status(422).json({
+        detail: parsed.error.issues.map((issue) => ({
+          loc: ["body", ...issue.path.map(String)],
+          msg: issue.message,
+          type:
+            issue.code === "invalid_type" && "input" in issue && issue.input === undefined
+              ? "missing"
+              : issue.code,
+        })),
+      });
+      return;
+    }
+    const body = parsed.data as Record<string, unknown> & { content: string; id?: string };
+    const fault = takeFault("create");
+    if (fault && fault.kind !== "drop-after-create" && respondWithFault(fault, response)) return;
+    const id = body.id ?? randomUUID();
+    const existing = store.get(id);
+    if (existing && existing.workspace !== workspace) {
+      response.status(404).json({ detail: "Query not found" });
+      return;
+    }
+    const mode = (body[modeField] as "ask" | "reason" | "build" | undefined) ?? "ask";
+    const previous = existing?.turns[existing.turns.length - 1];
+    const queryFault = /\[fault:(failed|stall)\]/.exec(body.content)?.[1] as QueryFault | undefined;
+    const prompt = body.content.replace(/\[fault:[a-z-]+\]/g, "").trim();
+    const query = store.startTurn(workspace, id, {
+      content: body.content,
+      mode,
+      startedAt: clock.now(),
+      script: composeAnswer({ prompt, mode, previousPrompt: previous?.content }, options.index),
+      fault: queryFault ?? null,
+    });
+    control.creates.push({ workspace, body });
+    if (fault?.kind === "drop-after-create") {
+      response.socket?.destroy();
+      return;
+    }
+    response.json({ ...store.view(query, clock.now()), run_id: randomUUID() });
+  });
+
+  app.get("/queries", authenticate, requireWorkspace, (request, response) => {
+    control.calls.list += 1;
+    if (applyFault("list", request, response)) return;
+    const page = readPage(request, response);
+    if (!page) return;
+    const before = page.cursor === undefined ? undefined : Number(page.cursor);
+    const result = store.page(response.locals.workspace as string, page.limit, before);
+    const now = clock.now();
+    const next = result.next === null ? null : encodeCursor(result.next);
+    response.json({
+      data: result.items.map((query) => store.view(query, now)),
+      next_cursor: next,
+      has_more: next !== null,
+    });
+  });
+
+  app.use((_request: Request, response: Response) => {
+    response.status(404).json({ detail: "Not Found" });
+  });
+  app.use(
+    (
+      error: { type?: string; status?: number },
+      _request: Request,
+      response: Response,
+      _next: NextFunction,
+    ) => {
+      if (error.type === "entity.parse.failed") {
+        response
+          .status(422)
+          .json({ detail: [{ loc: ["body", 0], msg: "JSON decode error", type: "json_invalid" }] });
+        return;
+      }
+      response
+        .status(error.status && error.status < 500 ? error.status : 500)
+        .json({ detail: "Internal error" });
+    },
+  );
+
+  function authenticate(request: Request, response: Response, next: NextFunction): void {
+    const match = /^Bearer\s+(\S+)$/.exec(request.headers.authorization ?? "");
+    if (!match?.[1]) {
+      response.status(401).json({ detail: "Not authenticated" });
+      return;
+    }
+    if (keys && !keys.has(match[1])) {
+      response.status(401).json({ detail: "Invalid API key" });
+      return;
+    }
+    next();
+  }
+
+  function requireWorkspace(request: Request, response: Response, next: NextFunction): void {
+    const workspace = request.headers["service-workspace"];
+    if (typeof workspace !== "string" || workspace === "") {
+      response
+        .status(422)
+        .json({ detail: [{ loc: ["header", "service-workspace"], msg: "Field required", type: "missing" }] });
+      return;
+    }
+    if (!options.workspaces.includes(workspace)) {
+      response.status(404).json({ detail: "Workspace not found" });
+      return;
+    }
+    response.locals.workspace = workspace;
+    next();
+  }
+
+  function takeFault(on: InjectedFault["on"]): InjectedFault | null {
+    const index = faults.findIndex((fault) => fault.on === on);
+    if (index < 0) return null;
+    const fault = faults[index] as InjectedFault;
+    fault.times = (fault.times ?? 1) - 1;
+    if (fault.times <= 0) faults.splice(index, 1);
+    return fault;
+  }
+
+  function applyFault(on: InjectedFault["on"], _request: Request, response: Response): boolean {
+    const fault = takeFault(on);
+    return fault ? respondWithFault(fault, response) : false;
+  }
+
+  return { app, control };
+}
+
+/** § List rules: `limit` 1..100 (default 20) and an opaque `cursor`; anything else is a 422. */
+function readPage(
+  request: Request,
+  response: Response,
+): { limit: number; cursor: string | undefined } | null {
+  const rawLimit = request.query.limit;
+  const limit = rawLimit === undefined ? 20 : Number(rawLimit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+    response.status(422).json({
+      detail: [
+        {
+          loc: ["query", "limit"],
+          msg: "Input should be an integer from 1 to 100",
+          type: "int_range",
+          input: rawLimit,
+        },
+      ],
+    });
+    return null;
+  }
+  const rawCursor = request.query.cursor;
+  if (rawCursor === undefined) return { limit, cursor: undefined };
+  const decoded = typeof rawCursor === "string" ? decodeCursor(rawCursor) : null;
+  if (decoded === null) {
+    response
+      .status(422)
+      .json({
+        detail: [{ loc: ["query", "cursor"], msg: "Invalid cursor", type: "value_error", input: rawCursor }],
+      });
+    return null;
+  }
+  return { limit, cursor: String(decoded) };
+}
+
+function encodeCursor(position: number): string {
+  return Buffer.from(JSON.stringify({ p: position, v: 1 })).toString("base64url");
+}
+
+function decodeCursor(cursor: string): number | null {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as {
+      p?: unknown;
+      v?: unknown;
+    };
+    return value.v === 1 && Number.isInteger(value.p) && (value.p as number) >= 0
+      ? (value.p as number)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+function respondWithFault(fault: InjectedFault, response: Response): boolean {
+  switch (fault.kind) {
+    case "status":
+      if (fault.retryAfter) response.setHeader("retry-after", fault.retryAfter);
+      response.status(fault.status ?? 500).json({ detail: `Injected fault: status ${fault.status ?? 500}` });
+      return true;
+    case "broken-body":
+      response.status(200).type("application/json").end('{"data": [{"id": "');
+      return true;
+    case "wrong-shape":
+      response.status(200).json({ unexpected: true });
+      return true;
+    case "hang":
+      return true;
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,81 @@
+import { randomUUID } from "node:crypto";
+import express, { type Express, type RequestHandler } from "express";
+import type { Logger } from "pino";
+import type { ChatService } from "../chat/chat-service.js";
+import type { Config } from "../config/config.js";
+import type { WorkspaceClient } from "../upstream/workspace-client.js";
+import { errorMiddleware, notFoundHandler } from "./error-response.js";
+import { chatCompletionsRouter } from "./routes/chat-completions.js";
+import { healthRouter } from "./routes/health.js";
+import { modelsRouter } from "./routes/models.js";
+
+/** Everything the HTTP app is built from; `main.ts` wires the real ones, tests their own. */
+export interface AppDependencies {
+  config: Pick<Config, "maxChoices" | "defaultWorkspace" | "modeField" | "bodyLimitBytes">;
+  chat: ChatService;
+  client: WorkspaceClient;
+  logger: Logger;
+  /** `created` of the listed models: the time the adapter started, in seconds. */
+  startedAt: number;
+  newQueryId?: () => string;
+}
+
+/** Builds the adapter's Express app. It never listens: the entry point owns the port. */
+export function createApp(dependencies: AppDependencies): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("query parser", "simple");
+  app.use(requestLog(dependencies.logger));
+  app.use(
+    express.json({
+      limit: dependencies.config.bodyLimitBytes,
+      type: ["application/json", "application/*+json"],
+    }),
+  );
+  app.use(healthRouter({ client: dependencies.client }));
+  app.use(modelsRouter({ created: dependencies.startedAt }));
+  const chatOptions = { config: dependencies.config, chat: dependencies.chat };
+  app.use(
+    chatCompletionsRouter(
+      dependencies.newQueryId ? { ...chatOptions, newQueryId: dependencies.newQueryId } : chatOptions,
+    ),
+  );
+  app.use(notFoundHandler);
+  app.use(errorMiddleware(dependencies.logger));
+  return app;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * One log line per request, when it ends: id, route, workspace, mode, query ids, status and
+ * latency. Never headers or message content, so no credential or prompt reaches the logs.
+ */
+function requestLog(logger: Logger): RequestHandler {
+  return (request, response, next) => {
+    const started = performance.now();
+    const incoming = request.headers["x-request-id"];
+    const requestId = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    response.locals.requestId = requestId;
+    response.setHeader("x-request-id", requestId);
+    response.setHeader("x-content-type-options", "nosniff");
+    response.once("close", () => {
+      logger.info(
+        {
+          requestId,
+          method: request.method,
+          path: request.path,
+          status: response.statusCode,
+          workspace: response.locals.workspace,
+          mode: response.locals.mode,
+          queryIds: response.locals.queryIds,
+          completed: response.writableFinished,
+          ms: Math.round((performance.now() - started) * 10) / 10,
+        },
+        "request",
+      );
+    });
+    next();
+  };
+}

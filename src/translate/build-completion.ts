@@ -1,0 +1,49 @@
+import type { ChatCompletion, CompletionMessage } from "../openai/chat-completion.js";
+import type { UpstreamUsage } from "./count-usage.js";
+import { countUsage } from "./count-usage.js";
+
+/** One finished choice: its message, and what usage is counted from. */
+export interface FinishedChoice {
+  message: CompletionMessage;
+  /** The output alone (content without any reasoning block), for `completion_tokens`. */
+  output: string;
+  reasoning: string;
+  usage: UpstreamUsage | undefined;
+}
+
+/** The response-level facts of a completion. */
+export interface CompletionMeta {
+  id: string;
+  created: number;
+  model: string;
+  prompt: string;
+}
+
+/** Assembles a `chat.completion` (§ Chat completion) from finished choices, in index order. */
+export function buildCompletion(meta: CompletionMeta, choices: readonly FinishedChoice[]): ChatCompletion {
+  return {
+    id: meta.id,
+    object: "chat.completion",
+    created: meta.created,
+    model: meta.model,
+    choices: choices.map((choice, index) => ({
+      index,
+      message: choice.message,
+      logprobs: null,
+      finish_reason: "stop",
+    })),
+    usage: countUsage(
+      choices.map((choice) => ({
+        prompt: meta.prompt,
+        content: choice.output,
+        reasoning: choice.reasoning,
+        upstream: choice.usage,
+      })),
+    ),
+  };
+}
+
+/** The completion id: `chatcmpl-` and the first choice's query id, so a response leads to its query. */
+export function completionId(queryId: string): string {
+  return `chatcmpl-${queryId}`;
+}

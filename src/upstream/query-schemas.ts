@@ -1,0 +1,56 @@
+import { z } from "zod";
+
+// Schemas for what the Workspace Knowledge Service sends (§ Query, § Page object). They keep only
+// what the adapter reads and accept anything else (looseObject, nullish), so that an upstream that
+// adds fields or omits optional ones does not break us. Steps and sources stay `unknown` here and
+// are read by tolerant translators.
+
+/** The realtime subscription position of a query (§ Query `since`). */
+export const streamPositionSchema = z.looseObject({ offset: z.number(), epoch: z.string() });
+
+/** A query, as `POST /queries` returns it and as `GET /queries` lists it (§ Query). */
+export const upstreamQuerySchema = z.looseObject({
+  id: z.string().min(1),
+  content: z.string().nullish(),
+  status: z.string().nullish(),
+  output: z.string().nullish(),
+  steps: z.array(z.unknown()).nullish(),
+  run_id: z.string().nullish(),
+  channel: z.string().nullish(),
+  token: z.string().nullish(),
+  subscription_token: z.string().nullish(),
+  ws_url: z.string().nullish(),
+  since: streamPositionSchema.nullish(),
+  usage: z
+    .looseObject({
+      prompt_tokens: z.int().nonnegative().nullish(),
+      completion_tokens: z.int().nonnegative().nullish(),
+    })
+    .nullish()
+    .catch(null),
+});
+/** A query as the upstream sent it. */
+export type UpstreamQuery = z.infer<typeof upstreamQuerySchema>;
+
+/** A page of any list endpoint (§ Page object); items are validated one by one by the caller. */
+export const upstreamPageSchema = z.looseObject({
+  data: z.array(z.unknown()),
+  next_cursor: z.string().nullish(),
+  has_more: z.boolean().nullish(),
+});
+/** One page of a list. */
+export type UpstreamPage = z.infer<typeof upstreamPageSchema>;
+
+/** An error body of the upstream (§ Errors): `detail` is a message or a 422 list. */
+export const upstreamErrorSchema = z.looseObject({
+  detail: z.union([
+    z.string(),
+    z.array(
+      z.looseObject({
+        loc: z.array(z.union([z.string(), z.number()])),
+        msg: z.string(),
+        type: z.string(),
+      }),
+    ),
+  ]),
+});

@@ -1,0 +1,283 @@
+import { createHash } from "node:crypto";
+import { type AdapterError, GatewayTimeoutError } from "../errors/adapter-error.js";
+import type { Clock } from "../util/clock.js";
+import {
+  isTerminal,
+  mergeSnapshots,
+  type QuerySnapshot,
+  snapshotChanged,
+  toQuerySnapshot,
+} from "./query-snapshot.js";
+import type { Caller, WorkspaceClient } from "./workspace-client.js";
+
+/** Settings of the shared pollers (DESIGN.md, Contract item 3). */
+export interface WatcherOptions {
+  client: WorkspaceClient;
+  clock: Clock;
+  pollIntervalMinMs: number;
+  pollIntervalMaxMs: number;
+  /** Pages of `GET /queries` followed per poll to find waiting queries not on the first page. */
+  maxListPages: number;
+  /** Consecutive failed polls after which the waiters are told (transient faults are retried). */
+  maxConsecutiveFailures?: number;
+  onPoll?: (event: { workspace: string; pages: number; waiting: number }) => void;
+  onPollError?: (error: unknown) => void;
+}
+
+/** One watch: a query to follow, for whom, until when. */
+export interface WatchRequest {
+  caller: Caller;
+  /** The create answer: the first snapshot, maybe already terminal. */
+  initial: QuerySnapshot;
+  deadlineMs: number;
+  /** Describes the query in a timeout message (`ask query …`). */
+  label: string;
+  signal: AbortSignal;
+}
+
+const PAGE_LIMIT = 100; // § List rules: the largest page the interface allows.
+
+/**
+ * Follows queries until they end. Polling is shared: one poller per (credential, workspace)
+ * lists `GET /queries?limit=100` once per interval for every request waiting in that workspace,
+ * follows `next_cursor` (never built or edited) only while some waited-for id is still missing,
+ * and stops when nothing waits. The interface has no `GET /queries/{id}` (§ Endpoints).
+ */
+export class QueryWatcher {
+  private readonly pollers = new Map<string, WorkspacePoller>();
+
+  constructor(private readonly options: WatcherOptions) {}
+
+  /**
+   * Snapshots of one query as they change, starting with `initial` and ending with a terminal one.
+   * Throws `GatewayTimeoutError` at the deadline and the poll error when polling keeps failing;
+   * ends quietly (without a terminal snapshot) when `signal` aborts.
+   */
+  async *watch(request: WatchRequest): AsyncGenerator<QuerySnapshot> {
+    let latest = request.initial;
+    yield latest;
+    if (isTerminal(latest.status) || request.signal.aborted) return;
+
+    const mailbox = new Mailbox();
+    const key = pollerKey(request.caller);
+    let poller = this.pollers.get(key);
+    if (!poller) {
+      poller = new WorkspacePoller(this.options, request.caller, () => this.pollers.delete(key));
+      this.pollers.set(key, poller);
+    }
+    const waiter: Waiter = {
+      id: latest.id,
+      since: this.options.clock.now(),
+      deliver: (snapshot) => mailbox.put(snapshot),
+      fail: (error) => mailbox.fail(error),
+    };
+    const deadline = this.options.clock.setTimeout(
+      () =>
+        mailbox.fail(
+          new GatewayTimeoutError(`The ${request.label} did not finish within ${request.deadlineMs} ms`),
+        ),
+      request.deadlineMs,
+    );
+    const onAbort = () => mailbox.close();
+    request.signal.addEventListener("abort", onAbort, { once: true });
+    poller.add(waiter);
+    try {
+      while (true) {
+        const next = await mailbox.take();
+        if (!next) return;
+        if (!snapshotChanged(latest, next)) continue;
+        latest = mergeSnapshots(latest, next);
+        yield latest;
+        if (isTerminal(latest.status)) return;
+      }
+    } finally {
+      this.options.clock.clearTimeout(deadline);
+      request.signal.removeEventListener("abort", onAbort);
+      poller.remove(waiter);
+    }
+  }
+
+  /** How many pollers are running (one per credential and workspace with waiting queries). */
+  get activePollers(): number {
+    return this.pollers.size;
+  }
+}
+
+interface Waiter {
+  id: string;
+  since: number;
+  deliver(snapshot: QuerySnapshot): void;
+  fail(error: unknown): void;
+}
+
+/** The poller of one (credential, workspace): one list call per interval for all its waiters. */
+class WorkspacePoller {
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  private timer: unknown = null;
+  private dueAt = Number.POSITIVE_INFINITY;
+  private inFlight: AbortController | null = null;
+  private failures = 0;
+
+  constructor(
+    private readonly options: WatcherOptions,
+    private readonly caller: Caller,
+    private readonly onIdle: () => void,
+  ) {}
+
+  add(waiter: Waiter): void {
+    let set = this.waiters.get(waiter.id);
+    if (!set) {
+      set = new Set();
+      this.waiters.set(waiter.id, set);
+    }
+    set.add(waiter);
+    // A new query is polled soon, however slow the interval has grown for older ones.
+    this.schedule(this.options.pollIntervalMinMs);
+  }
+
+  remove(waiter: Waiter): void {
+    const set = this.waiters.get(waiter.id);
+    set?.delete(waiter);
+    if (set?.size === 0) this.waiters.delete(waiter.id);
+    if (this.waiters.size === 0) this.stop();
+  }
+
+  private stop(): void {
+    if (this.timer !== null) this.options.clock.clearTimeout(this.timer);
+    this.timer = null;
+    this.dueAt = Number.POSITIVE_INFINITY;
+    this.inFlight?.abort();
+    this.inFlight = null;
+    this.onIdle();
+  }
+
+  /** Polls in `delay` ms unless a poll is already due sooner or running. */
+  private schedule(delay: number): void {
+    if (this.inFlight) return;
+    const dueAt = this.options.clock.now() + delay;
+    if (this.timer !== null && this.dueAt <= dueAt) return;
+    if (this.timer !== null) this.options.clock.clearTimeout(this.timer);
+    this.dueAt = dueAt;
+    this.timer = this.options.clock.setTimeout(() => {
+      this.timer = null;
+      this.dueAt = Number.POSITIVE_INFINITY;
+      void this.poll();
+    }, delay);
+  }
+
+  /**
+   * The interval adapts to the youngest waiting query: fast while it is new (most answers come
+   * within seconds), slower as it ages (a long `build` query needs no 10 polls a second), and
+   * slower again while polls fail.
+   */
+  private nextDelay(): number {
+    const { pollIntervalMinMs: min, pollIntervalMaxMs: max, clock } = this.options;
+    let youngest = Number.POSITIVE_INFINITY;
+    for (const set of this.waiters.values())
+      for (const waiter of set) youngest = Math.min(youngest, clock.now() - waiter.since);
+    const byAge = Math.max(min, Math.min(max, youngest / 4));
+    return Math.min(max, byAge * 2 ** Math.min(this.failures, 5));
+  }
+
+  private async poll(): Promise<void> {
+    const controller = new AbortController();
+    this.inFlight = controller;
+    const missing = new Set(this.waiters.keys());
+    let pages = 0;
+    try {
+      const seenCursors = new Set<string>();
+      let cursor: string | undefined;
+      while (missing.size > 0 && pages < this.options.maxListPages) {
+        const page = await this.options.client.listQueries(
+          this.caller,
+          cursor === undefined ? { limit: PAGE_LIMIT } : { limit: PAGE_LIMIT, cursor },
+          controller.signal,
+        );
+        pages += 1;
+        for (const item of page.items) {
+          const set = this.waiters.get(item.id);
+          if (!set || !missing.delete(item.id)) continue;
+          const snapshot = toQuerySnapshot(item);
+          for (const waiter of set) waiter.deliver(snapshot);
+        }
+        // § List rules 4-6: pass next_cursor back unchanged; stop at the end, on a repeat, or at the page bound.
+        if (!page.hasMore || !page.nextCursor || seenCursors.has(page.nextCursor)) break;
+        seenCursors.add(page.nextCursor);
+        cursor = page.nextCursor;
+      }
+      this.failures = 0;
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      this.failures += 1;
+      this.options.onPollError?.(error);
+      if (isPermanent(error) || this.failures >= (this.options.maxConsecutiveFailures ?? 5)) {
+        for (const set of this.waiters.values()) for (const waiter of set) waiter.fail(error);
+        return;
+      }
+    } finally {
+      if (this.inFlight === controller) this.inFlight = null;
+      this.options.onPoll?.({ workspace: this.caller.workspace, pages, waiting: this.waiters.size });
+    }
+    if (this.waiters.size > 0) this.schedule(this.nextDelay());
+  }
+}
+
+/** A credential or workspace problem will not go away by polling again. */
+function isPermanent(error: unknown): boolean {
+  const status = (error as AdapterError | null)?.status;
+  return status === 401 || status === 403 || status === 404 || status === 422;
+}
+
+/** Pollers are keyed by a hash of the credential, so that no raw credential is kept as a key. */
+function pollerKey(caller: Caller): string {
+  const hash = createHash("sha256").update(caller.credential).digest("base64url");
+  return `${hash}\u0000${caller.workspace}`;
+}
+
+/**
+ * Hands the latest snapshot to one waiting consumer. Snapshots are cumulative, so only the
+ * newest is kept: a slow consumer costs one snapshot of memory, however many polls pass.
+ */
+class Mailbox {
+  private latest: QuerySnapshot | null = null;
+  private error: { value: unknown } | null = null;
+  private closed = false;
+  private wake: (() => void) | null = null;
+
+  put(snapshot: QuerySnapshot): void {
+    this.latest = snapshot;
+    this.notify();
+  }
+
+  fail(error: unknown): void {
+    this.error ??= { value: error };
+    this.notify();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.notify();
+  }
+
+  /** The next snapshot; null when closed; throws the failure. */
+  async take(): Promise<QuerySnapshot | null> {
+    while (true) {
+      if (this.closed) return null;
+      if (this.error) throw this.error.value;
+      if (this.latest) {
+        const snapshot = this.latest;
+        this.latest = null;
+        return snapshot;
+      }
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+    }
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+}
