@@ -1,10 +1,14 @@
 import { defineConfig } from "vitest/config";
 
+// CI (.ci/run) asks for a JSON report beside the usual output, to print its own summary line.
+const jsonReport = process.env.VITEST_JSON_REPORT;
+
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
+    reporters: jsonReport ? ["default", ["json", { outputFile: jsonReport }]] : ["default"],
   },
 });

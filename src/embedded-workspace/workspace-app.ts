@@ -35,7 +35,8 @@ export interface EmbeddedWorkspaceOptions {
 export interface EmbeddedWorkspaceControl {
   /** Every `POST /queries` body accepted, in order, with its workspace. */
   readonly creates: { workspace: string; body: Record<string, unknown> }[];
-  readonly calls: { create: number; list: number; health: number; workspaces: number };
+  /** Calls by endpoint; `listWithCursor` counts list calls for a page after the first. */
+  readonly calls: { create: number; list: number; listWithCursor: number; health: number; workspaces: number };
   inject(fault: InjectedFault): void;
   clearFaults(): void;
 }
@@ -58,7 +59,7 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
   const faults: InjectedFault[] = [];
   const control: EmbeddedWorkspaceControl = {
     creates: [],
-    calls: { create: 0, list: 0, health: 0, workspaces: 0 },
+    calls: { create: 0, list: 0, listWithCursor: 0, health: 0, workspaces: 0 },
     inject: (fault) => faults.push({ ...fault }),
     clearFaults: () => faults.splice(0),
   };
@@ -136,6 +137,7 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
 
   app.get("/queries", authenticate, requireWorkspace, (request, response) => {
     control.calls.list += 1;
+    if (request.query.cursor !== undefined) control.calls.listWithCursor += 1;
     if (applyFault("list", request, response)) return;
     const page = readPage(request, response);
     if (!page) return;
@@ -242,11 +244,9 @@ function readPage(
   if (rawCursor === undefined) return { limit, cursor: undefined };
   const decoded = typeof rawCursor === "string" ? decodeCursor(rawCursor) : null;
   if (decoded === null) {
-    response
-      .status(422)
-      .json({
-        detail: [{ loc: ["query", "cursor"], msg: "Invalid cursor", type: "value_error", input: rawCursor }],
-      });
+    response.status(422).json({
+      detail: [{ loc: ["query", "cursor"], msg: "Invalid cursor", type: "value_error", input: rawCursor }],
+    });
     return null;
   }
   return { limit, cursor: String(decoded) };

@@ -36,10 +36,12 @@ function fromBodyParser(error: unknown): AdapterError | null {
   const parserError = error as { type?: string; limit?: number; message?: string; body?: string } | null;
   switch (parserError?.type) {
     case "entity.parse.failed": {
+      // Where the JSON broke, as FastAPI reports it; the end of the body when it ended too soon.
       const position = /position (\d+)/.exec(parserError.message ?? "")?.[1];
+      const where = position === undefined ? (parserError.body?.length ?? 0) : Number(position);
       return new RequestValidationError([
         {
-          loc: ["body", position === undefined ? 0 : Number(position)],
+          loc: ["body", where],
           msg: "JSON decode error",
           type: "json_invalid",
           input: {},

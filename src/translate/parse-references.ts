@@ -57,9 +57,12 @@ export function parseReferenceText(text: string): SourceRecord {
 function parseEntries(lines: string[]): ReferenceEntry[] | null {
   const entries: ReferenceEntry[] = [];
   for (const raw of lines) {
+    const bulleted = BULLET.test(raw.trim());
     const line = raw.trim().replace(BULLET, "");
     if (!line) continue;
     const numbered = NUMBERED_BRACKET.exec(line) ?? NUMBERED_LIST.exec(line);
+    // A plain line counts only when it names a file: prose after a "Sources:" line is not a list.
+    if (!numbered && !bulleted && !FILENAME.test(line)) return null;
     const number = numbered ? Number.parseInt(numbered[1] ?? "", 10) : entries.length + 1;
     const text = (numbered ? numbered[2] : line)?.trim() ?? "";
     if (!text) return null;
