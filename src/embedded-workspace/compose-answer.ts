@@ -101,8 +101,12 @@ function numberSources(hits: readonly Hit[]): { numberOf(hit: Hit): number; line
 function bestSentences(text: string, question: string, count: number): string {
   const wanted = new Set(question.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
   const sentences = clean(text)
-    .split(/(?<=[.!?])\s+/)
-    .filter((sentence) => sentence.length > 0);
+    .split(/(?<=[.!?])\s+(?=[\p{Lu}“"(])/u)
+    .filter((sentence) => sentence.length > 0)
+    // A sentence cut inside inline code would leave a lone backtick that opens code to the end.
+    .map((sentence) =>
+      (sentence.match(/`/g)?.length ?? 0) % 2 === 1 ? sentence.replace(/`/g, "") : sentence,
+    );
   const scored = sentences.map((sentence, position) => ({
     sentence,
     position,

@@ -32,7 +32,7 @@ function stem(word: string): string {
   return word;
 }
 
-/** Splits Markdown or plain text into passages: paragraphs (code blocks whole) under their heading. */
+/** Splits Markdown or plain text into passages: prose paragraphs under their heading. */
 export function splitPassages(filename: string, text: string): Passage[] {
   const passages: Passage[] = [];
   let heading = "";
@@ -43,13 +43,19 @@ export function splitPassages(filename: string, text: string): Passage[] {
     if (joined.length >= 20) passages.push({ filename, heading, text: joined });
     paragraph = [];
   };
+  // Code blocks and tables are left out: an extractive answer quotes prose.
   for (const line of text.split(/\r?\n/)) {
-    if (line.trimStart().startsWith("```")) inCode = !inCode;
+    if (line.trimStart().startsWith("```")) {
+      inCode = !inCode;
+      flush();
+      continue;
+    }
     const headingMatch = inCode ? null : /^#{1,6}\s+(.*)$/.exec(line);
     if (headingMatch) {
       flush();
       heading = (headingMatch[1] ?? "").trim();
-    } else if (!inCode && line.trim() === "") {
+    } else if (inCode || line.trimStart().startsWith("|")) {
+    } else if (line.trim() === "") {
       flush();
     } else {
       paragraph.push(line);

@@ -36,7 +36,13 @@ export interface EmbeddedWorkspaceControl {
   /** Every `POST /queries` body accepted, in order, with its workspace. */
   readonly creates: { workspace: string; body: Record<string, unknown> }[];
   /** Calls by endpoint; `listWithCursor` counts list calls for a page after the first. */
-  readonly calls: { create: number; list: number; listWithCursor: number; health: number; workspaces: number };
+  readonly calls: {
+    create: number;
+    list: number;
+    listWithCursor: number;
+    health: number;
+    workspaces: number;
+  };
   inject(fault: InjectedFault): void;
   clearFaults(): void;
 }

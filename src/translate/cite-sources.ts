@@ -95,17 +95,24 @@ export function citeSources(content: string, structured: SourceRecord[], offset 
 /** The sources of one answer, merged by document and page, in first-seen order. */
 class SourceList {
   readonly records: SourceRecord[] = [];
-  private readonly byKey = new Map<string, number>();
+  private readonly byKey = new Map<string, number[]>();
 
+  /**
+   * Adds a source, merged into a known one for the same document and page whose title does not
+   * disagree (two sections of one file stay two sources); returns its index.
+   */
   add(source: SourceRecord): number {
     const key = sourceKey(source);
-    const known = this.byKey.get(key);
+    const known = this.byKey.get(key)?.find((index) => {
+      const title = this.records[index]?.title;
+      return !title || !source.title || title.toLowerCase() === source.title.toLowerCase();
+    });
     if (known !== undefined) {
       this.records[known] = mergeSource(this.records[known] as SourceRecord, source);
       return known;
     }
     this.records.push(source);
-    this.byKey.set(key, this.records.length - 1);
+    this.byKey.set(key, [...(this.byKey.get(key) ?? []), this.records.length - 1]);
     return this.records.length - 1;
   }
 

@@ -3,7 +3,7 @@ import type { CompletionSource } from "../openai/chat-completion.js";
 /** A source before citation analysis: what the upstream said about a document, without `cited`. */
 export type SourceRecord = Omit<CompletionSource, "cited">;
 
-/** Key under which two mentions of the same document (and page) are merged. */
+/** Key of a document and page: mentions with the same key are merged unless their titles differ. */
 export function sourceKey(source: SourceRecord): string {
   const name = (source.filename ?? source.title ?? "").trim().toLowerCase();
   return `${name}|${source.page ?? ""}`;

@@ -20,10 +20,12 @@ describe("loadConfig", () => {
   });
 
   it("names every bad variable", () => {
-    expect(() => loadConfig({ PORT: "eighty", MAX_CHOICES: "0", WORKSPACE_BASE_URL: "ftp://x", MODE_FIELD: "a b" })).toThrow(
-      /PORT[\s\S]*WORKSPACE_BASE_URL[\s\S]*MAX_CHOICES[\s\S]*MODE_FIELD/,
+    expect(() =>
+      loadConfig({ PORT: "eighty", MAX_CHOICES: "0", WORKSPACE_BASE_URL: "ftp://x", MODE_FIELD: "a b" }),
+    ).toThrow(/PORT[\s\S]*WORKSPACE_BASE_URL[\s\S]*MAX_CHOICES[\s\S]*MODE_FIELD/);
+    expect(() => loadConfig({ POLL_INTERVAL_MIN_MS: "500", POLL_INTERVAL_MAX_MS: "100" })).toThrow(
+      ConfigError,
     );
-    expect(() => loadConfig({ POLL_INTERVAL_MIN_MS: "500", POLL_INTERVAL_MAX_MS: "100" })).toThrow(ConfigError);
   });
 
   it("drops a trailing slash from the upstream URL", () => {

@@ -21,7 +21,11 @@ message.properties.annotations.items = {
       required: ["file_citation"],
       properties: {
         type: { type: "string", enum: ["file_citation"] },
-        file_citation: { type: "object", required: ["filename"], properties: { filename: { type: "string" } } },
+        file_citation: {
+          type: "object",
+          required: ["filename"],
+          properties: { filename: { type: "string" } },
+        },
         start_index: { type: ["integer", "null"] },
         end_index: { type: ["integer", "null"] },
       },
@@ -41,5 +45,7 @@ export function openAIErrors(name: string, value: unknown): string[] {
     validate = ajv.compile({ $ref: `openai#/components/schemas/${name}` });
     compiled.set(name, validate);
   }
-  return validate(value) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message}`);
+  return validate(value)
+    ? []
+    : (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message}`);
 }

@@ -5,7 +5,11 @@ import { fileURLToPath } from "node:url";
 import pino from "pino";
 import { type Config, loadConfig } from "../../src/config/config.js";
 import { type Adapter, createAdapter } from "../../src/create-adapter.js";
-import { type RunningWorkspace, startEmbeddedWorkspace, type StartOptions } from "../../src/embedded-workspace/start-embedded-workspace.js";
+import {
+  type RunningWorkspace,
+  type StartOptions,
+  startEmbeddedWorkspace,
+} from "../../src/embedded-workspace/start-embedded-workspace.js";
 
 /** The fixture documents the tests' embedded workspace answers from. */
 export const FIXTURE_DOCUMENTS = join(dirname(fileURLToPath(import.meta.url)), "../fixtures/documents");
@@ -34,7 +38,11 @@ export async function startStack(
     stepDelayMs: 10,
     ...workspaceOptions,
   });
-  const config: Config = loadConfig({ POLL_INTERVAL_MIN_MS: "10", POLL_INTERVAL_MAX_MS: "50", ...environment });
+  const config: Config = loadConfig({
+    POLL_INTERVAL_MIN_MS: "10",
+    POLL_INTERVAL_MAX_MS: "50",
+    ...environment,
+  });
   const adapter = createAdapter(config, workspace.url, { logger: pino({ level: "silent" }) });
   const server = createServer(adapter.app);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -55,7 +63,12 @@ export async function startStack(
 
 /** Headers of an authenticated request to workspace `acme`. */
 export function headers(extra: Record<string, string> = {}): Record<string, string> {
-  return { authorization: `Bearer ${API_KEY}`, "service-workspace": "acme", "content-type": "application/json", ...extra };
+  return {
+    authorization: `Bearer ${API_KEY}`,
+    "service-workspace": "acme",
+    "content-type": "application/json",
+    ...extra,
+  };
 }
 
 /** A minimal valid chat request body. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_KEY, chatBody, headers, type Stack, startStack } from "../helpers/start-stack.js";
 import { openAIErrors } from "../helpers/openai-schemas.js";
+import { API_KEY, chatBody, headers, type Stack, startStack } from "../helpers/start-stack.js";
 
 let stack: Stack;
 beforeAll(async () => {
@@ -10,7 +10,9 @@ afterAll(() => stack.close());
 
 async function post(body: unknown, extraHeaders: Record<string, string | undefined> = {}) {
   const merged = Object.fromEntries(
-    Object.entries({ ...headers(), ...extraHeaders }).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    Object.entries({ ...headers(), ...extraHeaders }).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined,
+    ),
   );
   const response = await fetch(`${stack.url}/v1/chat/completions`, {
     method: "POST",
@@ -18,7 +20,12 @@ async function post(body: unknown, extraHeaders: Record<string, string | undefin
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, body: JSON.parse(text) as Record<string, any>, text };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: JSON.parse(text) as Record<string, any>,
+    text,
+  };
 }
 
 function expectErrorShape(body: Record<string, unknown>) {
@@ -28,7 +35,11 @@ function expectErrorShape(body: Record<string, unknown>) {
 
 describe("POST /v1/chat/completions", () => {
   it("answers a question with a cited chat.completion that validates against OpenAI's schema", async () => {
-    const { status, body, headers: responseHeaders } = await post(chatBody("How many days of annual leave do employees get?"));
+    const {
+      status,
+      body,
+      headers: responseHeaders,
+    } = await post(chatBody("How many days of annual leave do employees get?"));
     expect(status).toBe(200);
     expect(openAIErrors("CreateChatCompletionResponse", body)).toEqual([]);
     const message = body.choices[0].message;
@@ -52,7 +63,13 @@ describe("POST /v1/chat/completions", () => {
       model: "reason",
       messages: [
         { role: "system", content: "Be brief." },
-        { role: "user", content: [{ type: "text", text: "What is the remote work policy" }, { type: "text", text: "and the leave policy?" }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "What is the remote work policy" },
+            { type: "text", text: "and the leave policy?" },
+          ],
+        },
       ],
       query: { graph: true, bound_artifacts: { ids: ["a1"] } },
       temperature: 0.2,
@@ -87,7 +104,9 @@ describe("POST /v1/chat/completions", () => {
 
   it("routes to the workspace named in the model when no header is sent", async () => {
     const before = stack.workspace.control.creates.length;
-    const { status, body } = await post(chatBody("password?", { model: "globex/ask" }), { "service-workspace": undefined });
+    const { status, body } = await post(chatBody("password?", { model: "globex/ask" }), {
+      "service-workspace": undefined,
+    });
     expect(status).toBe(200);
     expect(body.model).toBe("globex/ask");
     expect(stack.workspace.control.creates[before]?.workspace).toBe("globex");
@@ -107,8 +126,20 @@ describe("POST /v1/chat/completions", () => {
   });
 
   it.each([
-    ["no workspace", chatBody("hi"), { "service-workspace": undefined }, ["header", "service-workspace"], "missing"],
-    ["an unsafe workspace id", chatBody("hi"), { "service-workspace": "../admin" }, ["header", "service-workspace"], "string_pattern_mismatch"],
+    [
+      "no workspace",
+      chatBody("hi"),
+      { "service-workspace": undefined },
+      ["header", "service-workspace"],
+      "missing",
+    ],
+    [
+      "an unsafe workspace id",
+      chatBody("hi"),
+      { "service-workspace": "../admin" },
+      ["header", "service-workspace"],
+      "string_pattern_mismatch",
+    ],
     ["an unknown model", chatBody("hi", { model: "gpt-4o" }), {}, ["body", "model"], "literal_error"],
     ["no messages", { model: "ask", messages: [] }, {}, ["body", "messages"], "too_short"],
     ["a missing model", { messages: [{ role: "user", content: "hi" }] }, {}, ["body", "model"], "missing"],
@@ -116,24 +147,51 @@ describe("POST /v1/chat/completions", () => {
     ["n of zero", chatBody("hi", { n: 0 }), {}, ["body", "n"], "greater_than_equal"],
     ["a fractional n", chatBody("hi", { n: 1.5 }), {}, ["body", "n"], "int_type"],
     ["stream that is not a boolean", chatBody("hi", { stream: "yes" }), {}, ["body", "stream"], "bool_type"],
-    ["content of a wrong type", { model: "ask", messages: [{ role: "user", content: 5 }] }, {}, ["body", "messages", 0, "content"], "union_error"],
-    ["no user message", { model: "ask", messages: [{ role: "system", content: "x" }] }, {}, ["body", "messages"], "value_error"],
-    ["a user message without text", { model: "ask", messages: [{ role: "user", content: [] }] }, {}, ["body", "messages", 0, "content"], "value_error"],
-    ["a query object that sets the id", chatBody("hi", { query: { id: "x" } }), {}, ["body", "query", "id"], "value_error"],
+    [
+      "content of a wrong type",
+      { model: "ask", messages: [{ role: "user", content: 5 }] },
+      {},
+      ["body", "messages", 0, "content"],
+      "union_error",
+    ],
+    [
+      "no user message",
+      { model: "ask", messages: [{ role: "system", content: "x" }] },
+      {},
+      ["body", "messages"],
+      "value_error",
+    ],
+    [
+      "a user message without text",
+      { model: "ask", messages: [{ role: "user", content: [] }] },
+      {},
+      ["body", "messages", 0, "content"],
+      "value_error",
+    ],
+    [
+      "a query object that sets the id",
+      chatBody("hi", { query: { id: "x" } }),
+      {},
+      ["body", "query", "id"],
+      "value_error",
+    ],
     ["a body that is an array", [1, 2], {}, ["body"], "model_attributes_type"],
-    ["invalid JSON", "{\"model\": ", {}, ["body", 10], "json_invalid"],
-  ])("gives 422 in the FastAPI shape for %s, without calling the upstream", async (_name, body, extra, loc, type) => {
-    const calls = stack.workspace.control.calls.create;
-    const { status, body: response, headers: responseHeaders } = await post(body, extra);
-    expect(status).toBe(422);
-    expectErrorShape(response);
-    expect(response.detail[0]).toMatchObject({ loc, type });
-    expect(typeof response.detail[0].msg).toBe("string");
-    expect(response.error.type).toBe("invalid_request_error");
-    expect(response.error.message.length).toBeGreaterThan(10);
-    expect(responseHeaders.get("x-should-retry")).toBe("false");
-    expect(stack.workspace.control.calls.create).toBe(calls);
-  });
+    ["invalid JSON", '{"model": ', {}, ["body", 10], "json_invalid"],
+  ])(
+    "gives 422 in the FastAPI shape for %s, without calling the upstream",
+    async (_name, body, extra, loc, type) => {
+      const calls = stack.workspace.control.calls.create;
+      const { status, body: response, headers: responseHeaders } = await post(body, extra);
+      expect(status).toBe(422);
+      expectErrorShape(response);
+      expect(response.detail[0]).toMatchObject({ loc, type });
+      expect(typeof response.detail[0].msg).toBe("string");
+      expect(response.error.type).toBe("invalid_request_error");
+      expect(response.error.message.length).toBeGreaterThan(10);
+      expect(responseHeaders.get("x-should-retry")).toBe("false");
+      expect(stack.workspace.control.calls.create).toBe(calls);
+    },
+  );
 
   it("reports every problem of a request at once", async () => {
     const { body } = await post({ model: "nope", messages: "x", n: "2" }, { "service-workspace": undefined });
@@ -215,7 +273,7 @@ describe("POST /v1/chat/completions", () => {
 describe("GET /v1/models", () => {
   it("lists the three modes in OpenAI's list shape", async () => {
     const response = await fetch(`${stack.url}/v1/models`, { headers: headers() });
-    const body = await response.json();
+    const body = (await response.json()) as { data: { id: string }[] };
     expect(openAIErrors("ListModelsResponse", body)).toEqual([]);
     expect(body.data.map((model: { id: string }) => model.id)).toEqual(["ask", "reason", "build"]);
     const one = await fetch(`${stack.url}/v1/models/reason`, { headers: headers() });
@@ -238,6 +296,6 @@ describe("GET /health and /ready", () => {
   it("answers unknown paths with a 404 in the usual error shape", async () => {
     const response = await fetch(`${stack.url}/v1/completions`, { method: "POST", headers: headers() });
     expect(response.status).toBe(404);
-    expectErrorShape(await response.json());
+    expectErrorShape((await response.json()) as Record<string, unknown>);
   });
 });

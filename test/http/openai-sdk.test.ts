@@ -24,7 +24,10 @@ describe("the official openai SDK pointed at the adapter", () => {
     expect(completion.object).toBe("chat.completion");
     expect(completion.choices[0]?.message.content).toContain("within one hour");
     expect(completion.choices[0]?.finish_reason).toBe("stop");
-    const annotations = completion.choices[0]?.message.annotations as unknown as { type: string; file_citation: { filename: string } }[];
+    const annotations = completion.choices[0]?.message.annotations as unknown as {
+      type: string;
+      file_citation: { filename: string };
+    }[];
     expect(annotations[0]?.file_citation.filename).toBe("security-policy.md");
     expect(completion.usage?.total_tokens).toBeGreaterThan(0);
   });
@@ -42,7 +45,9 @@ describe("the official openai SDK pointed at the adapter", () => {
     expect(error).toBeInstanceOf(APIError);
     const apiError = error as APIError;
     expect(apiError.status).toBe(422);
-    expect(apiError.message).toMatch(/^422 Invalid request: body\.model: Input should be 'ask', 'reason', 'build'/);
+    expect(apiError.message).toMatch(
+      /^422 Invalid request: body\.model: Input should be 'ask', 'reason', 'build'/,
+    );
     expect(apiError.type).toBe("invalid_request_error");
   });
 
@@ -57,9 +62,13 @@ describe("the official openai SDK pointed at the adapter", () => {
   });
 
   it("raises an authentication error for a wrong key", async () => {
-    const wrong = new OpenAI({ apiKey: "sk-nope", baseURL: `${stack.url}/v1`, defaultHeaders: { "Service-Workspace": "acme" } });
-    await expect(wrong.chat.completions.create({ model: "ask", messages: [{ role: "user", content: "hi" }] })).rejects.toBeInstanceOf(
-      OpenAI.AuthenticationError,
-    );
+    const wrong = new OpenAI({
+      apiKey: "sk-nope",
+      baseURL: `${stack.url}/v1`,
+      defaultHeaders: { "Service-Workspace": "acme" },
+    });
+    await expect(
+      wrong.chat.completions.create({ model: "ask", messages: [{ role: "user", content: "hi" }] }),
+    ).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });
 });

@@ -17,12 +17,16 @@ describe("shared polling", () => {
           method: "POST",
           headers: headers(),
           body: JSON.stringify(chatBody(index % 2 ? "leave policy" : "password rules")),
-        }).then(async (response) => ({ status: response.status, body: await response.json() })),
+        }).then(async (response) => ({
+          status: response.status,
+          body: (await response.json()) as { choices: { message: { content: string } }[] },
+        })),
       ),
     );
     const elapsed = performance.now() - started;
     expect(responses.map((response) => response.status)).toEqual(Array(150).fill(200));
-    for (const response of responses) expect(response.body.choices[0].message.content).toMatch(/25 days|14 characters/);
+    for (const response of responses)
+      expect(response.body.choices[0]?.message.content).toMatch(/25 days|14 characters/);
 
     const lists = stack.workspace.control.calls.list - before.list;
     const followUps = stack.workspace.control.calls.listWithCursor - before.listWithCursor;

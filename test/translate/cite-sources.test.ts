@@ -3,7 +3,10 @@ import { citeSources } from "../../src/translate/cite-sources.js";
 import { codePointLength } from "../../src/translate/code-points.js";
 
 /** The text an annotation spans, in code points, as a Python client would slice it. */
-function spanned(content: string, annotation: { start_index: number | null; end_index: number | null }): string {
+function spanned(
+  content: string,
+  annotation: { start_index: number | null; end_index: number | null },
+): string {
   return [...content].slice(annotation.start_index ?? 0, annotation.end_index ?? 0).join("");
 }
 
@@ -15,7 +18,9 @@ describe("citeSources", () => {
     const content =
       "Leave is 25 days [1]. Passwords need 14 characters [2].\n\nSources:\n[1] handbook.pdf, p. 4 — Employee handbook\n[2] security.md — Passwords";
     const { annotations, sources } = citeSources(content, []);
-    expect(annotations.map((annotation) => [annotation.file_citation.filename, spanned(content, annotation)])).toEqual([
+    expect(
+      annotations.map((annotation) => [annotation.file_citation.filename, spanned(content, annotation)]),
+    ).toEqual([
       ["handbook.pdf", "[1]"],
       ["security.md", "[2]"],
     ]);
@@ -28,7 +33,9 @@ describe("citeSources", () => {
   it("maps numbers to structured sources when there is no references section", () => {
     const content = "Leave is 25 days [2] and policies apply [1, 2].";
     const { annotations, sources } = citeSources(content, [policy, handbook]);
-    expect(annotations.map((annotation) => [annotation.file_citation.filename, spanned(content, annotation)])).toEqual([
+    expect(
+      annotations.map((annotation) => [annotation.file_citation.filename, spanned(content, annotation)]),
+    ).toEqual([
       ["handbook.pdf", "[2]"],
       ["policy.md", "[1, 2]"],
       ["handbook.pdf", "[1, 2]"],
@@ -56,7 +63,10 @@ describe("citeSources", () => {
   it("reads filename markers, with and without a page, and adds unknown documents as sources", () => {
     const content = "Leave is 25 days [handbook.pdf, p. 4]. Expenses take 30 days [expenses.txt].";
     const { annotations, sources } = citeSources(content, [handbook]);
-    expect(annotations.map((annotation) => spanned(content, annotation))).toEqual(["[handbook.pdf, p. 4]", "[expenses.txt]"]);
+    expect(annotations.map((annotation) => spanned(content, annotation))).toEqual([
+      "[handbook.pdf, p. 4]",
+      "[expenses.txt]",
+    ]);
     expect(sources).toEqual([
       { ...handbook, cited: true },
       { filename: "expenses.txt", title: null, page: null, snippet: null, cited: true },
@@ -109,5 +119,19 @@ describe("citeSources", () => {
     const content = "All of them [1-9999].";
     const structured = Array.from({ length: 3 }, (_, index) => ({ ...policy, filename: `doc${index}.md` }));
     expect(citeSources(content, structured).annotations).toHaveLength(3);
+  });
+});
+
+describe("citeSources with several sections of one file", () => {
+  it("keeps sections with different titles apart and merges entries that agree", () => {
+    const content = "A [1]. B [2].\n\nSources:\n[1] README.md — Using it\n[2] README.md — Errors";
+    const { sources, annotations } = citeSources(content, [
+      { filename: "README.md", title: null, page: null, snippet: "s" },
+    ]);
+    expect(sources.map((source) => [source.title, source.cited])).toEqual([
+      ["Using it", true],
+      ["Errors", true],
+    ]);
+    expect(annotations).toHaveLength(2);
   });
 });

@@ -15,7 +15,12 @@ describe("countUsage", () => {
   it("adds up choices and lets upstream numbers win", () => {
     const usage = countUsage([
       { prompt: "hello world", content: "hello", reasoning: "" },
-      { prompt: "hello world", content: "ignored", reasoning: "", upstream: { prompt_tokens: 10, completion_tokens: 20 } },
+      {
+        prompt: "hello world",
+        content: "ignored",
+        reasoning: "",
+        upstream: { prompt_tokens: 10, completion_tokens: 20 },
+      },
     ]);
     expect(usage.prompt_tokens).toBe(12);
     expect(usage.completion_tokens).toBe(21);
@@ -23,6 +28,8 @@ describe("countUsage", () => {
   });
 
   it("treats special-token text as plain text", () => {
-    expect(countUsage([{ prompt: "<|endoftext|>", content: "", reasoning: "" }]).prompt_tokens).toBeGreaterThan(1);
+    expect(
+      countUsage([{ prompt: "<|endoftext|>", content: "", reasoning: "" }]).prompt_tokens,
+    ).toBeGreaterThan(1);
   });
 });

@@ -31,7 +31,10 @@ describe("extractPrompt", () => {
   it("rejects a request without a user message, or whose last one has no text", () => {
     expect(() => extractPrompt([{ role: "system", content: "x" }])).toThrow(RequestValidationError);
     try {
-      extractPrompt([{ role: "user", content: "a" }, { role: "user", content: [{ type: "image_url" }] }]);
+      extractPrompt([
+        { role: "user", content: "a" },
+        { role: "user", content: [{ type: "image_url" }] },
+      ]);
       expect.unreachable();
     } catch (error) {
       expect((error as RequestValidationError).issues[0]?.loc).toEqual(["body", "messages", 1, "content"]);

@@ -3,7 +3,8 @@ import { parseReferences, parseReferenceText } from "../../src/translate/parse-r
 
 describe("parseReferences", () => {
   it("finds a closing section under a Markdown heading with bullet entries", () => {
-    const output = "Answer [1].\n\n## References\n- [1] handbook.pdf, p. 4 — Employee handbook\n- [2] policy.md";
+    const output =
+      "Answer [1].\n\n## References\n- [1] handbook.pdf, p. 4 — Employee handbook\n- [2] policy.md";
     const section = parseReferences(output);
     expect(section?.start).toBe(output.indexOf("## References"));
     expect(section?.entries.map((entry) => entry.number)).toEqual([1, 2]);
@@ -26,11 +27,20 @@ describe("parseReferences", () => {
 
 describe("parseReferenceText", () => {
   it.each([
-    ["handbook.pdf, p. 4 — Employee handbook", { filename: "handbook.pdf", page: 4, title: "Employee handbook" }],
+    [
+      "handbook.pdf, p. 4 — Employee handbook",
+      { filename: "handbook.pdf", page: 4, title: "Employee handbook" },
+    ],
     ["handbook.pdf (page 12)", { filename: "handbook.pdf", page: 12, title: null }],
-    ["reports/q3 report.docx - Q3 numbers", { filename: "reports/q3 report.docx", page: null, title: "Q3 numbers" }],
+    [
+      "reports/q3 report.docx - Q3 numbers",
+      { filename: "reports/q3 report.docx", page: null, title: "Q3 numbers" },
+    ],
     ["Employee handbook", { filename: null, page: null, title: "Employee handbook" }],
-    ["[Employee handbook](https://files.example.com/docs/handbook.pdf)", { filename: "handbook.pdf", page: null, title: "Employee handbook" }],
+    [
+      "[Employee handbook](https://files.example.com/docs/handbook.pdf)",
+      { filename: "handbook.pdf", page: null, title: "Employee handbook" },
+    ],
   ])("reads %s", (text, expected) => {
     expect(parseReferenceText(text)).toMatchObject(expected);
   });

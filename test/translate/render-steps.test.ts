@@ -2,10 +2,19 @@ import { describe, expect, it } from "vitest";
 import { renderSteps, renderStepsDelta } from "../../src/translate/render-steps.js";
 
 describe("renderSteps", () => {
-  const steps = [{ text: "Looking." }, { tool: "search_documents" }, { tool: { name: "outline" } }, { tool: {} }, { other: 1 }, { text: "Done." }];
+  const steps = [
+    { text: "Looking." },
+    { tool: "search_documents" },
+    { tool: { name: "outline" } },
+    { tool: {} },
+    { other: 1 },
+    { text: "Done." },
+  ];
 
   it("renders text steps as messages and tool steps as one line naming the tool", () => {
-    expect(renderSteps(steps)).toBe("Looking.\n\nUsing tool: search_documents\n\nUsing tool: outline\n\nUsing tool: tool\n\nDone.");
+    expect(renderSteps(steps)).toBe(
+      "Looking.\n\nUsing tool: search_documents\n\nUsing tool: outline\n\nUsing tool: tool\n\nDone.",
+    );
   });
 
   it("produces deltas that concatenate to the whole, however the steps arrive", () => {

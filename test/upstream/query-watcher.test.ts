@@ -29,11 +29,18 @@ function fakeClient(list: (call: number, cursor: string | undefined) => QueryPag
 }
 
 function watcher(client: WorkspaceClient, maxListPages = 5) {
-  return new QueryWatcher({ client, clock: systemClock, pollIntervalMinMs: 5, pollIntervalMaxMs: 20, maxListPages });
+  return new QueryWatcher({
+    client,
+    clock: systemClock,
+    pollIntervalMinMs: 5,
+    pollIntervalMaxMs: 20,
+    maxListPages,
+  });
 }
 
 const pending = (id: string): QuerySnapshot => toQuerySnapshot({ id, status: "PENDING" } as UpstreamQuery);
-const item = (id: string, status: string, output = ""): UpstreamQuery => ({ id, status, output, steps: [] }) as UpstreamQuery;
+const item = (id: string, status: string, output = ""): UpstreamQuery =>
+  ({ id, status, output, steps: [] }) as UpstreamQuery;
 
 async function collect(iterable: AsyncIterable<QuerySnapshot>): Promise<QuerySnapshot[]> {
   const seen: QuerySnapshot[] = [];
@@ -43,36 +50,84 @@ async function collect(iterable: AsyncIterable<QuerySnapshot>): Promise<QuerySna
 
 describe("QueryWatcher", () => {
   it("yields each change once and ends with the terminal snapshot", async () => {
-    const states = [item("q1", "PROCESSING", "a"), item("q1", "PROCESSING", "a"), item("q1", "PROCESSING", "ab"), item("q1", "PROCESSED", "abc")];
-    const { client } = fakeClient((call) => ({ items: [states[Math.min(call, states.length) - 1] as UpstreamQuery], nextCursor: null, hasMore: false }));
+    const states = [
+      item("q1", "PROCESSING", "a"),
+      item("q1", "PROCESSING", "a"),
+      item("q1", "PROCESSING", "ab"),
+      item("q1", "PROCESSED", "abc"),
+    ];
+    const { client } = fakeClient((call) => ({
+      items: [states[Math.min(call, states.length) - 1] as UpstreamQuery],
+      nextCursor: null,
+      hasMore: false,
+    }));
     const seen = await collect(
-      watcher(client).watch({ caller, initial: pending("q1"), deadlineMs: 5000, label: "ask query q1", signal: new AbortController().signal }),
+      watcher(client).watch({
+        caller,
+        initial: pending("q1"),
+        deadlineMs: 5000,
+        label: "ask query q1",
+        signal: new AbortController().signal,
+      }),
     );
-    expect(seen.map((snapshot) => `${snapshot.status}:${snapshot.output}`)).toEqual(["PENDING:", "PROCESSING:a", "PROCESSING:ab", "PROCESSED:abc"]);
+    expect(seen.map((snapshot) => `${snapshot.status}:${snapshot.output}`)).toEqual([
+      "PENDING:",
+      "PROCESSING:a",
+      "PROCESSING:ab",
+      "PROCESSED:abc",
+    ]);
   });
 
   it("follows next_cursor unchanged and stops at a repeated cursor", async () => {
     const { client, calls } = fakeClient((_call, cursor) =>
-      cursor === "c1" ? { items: [item("q1", "PROCESSED")], nextCursor: "c2", hasMore: true } : { items: [], nextCursor: "c1", hasMore: true },
+      cursor === "c1"
+        ? { items: [item("q1", "PROCESSED")], nextCursor: "c2", hasMore: true }
+        : { items: [], nextCursor: "c1", hasMore: true },
     );
-    await collect(watcher(client).watch({ caller, initial: pending("q1"), deadlineMs: 5000, label: "q", signal: new AbortController().signal }));
+    await collect(
+      watcher(client).watch({
+        caller,
+        initial: pending("q1"),
+        deadlineMs: 5000,
+        label: "q",
+        signal: new AbortController().signal,
+      }),
+    );
     expect(calls).toEqual([undefined, "c1"]);
 
     const looping = fakeClient(() => ({ items: [], nextCursor: "same", hasMore: true }));
     const controller = new AbortController();
-    const watch = collect(watcher(looping.client).watch({ caller, initial: pending("q9"), deadlineMs: 5000, label: "q", signal: controller.signal }));
+    const watch = collect(
+      watcher(looping.client).watch({
+        caller,
+        initial: pending("q9"),
+        deadlineMs: 5000,
+        label: "q",
+        signal: controller.signal,
+      }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 30));
     controller.abort();
     await watch;
     // Each poll: the first page, then the cursor once; the repeat is not followed.
-    expect(looping.calls.filter((cursor) => cursor === "same").length).toBeLessThanOrEqual(looping.calls.filter((cursor) => cursor === undefined).length);
+    expect(looping.calls.filter((cursor) => cursor === "same").length).toBeLessThanOrEqual(
+      looping.calls.filter((cursor) => cursor === undefined).length,
+    );
   });
 
   it("bounds the pages followed per poll", async () => {
     let next = 0;
     const { client, calls } = fakeClient(() => ({ items: [], nextCursor: `c${++next}`, hasMore: true }));
     const controller = new AbortController();
-    const watch = collect(watcher(client, 3).watch({ caller, initial: pending("q1"), deadlineMs: 5000, label: "q", signal: controller.signal }));
+    const watch = collect(
+      watcher(client, 3).watch({
+        caller,
+        initial: pending("q1"),
+        deadlineMs: 5000,
+        label: "q",
+        signal: controller.signal,
+      }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 12));
     controller.abort();
     await watch;
@@ -81,10 +136,22 @@ describe("QueryWatcher", () => {
   });
 
   it("stops polling once nothing waits", async () => {
-    const { client, calls } = fakeClient(() => ({ items: [item("q1", "PROCESSING")], nextCursor: null, hasMore: false }));
+    const { client, calls } = fakeClient(() => ({
+      items: [item("q1", "PROCESSING")],
+      nextCursor: null,
+      hasMore: false,
+    }));
     const instance = watcher(client);
     const controller = new AbortController();
-    const watch = collect(instance.watch({ caller, initial: pending("q1"), deadlineMs: 5000, label: "q", signal: controller.signal }));
+    const watch = collect(
+      instance.watch({
+        caller,
+        initial: pending("q1"),
+        deadlineMs: 5000,
+        label: "q",
+        signal: controller.signal,
+      }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 30));
     controller.abort();
     await watch;
@@ -95,21 +162,53 @@ describe("QueryWatcher", () => {
   });
 
   it("throws a timeout at the deadline", async () => {
-    const { client } = fakeClient(() => ({ items: [item("q1", "PROCESSING")], nextCursor: null, hasMore: false }));
+    const { client } = fakeClient(() => ({
+      items: [item("q1", "PROCESSING")],
+      nextCursor: null,
+      hasMore: false,
+    }));
     await expect(
-      collect(watcher(client).watch({ caller, initial: pending("q1"), deadlineMs: 40, label: "ask query q1", signal: new AbortController().signal })),
+      collect(
+        watcher(client).watch({
+          caller,
+          initial: pending("q1"),
+          deadlineMs: 40,
+          label: "ask query q1",
+          signal: new AbortController().signal,
+        }),
+      ),
     ).rejects.toThrow(new GatewayTimeoutError("The ask query q1 did not finish within 40 ms"));
   });
 
   it("fails waiters at once on a credential error, and after repeated transient errors", async () => {
     const denied = fakeClient(() => new AuthenticationError("Invalid API key"));
     await expect(
-      collect(watcher(denied.client).watch({ caller, initial: pending("q1"), deadlineMs: 5000, label: "q", signal: new AbortController().signal })),
+      collect(
+        watcher(denied.client).watch({
+          caller,
+          initial: pending("q1"),
+          deadlineMs: 5000,
+          label: "q",
+          signal: new AbortController().signal,
+        }),
+      ),
     ).rejects.toBeInstanceOf(AuthenticationError);
     expect(denied.calls).toHaveLength(1);
 
-    const flaky = fakeClient((call) => (call <= 2 ? new Error("reset") : { items: [item("q1", "PROCESSED", "ok")], nextCursor: null, hasMore: false }));
-    const seen = await collect(watcher(flaky.client).watch({ caller, initial: pending("q1"), deadlineMs: 5000, label: "q", signal: new AbortController().signal }));
+    const flaky = fakeClient((call) =>
+      call <= 2
+        ? new Error("reset")
+        : { items: [item("q1", "PROCESSED", "ok")], nextCursor: null, hasMore: false },
+    );
+    const seen = await collect(
+      watcher(flaky.client).watch({
+        caller,
+        initial: pending("q1"),
+        deadlineMs: 5000,
+        label: "q",
+        signal: new AbortController().signal,
+      }),
+    );
     expect(seen.at(-1)?.output).toBe("ok");
   });
 
@@ -122,7 +221,17 @@ describe("QueryWatcher", () => {
     }));
     const instance = watcher(client);
     await Promise.all(
-      ids.map((id) => collect(instance.watch({ caller, initial: pending(id), deadlineMs: 5000, label: "q", signal: new AbortController().signal }))),
+      ids.map((id) =>
+        collect(
+          instance.watch({
+            caller,
+            initial: pending(id),
+            deadlineMs: 5000,
+            label: "q",
+            signal: new AbortController().signal,
+          }),
+        ),
+      ),
     );
     expect(calls.length).toBe(3);
   });
