@@ -57,8 +57,8 @@ server.listen(config.port, config.host, () => {
       `curl -s ${base}/chat/completions \\\n` +
       `  -H "Authorization: Bearer ${embedded ? "any-key-works-locally" : "$WORKSPACE_API_KEY"}" \\\n` +
       `  -H "Service-Workspace: ${workspace}" \\\n` +
-      `  -H "Content-Type: application/json" \\\n` +
-      `  -d '{"model": "ask", "messages": [{"role": "user", "content": "How does the adapter cite sources?"}]}'\n\n`,
+      "  -H \"Content-Type: application/json\" \\\n" +
+      "  -d '{\"model\": \"ask\", \"messages\": [{\"role\": \"user\", \"content\": \"How does the adapter cite sources?\"}]}'\n\n",
   );
 });
 

@@ -55,6 +55,7 @@ export function splitPassages(filename: string, text: string): Passage[] {
       flush();
       heading = (headingMatch[1] ?? "").trim();
     } else if (inCode || line.trimStart().startsWith("|")) {
+      // left out: code and table rows
     } else if (line.trim() === "") {
       flush();
     } else {

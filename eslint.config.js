@@ -1,0 +1,31 @@
+// One lint and format tool: ESLint with typescript-eslint's type-aware rules and @stylistic
+// for layout (`npm run format` applies its fixes). Biome was tried first; its per-platform
+// binaries leave a lockfile that `npm ci` rejects when the registry lacks some platforms.
+import js from "@eslint/js";
+import stylistic from "@stylistic/eslint-plugin";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["dist/", "node_modules/", "coverage/"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    plugins: { "@stylistic": stylistic },
+    rules: {
+      "@stylistic/quotes": ["error", "double", { avoidEscape: true }],
+      "@stylistic/semi": ["error", "always"],
+      "@stylistic/comma-dangle": ["error", "always-multiline"],
+      "@stylistic/max-len": ["error", { code: 130, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreComments: true }],
+      "@stylistic/eol-last": "error",
+      "@stylistic/no-trailing-spaces": "error",
+      "@typescript-eslint/consistent-type-imports": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      eqeqeq: "error",
+      "no-console": "error",
+    },
+  },
+  {
+    files: ["test/**"],
+    rules: { "@typescript-eslint/no-explicit-any": "off" },
+  },
+);
