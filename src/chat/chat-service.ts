@@ -1,15 +1,24 @@
 import type { Mode } from "../config/config.js";
 import { ClientClosedError, QueryFailedError } from "../errors/adapter-error.js";
-import type { ChatCompletion } from "../openai/chat-completion.js";
+import type { ChatCompletion, ChatCompletionChunk, ChunkDelta } from "../openai/chat-completion.js";
 import { buildCompletion, completionId, type FinishedChoice } from "../translate/build-completion.js";
 import { buildMessage, type StepsOutput } from "../translate/build-message.js";
 import type { PlannedQuery, QueryPlan } from "../translate/plan-queries.js";
+import { countUsage } from "../translate/count-usage.js";
 import { renderSteps } from "../translate/render-steps.js";
+import {
+  advanceChoice,
+  type ChoiceStreamState,
+  finishChoice,
+  newChoiceStream,
+  ROLE_DELTA,
+} from "../translate/stream-choice.js";
 import { createQuery } from "../upstream/create-query.js";
 import { type QuerySnapshot, toQuerySnapshot } from "../upstream/query-snapshot.js";
 import type { QueryWatcher } from "../upstream/query-watcher.js";
 import type { Caller, WorkspaceClient } from "../upstream/workspace-client.js";
 import type { Clock } from "../util/clock.js";
+import { mergeAsync } from "../util/merge-async.js";
 
 /** What the chat service is built from: the upstream, the watcher, time, and the settings. */
 export interface ChatServiceOptions {
@@ -36,19 +45,24 @@ export interface ChatJob {
 export class ChatService {
   constructor(private readonly options: ChatServiceOptions) {}
 
-  /** Creates one planned query and yields its snapshots until it ends (DESIGN.md, data flow). */
-  async *run(job: ChatJob, query: PlannedQuery, signal: AbortSignal): AsyncGenerator<QuerySnapshot> {
+  /** Creates one planned query (DESIGN.md, data flow: upstream client); its answer is the first snapshot. */
+  async create(job: ChatJob, query: PlannedQuery, signal: AbortSignal): Promise<QuerySnapshot> {
     const created = await createQuery(
       this.options.client,
       job.caller,
       query.createBody as Record<string, unknown> & { id: string },
       { maxListPages: this.options.maxListPages, signal },
     );
-    yield* this.options.watcher.watch({
+    return toQuerySnapshot(created);
+  }
+
+  /** Snapshots of a created query until it ends (DESIGN.md, data flow: watcher). */
+  watch(job: ChatJob, initial: QuerySnapshot, signal: AbortSignal): AsyncGenerator<QuerySnapshot> {
+    return this.options.watcher.watch({
       caller: job.caller,
-      initial: toQuerySnapshot(created),
+      initial,
       deadlineMs: this.options.queryTimeoutMs[job.plan.mode],
-      label: `${job.plan.mode} query ${query.queryId}`,
+      label: `${job.plan.mode} query ${initial.id}`,
       signal,
     });
   }
@@ -62,7 +76,7 @@ export class ChatService {
       job.plan.queries.map(async (query) => {
         try {
           let last: QuerySnapshot | undefined;
-          for await (const snapshot of this.run(job, query, signal)) last = snapshot;
+          for await (const snapshot of this.watch(job, await this.create(job, query, signal), signal)) last = snapshot;
           if (signal.aborted || !last) throw new ClientClosedError();
           return this.finish(last);
         } catch (error) {
@@ -80,6 +94,82 @@ export class ChatService {
       },
       finished,
     );
+  }
+
+  /**
+   * Starts a streamed answer: every choice's query is created first, so that a failure up to
+   * there is still an ordinary HTTP error; the returned chunks then follow the queries as they run.
+   */
+  async startStream(job: ChatJob, options: { includeUsage: boolean }): Promise<AsyncGenerator<ChatCompletionChunk>> {
+    const controller = new AbortController();
+    const signal = AbortSignal.any([job.signal, controller.signal]);
+    try {
+      const initials = await Promise.all(job.plan.queries.map((query) => this.create(job, query, signal)));
+      return this.streamChunks(job, initials, signal, controller, options.includeUsage);
+    } catch (error) {
+      controller.abort();
+      throw error;
+    }
+  }
+
+  /**
+   * The chunks of a streamed answer (issue 3's order): a role chunk per choice, then steps as
+   * `reasoning_content` and output growth as `content` as the watcher sees them, interleaved by
+   * choice; per finished choice its annotations and sources in one chunk and a finish chunk; then,
+   * when asked, one usage chunk with no choices. A FAILED query or a deadline throws.
+   */
+  private async *streamChunks(
+    job: ChatJob,
+    initials: QuerySnapshot[],
+    signal: AbortSignal,
+    controller: AbortController,
+    includeUsage: boolean,
+  ): AsyncGenerator<ChatCompletionChunk> {
+    const { stepsOutput } = this.options;
+    const base = {
+      id: completionId(initials[0]?.id ?? ""),
+      object: "chat.completion.chunk" as const,
+      created: Math.floor(this.options.clock.now() / 1000),
+      model: job.model,
+    };
+    const chunk = (index: number, delta: ChunkDelta, finish: "stop" | null = null): ChatCompletionChunk => ({
+      ...base,
+      choices: [{ index, delta, logprobs: null, finish_reason: finish }],
+    });
+    const states = initials.map(() => newChoiceStream());
+    const finals: QuerySnapshot[] = [];
+    try {
+      for (const index of initials.keys()) yield chunk(index, ROLE_DELTA);
+      const watches = initials.map((initial) => this.watch(job, initial, signal));
+      for await (const { index, value: snapshot } of mergeAsync(watches)) {
+        const state = states[index] as ChoiceStreamState;
+        if (snapshot.status === "FAILED") throw queryFailed(snapshot);
+        const terminal = snapshot.status === "PROCESSED";
+        const deltas = terminal ? finishChoice(state, snapshot, stepsOutput) : advanceChoice(state, snapshot, stepsOutput);
+        for (const delta of deltas) yield chunk(index, delta);
+        if (terminal) {
+          finals[index] = snapshot;
+          yield chunk(index, {}, "stop");
+        }
+      }
+      if (finals.filter(Boolean).length < initials.length) throw new ClientClosedError();
+      if (includeUsage) {
+        yield {
+          ...base,
+          choices: [],
+          usage: countUsage(
+            states.map((state, index) => ({
+              prompt: job.plan.prompt,
+              content: state.output,
+              reasoning: state.reasoning,
+              upstream: finals[index]?.usage,
+            })),
+          ),
+        };
+      }
+    } finally {
+      controller.abort();
+    }
   }
 
   /** A terminal snapshot as a finished choice; a FAILED query is an error (DESIGN.md, Contract item 5). */

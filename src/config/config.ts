@@ -37,6 +37,7 @@ export const environmentSchema = z.object({
     .default("mode"),
   STEPS_OUTPUT: z.enum(["reasoning", "content", "none"]).default("reasoning"),
   UPSTREAM_TIMEOUT_MS: integer(30_000, 1),
+  SSE_KEEPALIVE_MS: integer(15_000, 10),
   BODY_LIMIT_BYTES: integer(1024 * 1024, 1024),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   EMBEDDED_DOCUMENTS_DIR: optionalText,
@@ -62,6 +63,8 @@ export interface Config {
   /** Where query steps go in the response (DESIGN.md, Contract item 6). */
   stepsOutput: "reasoning" | "content" | "none";
   upstreamTimeoutMs: number;
+  /** Idle time after which a stream gets a `: keep-alive` comment. */
+  sseKeepAliveMs: number;
   bodyLimitBytes: number;
   logLevel: z.infer<typeof environmentSchema>["LOG_LEVEL"];
   embedded: { documentsDir: string | undefined; stepDelayMs: number; workspaces: string[] };
@@ -102,6 +105,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     modeField: env.MODE_FIELD,
     stepsOutput: env.STEPS_OUTPUT,
     upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
+    sseKeepAliveMs: env.SSE_KEEPALIVE_MS,
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
     logLevel: env.LOG_LEVEL,
     embedded: {

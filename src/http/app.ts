@@ -11,7 +11,7 @@ import { modelsRouter } from "./routes/models.js";
 
 /** Everything the HTTP app is built from; `main.ts` wires the real ones, tests their own. */
 export interface AppDependencies {
-  config: Pick<Config, "maxChoices" | "defaultWorkspace" | "modeField" | "bodyLimitBytes">;
+  config: Pick<Config, "maxChoices" | "defaultWorkspace" | "modeField" | "bodyLimitBytes" | "sseKeepAliveMs">;
   chat: ChatService;
   client: WorkspaceClient;
   logger: Logger;
@@ -35,7 +35,7 @@ export function createApp(dependencies: AppDependencies): Express {
   );
   app.use(healthRouter({ client: dependencies.client }));
   app.use(modelsRouter({ created: dependencies.startedAt }));
-  const chatOptions = { config: dependencies.config, chat: dependencies.chat };
+  const chatOptions = { config: dependencies.config, chat: dependencies.chat, logger: dependencies.logger };
   app.use(
     chatCompletionsRouter(
       dependencies.newQueryId ? { ...chatOptions, newQueryId: dependencies.newQueryId } : chatOptions,

@@ -11,6 +11,16 @@ const document = JSON.parse(
   readFileSync(join(here, "../../../shared/reference/openai-chat-schemas.json"), "utf8"),
 ) as { components: { schemas: Record<string, Record<string, unknown>> } };
 
+/** OpenAPI 3.0's `nullable: true` (which the stream schemas still use) as JSON Schema's null type. */
+function withNullables(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withNullables);
+  if (typeof node !== "object" || node === null) return node;
+  const { nullable, ...rest } = node as Record<string, unknown>;
+  const converted = Object.fromEntries(Object.entries(rest).map(([key, value]) => [key, withNullables(value)]));
+  return nullable === true ? { anyOf: [converted, { type: "null" }] } : converted;
+}
+document.components = withNullables(document.components) as typeof document.components;
+
 const schemas = document.components.schemas;
 const message = schemas.ChatCompletionResponseMessage as { properties: { annotations: { items: unknown } } };
 message.properties.annotations.items = {

@@ -1,0 +1,67 @@
+import { EventEmitter } from "node:events";
+import type { Response } from "express";
+import { describe, expect, it } from "vitest";
+import { SseWriter } from "../../src/http/sse-writer.js";
+
+/** A response whose socket is "full": write() returns false until drain is emitted. */
+class FullResponse extends EventEmitter {
+  written: string[] = [];
+  destroyed = false;
+  full = true;
+  status() {
+    return this;
+  }
+  setHeader() {}
+  flushHeaders() {}
+  write(frame: string) {
+    this.written.push(frame);
+    return !this.full;
+  }
+  end() {}
+}
+
+describe("SseWriter", () => {
+  it("waits for drain when the client stops reading, and resumes after it", async () => {
+    const response = new FullResponse();
+    const writer = new SseWriter(response as unknown as Response, 10_000);
+    writer.open();
+    let sent = false;
+    const sending = writer.send({ n: 1 }).then(() => {
+      sent = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(sent).toBe(false);
+    response.full = false;
+    response.emit("drain");
+    await sending;
+    expect(sent).toBe(true);
+    expect(response.written).toEqual(['data: {"n":1}\n\n']);
+    await writer.end();
+  });
+
+  it("stops waiting and writing once the client is gone", async () => {
+    const response = new FullResponse();
+    const writer = new SseWriter(response as unknown as Response, 10_000);
+    writer.open();
+    const sending = writer.send({ n: 1 });
+    response.destroyed = true;
+    response.emit("close");
+    await sending;
+    await writer.send({ n: 2 });
+    expect(response.written).toHaveLength(1);
+    expect(writer.isClosed).toBe(true);
+  });
+
+  it("writes a keep-alive comment after the idle interval only", async () => {
+    const response = new FullResponse();
+    response.full = false;
+    const writer = new SseWriter(response as unknown as Response, 30);
+    writer.open();
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(response.written.filter((frame) => frame === ": keep-alive\n\n").length).toBeGreaterThanOrEqual(1);
+    await writer.end();
+    const count = response.written.length;
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(response.written.length).toBe(count);
+  });
+});
