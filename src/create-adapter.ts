@@ -1,7 +1,11 @@
 import type { Express } from "express";
 import pino, { type Logger } from "pino";
+import { createAuthenticator } from "./auth/authenticate.js";
 import { ChatService } from "./chat/chat-service.js";
 import type { Config } from "./config/config.js";
+import { type ConversationStore, MemoryConversationStore } from "./conversations/conversation-store.js";
+import { Conversations } from "./conversations/conversations.js";
+import { RedisConversationStore } from "./conversations/redis-conversation-store.js";
 import { createApp } from "./http/app.js";
 import { QueryWatcher } from "./upstream/query-watcher.js";
 import { createWorkspaceClient, type WorkspaceClient } from "./upstream/workspace-client.js";
@@ -12,6 +16,7 @@ export interface Adapter {
   app: Express;
   client: WorkspaceClient;
   watcher: QueryWatcher;
+  conversations: Conversations;
   logger: Logger;
   close(): Promise<void>;
 }
@@ -22,6 +27,7 @@ export interface AdapterEffects {
   clock?: Clock;
   newQueryId?: () => string;
   client?: WorkspaceClient;
+  conversationStore?: ConversationStore;
 }
 
 /** Wires configuration and effects into a ready app; `upstreamUrl` is the workspace service to call. */
@@ -47,13 +53,31 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     queryTimeoutMs: config.queryTimeoutMs,
     maxListPages: config.maxListPages,
   });
+  const store =
+    effects.conversationStore ??
+    (config.redisUrl
+      ? new RedisConversationStore(config.redisUrl)
+      : new MemoryConversationStore(config.conversationMaxEntries, () => clock.now()));
+  const conversations = new Conversations(store, { ttlSeconds: config.conversationTtlSeconds, logger });
   const app = createApp({
     config,
     chat,
     client,
     logger,
+    clock,
+    conversations,
+    authenticate: createAuthenticator({ workspaceApiKey: config.workspaceApiKey, adapterApiKeys: config.adapterApiKeys }),
     startedAt: Math.floor(clock.now() / 1000),
     ...(effects.newQueryId ? { newQueryId: effects.newQueryId } : {}),
   });
-  return { app, client, watcher, logger, close: () => client.close() };
+  return {
+    app,
+    client,
+    watcher,
+    conversations,
+    logger,
+    close: async () => {
+      await Promise.all([client.close(), conversations.close()]);
+    },
+  };
 }

@@ -36,6 +36,8 @@ export interface ChatJob {
   plan: QueryPlan;
   caller: Caller;
   signal: AbortSignal;
+  /** Called with choice 0's content once the answer is complete, before it is sent (conversations). */
+  onAnswered?: (content: string) => Promise<void>;
 }
 
 /**
@@ -85,15 +87,12 @@ export class ChatService {
         }
       }),
     );
-    return buildCompletion(
-      {
-        id: completionId(job.plan.queries[0]?.queryId ?? ""),
-        created,
-        model: job.model,
-        prompt: job.plan.prompt,
-      },
+    const completion = buildCompletion(
+      { id: completionId(job.plan.queries[0]?.queryId ?? ""), created, model: job.model, prompt: job.plan.prompt },
       finished,
     );
+    await job.onAnswered?.(completion.choices[0]?.message.content ?? "");
+    return completion;
   }
 
   /**
@@ -153,6 +152,8 @@ export class ChatService {
         }
       }
       if (finals.filter(Boolean).length < initials.length) throw new ClientClosedError();
+      const first = states[0] as ChoiceStreamState;
+      await job.onAnswered?.(first.prefix + first.output);
       if (includeUsage) {
         yield {
           ...base,

@@ -40,6 +40,13 @@ export const environmentSchema = z.object({
   SSE_KEEPALIVE_MS: integer(15_000, 10),
   BODY_LIMIT_BYTES: integer(1024 * 1024, 1024),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  WORKSPACE_API_KEY: optionalText,
+  ADAPTER_API_KEYS: z.string().default(""),
+  REDIS_URL: optionalText.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+  CONVERSATION_TTL_SECONDS: integer(7 * 24 * 3600, 1),
+  CONVERSATION_MAX_ENTRIES: integer(10_000, 1),
+  CONVERSATION_ID_HEADERS: z.string().default("x-conversation-id,x-openwebui-chat-id"),
+  MODELS_CACHE_SECONDS: integer(60, 0),
   EMBEDDED_DOCUMENTS_DIR: optionalText,
   EMBEDDED_STEP_DELAY_MS: integer(120, 0, 60_000),
   EMBEDDED_WORKSPACES: z.string().default("demo"),
@@ -67,6 +74,16 @@ export interface Config {
   sseKeepAliveMs: number;
   bodyLimitBytes: number;
   logLevel: z.infer<typeof environmentSchema>["LOG_LEVEL"];
+  /** Deployment-held upstream key; when set, only `adapterApiKeys` are accepted from clients. */
+  workspaceApiKey: string | undefined;
+  adapterApiKeys: string[];
+  /** Shared conversation store; unset keeps conversations in process. */
+  redisUrl: string | undefined;
+  conversationTtlSeconds: number;
+  conversationMaxEntries: number;
+  /** Request headers that carry a client conversation id, lower-cased, in order of preference. */
+  conversationIdHeaders: string[];
+  modelsCacheSeconds: number;
   embedded: { documentsDir: string | undefined; stepDelayMs: number; workspaces: string[] };
 }
 
@@ -84,6 +101,17 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
   if (env.POLL_INTERVAL_MIN_MS > env.POLL_INTERVAL_MAX_MS) {
     throw new ConfigError(
       "Invalid configuration:\n  POLL_INTERVAL_MIN_MS: must not be greater than POLL_INTERVAL_MAX_MS",
+    );
+  }
+  const list = (value: string) =>
+    value
+      .split(",")
+      .map((item) => item.trim())
+      .filter(Boolean);
+  const adapterApiKeys = list(env.ADAPTER_API_KEYS);
+  if (env.WORKSPACE_API_KEY && adapterApiKeys.length === 0) {
+    throw new ConfigError(
+      "Invalid configuration:\n  ADAPTER_API_KEYS: required when WORKSPACE_API_KEY is set (the adapter would otherwise lend its key to anyone)",
     );
   }
   const timeout = (specific: number | undefined, fallback: number) =>
@@ -108,12 +136,17 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     sseKeepAliveMs: env.SSE_KEEPALIVE_MS,
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
     logLevel: env.LOG_LEVEL,
+    workspaceApiKey: env.WORKSPACE_API_KEY,
+    adapterApiKeys,
+    redisUrl: env.REDIS_URL,
+    conversationTtlSeconds: env.CONVERSATION_TTL_SECONDS,
+    conversationMaxEntries: env.CONVERSATION_MAX_ENTRIES,
+    conversationIdHeaders: list(env.CONVERSATION_ID_HEADERS).map((name) => name.toLowerCase()),
+    modelsCacheSeconds: env.MODELS_CACHE_SECONDS,
     embedded: {
       documentsDir: env.EMBEDDED_DOCUMENTS_DIR,
       stepDelayMs: env.EMBEDDED_STEP_DELAY_MS,
-      workspaces: env.EMBEDDED_WORKSPACES.split(",")
-        .map((name) => name.trim())
-        .filter(Boolean),
+      workspaces: list(env.EMBEDDED_WORKSPACES),
     },
   };
 }

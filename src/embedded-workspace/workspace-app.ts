@@ -8,7 +8,7 @@ import { type QueryFault, QueryStore } from "./query-store.js";
 
 /** An HTTP-level fault to inject, for tests of the adapter's upstream handling. */
 export interface InjectedFault {
-  on: "create" | "list" | "health";
+  on: "create" | "list" | "health" | "workspaces";
   /** `status`: answer that status with `{detail}`; `broken-body`: a 200 cut mid-JSON; `wrong-shape`: a 200 of another shape; `hang`: never answer; `drop-after-create`: create the query, then cut the connection. */
   kind: "status" | "broken-body" | "wrong-shape" | "hang" | "drop-after-create";
   status?: number;
@@ -88,6 +88,7 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
 
   app.get("/workspaces", authenticate, (request, response) => {
     control.calls.workspaces += 1;
+    if (applyFault("workspaces", request, response)) return;
     const page = readPage(request, response);
     if (!page) return;
     const start = page.cursor === undefined ? 0 : Number(page.cursor);

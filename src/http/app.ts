@@ -1,8 +1,11 @@
 import { randomUUID } from "node:crypto";
 import express, { type Express, type RequestHandler } from "express";
 import type { Logger } from "pino";
+import type { Authenticator } from "../auth/authenticate.js";
 import type { ChatService } from "../chat/chat-service.js";
 import type { Config } from "../config/config.js";
+import type { Conversations } from "../conversations/conversations.js";
+import type { Clock } from "../util/clock.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import { errorMiddleware, notFoundHandler } from "./error-response.js";
 import { chatCompletionsRouter } from "./routes/chat-completions.js";
@@ -11,8 +14,20 @@ import { modelsRouter } from "./routes/models.js";
 
 /** Everything the HTTP app is built from; `main.ts` wires the real ones, tests their own. */
 export interface AppDependencies {
-  config: Pick<Config, "maxChoices" | "defaultWorkspace" | "modeField" | "bodyLimitBytes" | "sseKeepAliveMs">;
+  config: Pick<
+    Config,
+    | "maxChoices"
+    | "defaultWorkspace"
+    | "modeField"
+    | "bodyLimitBytes"
+    | "sseKeepAliveMs"
+    | "conversationIdHeaders"
+    | "modelsCacheSeconds"
+  >;
   chat: ChatService;
+  authenticate: Authenticator;
+  conversations: Conversations;
+  clock: Clock;
   client: WorkspaceClient;
   logger: Logger;
   /** `created` of the listed models: the time the adapter started, in seconds. */
@@ -34,12 +49,24 @@ export function createApp(dependencies: AppDependencies): Express {
     }),
   );
   app.use(healthRouter({ client: dependencies.client }));
-  app.use(modelsRouter({ created: dependencies.startedAt }));
-  const chatOptions = { config: dependencies.config, chat: dependencies.chat, logger: dependencies.logger };
   app.use(
-    chatCompletionsRouter(
-      dependencies.newQueryId ? { ...chatOptions, newQueryId: dependencies.newQueryId } : chatOptions,
-    ),
+    modelsRouter({
+      created: dependencies.startedAt,
+      authenticate: dependencies.authenticate,
+      client: dependencies.client,
+      clock: dependencies.clock,
+      cacheSeconds: dependencies.config.modelsCacheSeconds,
+    }),
+  );
+  app.use(
+    chatCompletionsRouter({
+      config: dependencies.config,
+      chat: dependencies.chat,
+      authenticate: dependencies.authenticate,
+      conversations: dependencies.conversations,
+      logger: dependencies.logger,
+      newQueryId: dependencies.newQueryId,
+    }),
   );
   app.use(notFoundHandler);
   app.use(errorMiddleware(dependencies.logger));

@@ -4,6 +4,9 @@ import { MODES } from "../config/config.js";
 /** `<workspace>/<mode>` or a bare mode; the workspace part is a safe id (see `workspace-id.ts`). */
 export const MODEL_PATTERN = /^(?:([A-Za-z0-9][A-Za-z0-9._:-]{0,127})\/)?(ask|reason|build)$/;
 
+/** Query ids the adapter forwards: a safe, URL-friendly set (ids it creates are UUIDs). */
+export const QUERY_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
 /** A chat message as the interface describes it (§ Chat message): role plus string/parts/null content. */
 export const chatMessageSchema = z.looseObject({
   role: z.string(),
@@ -33,6 +36,8 @@ export function chatCompletionRequestSchema(options: { maxChoices: number }) {
     stream: z.boolean().nullish(),
     n: z.int().min(1).max(options.maxChoices).nullish(),
     stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
+    /** Continue this upstream query (issue 4: an explicit key wins over conversation matching). */
+    query_id: z.string().regex(QUERY_ID, "String should be a query id (letters, digits, '._:-', at most 128)").nullish(),
     /** Escape hatch (DESIGN.md, Contract item 1): keys merged into the upstream create body. */
     query: z.record(z.string(), z.unknown()).nullish(),
   });

@@ -14,6 +14,10 @@ export interface PlannedQuery {
 /** What a chat request asks of the upstream: the prompt, the mode and one query per choice. */
 export interface QueryPlan {
   prompt: string;
+  /** Index of the prompt's message in `messages`. */
+  promptIndex: number;
+  /** Whether choice 0 continues an existing query (a second turn of its thread). */
+  continued: boolean;
   mode: Mode;
   queries: PlannedQuery[];
 }
@@ -22,16 +26,24 @@ export interface QueryPlan {
 export interface PlanOptions {
   modeField: string;
   newQueryId: () => string;
+  /** An existing query to continue (explicit `query_id`, or a remembered conversation); n must be 1. */
+  continueQueryId?: string | null | undefined;
 }
 
 /**
  * Plans the upstream queries of a request (§ Chat completion rules): the last user message is the
  * content, `model` the mode, and each of the `n` choices its own query with an id the adapter
- * chooses (DESIGN.md, Contract item 2). Keys of the request's `query` object are merged into the
+ * chooses (DESIGN.md, Contract item 2), or the query a conversation continues. Keys of the request's `query` object are merged into the
  * create body; the keys the adapter sets itself are refused rather than silently overwritten.
  */
 export function planQueries(request: ChatCompletionRequest, mode: Mode, options: PlanOptions): QueryPlan {
-  const { prompt } = extractPrompt(request.messages);
+  const { prompt, messageIndex } = extractPrompt(request.messages);
+  const choices = request.n ?? 1;
+  if (options.continueQueryId && choices > 1) {
+    throw new RequestValidationError([
+      { loc: ["body", "n"], msg: "A continued query ('query_id') answers one choice; n must be 1", type: "value_error", input: choices },
+    ]);
+  }
   const extra = request.query ?? {};
   const reserved = ["content", "id", options.modeField].filter((key) => Object.hasOwn(extra, key));
   if (reserved.length > 0) {
@@ -44,13 +56,13 @@ export function planQueries(request: ChatCompletionRequest, mode: Mode, options:
       })),
     );
   }
-  const queries = Array.from({ length: request.n ?? 1 }, (_, index) => {
-    const queryId = options.newQueryId();
+  const queries = Array.from({ length: choices }, (_, index) => {
+    const queryId = (index === 0 && options.continueQueryId) || options.newQueryId();
     return {
       index,
       queryId,
       createBody: { ...extra, content: prompt, id: queryId, [options.modeField]: mode },
     };
   });
-  return { prompt, mode, queries };
+  return { prompt, promptIndex: messageIndex, continued: Boolean(options.continueQueryId), mode, queries };
 }

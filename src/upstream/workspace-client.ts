@@ -25,9 +25,19 @@ export interface Caller {
   workspace: string;
 }
 
+/** A caller for calls that select no workspace (`GET /workspaces`). */
+type CallerWithoutWorkspace = { credential: string; workspace: null };
+
 /** One page of `GET /queries`, with the items that could be read (unreadable items are skipped). */
 export interface QueryPage {
   items: UpstreamQuery[];
+  nextCursor: string | null;
+  hasMore: boolean;
+}
+
+/** One page of `GET /workspaces`: the ids that could be read (record fields are not shown in the interface). */
+export interface WorkspacePage {
+  ids: string[];
   nextCursor: string | null;
   hasMore: boolean;
 }
@@ -41,6 +51,8 @@ export interface WorkspaceClient {
     page: { limit: number; cursor?: string },
     signal?: AbortSignal,
   ): Promise<QueryPage>;
+  /** `GET /workspaces` (§ Endpoints): one page of the workspaces the credential can list. */
+  listWorkspaces(credential: string, page: { limit: number; cursor?: string }, signal?: AbortSignal): Promise<WorkspacePage>;
   /** `GET /health`: whether the upstream answers at all (no credential, § Authentication 3). */
   checkHealth(signal?: AbortSignal): Promise<boolean>;
   close(): Promise<void>;
@@ -80,7 +92,7 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
   async function call<T extends z.ZodType>(
     method: "GET" | "POST",
     path: string,
-    caller: Caller | null,
+    caller: Caller | CallerWithoutWorkspace | null,
     schema: T,
     body: unknown,
     signal: AbortSignal | undefined,
@@ -91,7 +103,7 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
     };
     if (caller) {
       headers.authorization = `Bearer ${caller.credential}`;
-      headers["service-workspace"] = caller.workspace;
+      if (caller.workspace !== null) headers["service-workspace"] = caller.workspace;
     }
     if (body !== undefined) headers["content-type"] = "application/json";
     let response: Dispatcher.ResponseData;
@@ -159,6 +171,18 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
         nextCursor: result.next_cursor ?? null,
         hasMore: result.has_more ?? Boolean(result.next_cursor),
       };
+    },
+    async listWorkspaces(credential, page, signal) {
+      const search = new URLSearchParams({ limit: String(page.limit) });
+      if (page.cursor !== undefined) search.set("cursor", page.cursor);
+      const result = await call("GET", `/workspaces?${search}`, { credential, workspace: null }, upstreamPageSchema, undefined, signal);
+      const ids: string[] = [];
+      for (const item of result.data) {
+        const record = (typeof item === "object" && item !== null ? item : {}) as Record<string, unknown>;
+        const id = [record.id, record.workspace_id, record.slug].find((value) => typeof value === "string" && value !== "");
+        if (typeof id === "string") ids.push(id);
+      }
+      return { ids, nextCursor: result.next_cursor ?? null, hasMore: result.has_more ?? Boolean(result.next_cursor) };
     },
     async checkHealth(signal) {
       try {

@@ -26,6 +26,33 @@ export interface Stack {
   close(): Promise<void>;
 }
 
+/** A running adapter on a loopback port. */
+export interface RunningAdapter {
+  url: string;
+  adapter: Adapter;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** Starts an adapter in front of the given upstream; environment values override the test defaults. */
+export async function startAdapter(upstreamUrl: string, environment: Record<string, string> = {}): Promise<RunningAdapter> {
+  const config: Config = loadConfig({ POLL_INTERVAL_MIN_MS: "10", POLL_INTERVAL_MAX_MS: "50", ...environment });
+  const adapter = createAdapter(config, upstreamUrl, { logger: pino({ level: "silent" }) });
+  const server = createServer(adapter.app);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    adapter,
+    server,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await adapter.close();
+    },
+  };
+}
+
 /** Starts the embedded workspace and an adapter in front of it; environment values override defaults. */
 export async function startStack(
   environment: Record<string, string> = {},
@@ -38,24 +65,12 @@ export async function startStack(
     stepDelayMs: 10,
     ...workspaceOptions,
   });
-  const config: Config = loadConfig({
-    POLL_INTERVAL_MIN_MS: "10",
-    POLL_INTERVAL_MAX_MS: "50",
-    ...environment,
-  });
-  const adapter = createAdapter(config, workspace.url, { logger: pino({ level: "silent" }) });
-  const server = createServer(adapter.app);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const running = await startAdapter(workspace.url, environment);
   return {
-    url: `http://127.0.0.1:${port}`,
+    ...running,
     workspace,
-    adapter,
-    server,
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await adapter.close();
+      await running.close();
       await workspace.close();
     },
   };

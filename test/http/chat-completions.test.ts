@@ -275,7 +275,7 @@ describe("GET /v1/models", () => {
     const response = await fetch(`${stack.url}/v1/models`, { headers: headers() });
     const body = (await response.json()) as { data: { id: string }[] };
     expect(openAIErrors("ListModelsResponse", body)).toEqual([]);
-    expect(body.data.map((model: { id: string }) => model.id)).toEqual(["ask", "reason", "build"]);
+    expect(body.data.map((model: { id: string }) => model.id).slice(0, 3)).toEqual(["ask", "reason", "build"]);
     const one = await fetch(`${stack.url}/v1/models/reason`, { headers: headers() });
     expect(await one.json()).toMatchObject({ id: "reason", object: "model" });
     const missing = await fetch(`${stack.url}/v1/models/gpt-4`, { headers: headers() });

@@ -35,7 +35,7 @@ describe("the official openai SDK pointed at the adapter", () => {
   it("lists the models", async () => {
     const ids: string[] = [];
     for await (const model of client.models.list()) ids.push(model.id);
-    expect(ids).toEqual(["ask", "reason", "build"]);
+    expect(ids).toEqual(["ask", "reason", "build", "acme/ask", "acme/reason", "acme/build", "globex/ask", "globex/reason", "globex/build"]);
   });
 
   it("raises errors as APIError with a readable message and the interface detail", async () => {

@@ -22,6 +22,7 @@ function fakeClient(list: (call: number, cursor: string | undefined) => QueryPag
       if (result instanceof Error) throw result;
       return result;
     },
+    listWorkspaces: async () => ({ ids: [], nextCursor: null, hasMore: false }),
     checkHealth: async () => true,
     close: async () => {},
   };

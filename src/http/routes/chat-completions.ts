@@ -1,34 +1,31 @@
 import { randomUUID } from "node:crypto";
 import { type Request, type Response, Router } from "express";
-import type { ChatService } from "../../chat/chat-service.js";
-import type { Config } from "../../config/config.js";
 import type { Logger } from "pino";
-import {
-  ClientClosedError,
-  RequestValidationError,
-  toAdapterError,
-  type ValidationIssue,
-} from "../../errors/adapter-error.js";
+import type { Authenticator } from "../../auth/authenticate.js";
+import type { ChatJob, ChatService } from "../../chat/chat-service.js";
+import type { Config } from "../../config/config.js";
+import { type ConversationHints, type Conversations, conversationIdFrom } from "../../conversations/conversations.js";
+import { ClientClosedError, toAdapterError } from "../../errors/adapter-error.js";
 import type { ChatCompletionChunk } from "../../openai/chat-completion.js";
 import { chatCompletionRequestSchema } from "../../openai/chat-request.js";
-import { parseModel } from "../../translate/parse-model.js";
 import { planQueries } from "../../translate/plan-queries.js";
-import { abortWhenClientLeaves, requireJsonBody } from "../request-body.js";
-import { bearerCredential, resolveWorkspace } from "../request-context.js";
+import { abortWhenClientLeaves } from "../request-body.js";
 import { SseWriter } from "../sse-writer.js";
-import { toValidationIssues } from "../validation-issues.js";
+import { validateChatRequest } from "../validate-chat-request.js";
 
 /** What the chat route needs. */
 export interface ChatRouteOptions {
-  config: Pick<Config, "maxChoices" | "defaultWorkspace" | "modeField" | "sseKeepAliveMs">;
-  logger?: Logger;
+  config: Pick<Config, "maxChoices" | "defaultWorkspace" | "modeField" | "sseKeepAliveMs" | "conversationIdHeaders">;
   chat: ChatService;
-  newQueryId?: () => string;
+  authenticate: Authenticator;
+  conversations: Conversations;
+  logger: Logger;
+  newQueryId?: (() => string) | undefined;
 }
 
 /**
  * `POST /v1/chat/completions` (§ Chat completion rules). Reads like the data flow of DESIGN.md:
- * authenticate → validate → plan → run → translate → write.
+ * authenticate → validate → find the conversation → plan → run → translate → write.
  */
 export function chatCompletionsRouter(options: ChatRouteOptions): Router {
   const schema = chatCompletionRequestSchema({ maxChoices: options.config.maxChoices });
@@ -36,30 +33,29 @@ export function chatCompletionsRouter(options: ChatRouteOptions): Router {
   const router = Router();
 
   router.post("/v1/chat/completions", async (request: Request, response: Response) => {
-    const credential = bearerCredential(request);
-    const body = requireJsonBody(request);
-    const parsed = schema.safeParse(body, { reportInput: true });
-    const issues: ValidationIssue[] = parsed.success ? [] : toValidationIssues(parsed.error.issues, "body");
-    const model = parsed.success ? parseModel(parsed.data.model) : undefined;
-    const workspace = resolveWorkspace(request, model?.workspace, options.config.defaultWorkspace);
-    if ("issue" in workspace) issues.unshift(workspace.issue);
-    if (!parsed.success || !model || "issue" in workspace || issues.length > 0) {
-      throw new RequestValidationError(issues);
-    }
-    const plan = planQueries(parsed.data, model.mode, { modeField: options.config.modeField, newQueryId });
-    response.locals.workspace = workspace.workspace;
-    response.locals.mode = model.mode;
-    response.locals.queryIds = plan.queries.map((query) => query.queryId);
-    response.setHeader("service-query-id", plan.queries.map((query) => query.queryId).join(", "));
-
-    const job = {
-      model: parsed.data.model,
-      plan,
-      caller: { credential, workspace: workspace.workspace },
-      signal: abortWhenClientLeaves(response),
+    const identity = options.authenticate(request);
+    const { body, model, workspace } = validateChatRequest(request, schema, options.config.defaultWorkspace);
+    const scope = { principal: identity.principal, workspace };
+    const hints: ConversationHints = {
+      conversationId: conversationIdFrom(request.headers, options.config.conversationIdHeaders),
+      messages: body.messages,
     };
-    if (parsed.data.stream) {
-      const includeUsage = parsed.data.stream_options?.include_usage === true;
+    const continueQueryId = body.query_id ?? ((body.n ?? 1) === 1 ? await options.conversations.find(scope, hints) : null);
+    const plan = planQueries(body, model.mode, { modeField: options.config.modeField, newQueryId, continueQueryId });
+    const queryIds = plan.queries.map((query) => query.queryId);
+    Object.assign(response.locals, { workspace, mode: model.mode, queryIds, continued: plan.continued });
+    response.setHeader("service-query-id", queryIds.join(", "));
+
+    const job: ChatJob = {
+      model: body.model,
+      plan,
+      caller: { credential: identity.upstreamCredential, workspace },
+      signal: abortWhenClientLeaves(response),
+      onAnswered: (answer) =>
+        options.conversations.remember(scope, hints, { promptIndex: plan.promptIndex, answer, queryId: queryIds[0] as string }),
+    };
+    if (body.stream) {
+      const includeUsage = body.stream_options?.include_usage === true;
       await writeStream(response, await options.chat.startStream(job, { includeUsage }));
       return;
     }
@@ -81,7 +77,7 @@ export function chatCompletionsRouter(options: ChatRouteOptions): Router {
     } catch (error) {
       const adapterError = toAdapterError(error);
       if (writer.isClosed || adapterError instanceof ClientClosedError) return;
-      if (adapterError.status >= 500) options.logger?.warn({ err: { message: adapterError.message } }, "stream failed");
+      if (adapterError.status >= 500) options.logger.warn({ err: { message: adapterError.message } }, "stream failed");
       await writer.fail(adapterError);
     } finally {
       await chunks.return(undefined);

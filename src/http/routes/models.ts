@@ -1,31 +1,87 @@
 import { Router } from "express";
+import type { Authenticator } from "../../auth/authenticate.js";
 import { MODES } from "../../config/config.js";
+import { credentialHash } from "../../conversations/conversation-keys.js";
 import { NotFoundError } from "../../errors/adapter-error.js";
 import type { Model } from "../../openai/chat-completion.js";
-import { bearerCredential } from "../request-context.js";
+import { MODEL_PATTERN } from "../../openai/chat-request.js";
+import type { WorkspaceClient } from "../../upstream/workspace-client.js";
+import type { Clock } from "../../util/clock.js";
+import { WORKSPACE_ID } from "../request-context.js";
 
-/** `GET /v1/models` and `/v1/models/{id}`: the interaction modes as models, so UIs can offer them. */
-export function modelsRouter(options: { created: number }): Router {
-  const models: Model[] = MODES.map((mode) => ({
-    id: mode,
-    object: "model",
-    created: options.created,
-    owned_by: "workspace",
-  }));
+/** What the models route needs. */
+export interface ModelsRouteOptions {
+  created: number;
+  authenticate: Authenticator;
+  client: WorkspaceClient;
+  clock: Clock;
+  cacheSeconds: number;
+  /** Time allowed for listing workspaces before answering with the plain modes. */
+  listTimeoutMs?: number;
+  maxPages?: number;
+}
+
+const MAX_CACHED_CREDENTIALS = 1000;
+
+/**
+ * `GET /v1/models` and `/v1/models/{id}`: the interaction modes, and `<workspace>/<mode>` for each
+ * workspace the credential can list (`GET /workspaces`, followed page by page), so chat UIs can
+ * offer workspaces as models. The list is cached briefly per credential; a slow or failing
+ * upstream costs at most `listTimeoutMs` and yields the three plain modes.
+ */
+export function modelsRouter(options: ModelsRouteOptions): Router {
+  const listTimeoutMs = options.listTimeoutMs ?? 1500;
+  const maxPages = options.maxPages ?? 10;
+  const cache = new Map<string, { workspaces: Promise<string[]>; expiresAt: number }>();
+  const model = (id: string): Model => ({ id, object: "model", created: options.created, owned_by: "workspace" });
+
+  async function listWorkspaces(credential: string): Promise<string[]> {
+    const signal = AbortSignal.timeout(listTimeoutMs);
+    const ids: string[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let count = 0; count < maxPages; count += 1) {
+      const page = cursor === undefined ? { limit: 100 } : { limit: 100, cursor };
+      const result = await options.client.listWorkspaces(credential, page, signal);
+      ids.push(...result.ids.filter((id) => WORKSPACE_ID.test(id)));
+      if (!result.hasMore || !result.nextCursor || seen.has(result.nextCursor)) break;
+      seen.add(result.nextCursor);
+      cursor = result.nextCursor;
+    }
+    return [...new Set(ids)];
+  }
+
+  function workspacesOf(credential: string): Promise<string[]> {
+    const key = credentialHash(credential);
+    const now = options.clock.now();
+    const cached = cache.get(key);
+    if (cached && cached.expiresAt > now) return cached.workspaces;
+    const workspaces = listWorkspaces(credential).catch(() => {
+      // A failure is remembered for a few seconds only, so a dead upstream is not asked on every call.
+      const entry = cache.get(key);
+      if (entry) entry.expiresAt = Math.min(entry.expiresAt, options.clock.now() + 5000);
+      return [] as string[];
+    });
+    cache.delete(key);
+    cache.set(key, { workspaces, expiresAt: now + options.cacheSeconds * 1000 });
+    if (cache.size > MAX_CACHED_CREDENTIALS) cache.delete(cache.keys().next().value as string);
+    return workspaces;
+  }
+
   const router = Router();
-  router.get("/v1/models", (request, response) => {
-    bearerCredential(request);
-    response.json({ object: "list", data: models });
+  router.get("/v1/models", async (request, response) => {
+    const identity = options.authenticate(request);
+    const workspaces = await workspacesOf(identity.upstreamCredential);
+    const ids = [...MODES, ...workspaces.flatMap((workspace) => MODES.map((mode) => `${workspace}/${mode}`))];
+    response.json({ object: "list", data: ids.map(model) });
   });
-  router.get("/v1/models/:id", (request, response) => {
-    bearerCredential(request);
-    const model = models.find((candidate) => candidate.id === request.params.id);
-    if (!model)
-      throw new NotFoundError(`The model '${request.params.id}' does not exist`, {
-        param: "model",
-        code: "model_not_found",
-      });
-    response.json(model);
+  router.get("/v1/models/*id", (request, response) => {
+    options.authenticate(request);
+    const id = (request.params as { id: string[] }).id.join("/");
+    if (!MODEL_PATTERN.test(id)) {
+      throw new NotFoundError(`The model '${id}' does not exist`, { param: "model", code: "model_not_found" });
+    }
+    response.json(model(id));
   });
   return router;
 }

@@ -1,0 +1,41 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { Request } from "express";
+import { credentialHash } from "../conversations/conversation-keys.js";
+import { AuthenticationError } from "../errors/adapter-error.js";
+import { bearerCredential } from "../http/request-context.js";
+
+/** Who is calling, as the rest of the adapter needs it. */
+export interface Identity {
+  /** The credential presented to the upstream. */
+  upstreamCredential: string;
+  /** A hash of the client's own credential: scopes conversations and caches without keeping it. */
+  principal: string;
+}
+
+/** How clients are authenticated (DESIGN.md, Credentials). */
+export type Authenticator = (request: Request) => Identity;
+
+/**
+ * Pass-through (the default): the client's bearer credential goes to the upstream unchanged.
+ * Deployment-held (`WORKSPACE_API_KEY` set): the adapter presents its own key upstream and accepts
+ * only the client keys in `ADAPTER_API_KEYS`, compared in constant time.
+ */
+export function createAuthenticator(options: { workspaceApiKey?: string; adapterApiKeys?: readonly string[] }): Authenticator {
+  if (!options.workspaceApiKey) {
+    return (request) => {
+      const credential = bearerCredential(request);
+      return { upstreamCredential: credential, principal: credentialHash(credential) };
+    };
+  }
+  const upstreamCredential = options.workspaceApiKey;
+  // Comparing fixed-length digests keeps the comparison constant-time whatever the key lengths.
+  const accepted = (options.adapterApiKeys ?? []).map((key) => createHash("sha256").update(key).digest());
+  return (request) => {
+    const credential = bearerCredential(request);
+    const presented = createHash("sha256").update(credential).digest();
+    let match = false;
+    for (const key of accepted) match = timingSafeEqual(key, presented) || match;
+    if (!match) throw new AuthenticationError("Invalid API key");
+    return { upstreamCredential, principal: credentialHash(credential) };
+  };
+}

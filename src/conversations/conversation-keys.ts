@@ -1,0 +1,52 @@
+import { createHash } from "node:crypto";
+import type { ChatMessage } from "../openai/chat-request.js";
+import { messageText } from "../translate/extract-prompt.js";
+
+/** Who and where a conversation belongs to: a hash of the client's credential, and the workspace. */
+export interface ConversationScope {
+  principal: string;
+  workspace: string;
+}
+
+/** One-way hash of a credential: what the adapter keeps instead of the credential itself. */
+export function credentialHash(credential: string): string {
+  return createHash("sha256").update(credential).digest("base64url");
+}
+
+function digest(parts: unknown[]): string {
+  return createHash("sha256").update(JSON.stringify(parts)).digest("base64url");
+}
+
+/**
+ * A message as conversations compare it: user and assistant text only (system and tool messages
+ * are not part of the upstream thread), with a leading `<think>` block and outer white space
+ * removed, since chat UIs strip reasoning and trim when they send the history back.
+ */
+function canonical(messages: readonly ChatMessage[]): [string, string][] {
+  return messages
+    .filter((message) => message.role === "user" || message.role === "assistant")
+    .map((message) => [message.role, messageText(message).replace(/^\s*<think>[\s\S]*?<\/think>/, "").trim()]);
+}
+
+/** The key a request is looked up by: its history up to its last assistant message; null on a first turn. */
+export function historyLookupKey(scope: ConversationScope, messages: readonly ChatMessage[]): string | null {
+  const lastAssistant = messages.findLastIndex((message) => message.role === "assistant");
+  if (lastAssistant < 0) return null;
+  return `h:${digest([scope.principal, scope.workspace, canonical(messages.slice(0, lastAssistant + 1))])}`;
+}
+
+/** The key a finished turn is remembered under: the history through the prompt, plus the answer. */
+export function historyRememberKey(
+  scope: ConversationScope,
+  messages: readonly ChatMessage[],
+  promptIndex: number,
+  answer: string,
+): string {
+  const history = [...messages.slice(0, promptIndex + 1), { role: "assistant", content: answer }];
+  return `h:${digest([scope.principal, scope.workspace, canonical(history)])}`;
+}
+
+/** The key of a client-given conversation id (a header such as `X-Conversation-Id`). */
+export function conversationIdKey(scope: ConversationScope, conversationId: string): string {
+  return `c:${digest([scope.principal, scope.workspace, conversationId])}`;
+}

@@ -1,0 +1,32 @@
+import type { Request } from "express";
+import { RequestValidationError, type ValidationIssue } from "../errors/adapter-error.js";
+import type { ChatCompletionRequest, chatCompletionRequestSchema } from "../openai/chat-request.js";
+import { type ModelChoice, parseModel } from "../translate/parse-model.js";
+import { requireJsonBody } from "./request-body.js";
+import { resolveWorkspace } from "./request-context.js";
+import { toValidationIssues } from "./validation-issues.js";
+
+/** A request that passed validation: its body, what its model names, and its workspace. */
+export interface ValidChatRequest {
+  body: ChatCompletionRequest;
+  model: ModelChoice;
+  workspace: string;
+}
+
+/**
+ * Validates a chat request as a whole, header and body together, so that a 422 lists every
+ * problem at once (§ Errors: the FastAPI `{detail: [...]}` body).
+ */
+export function validateChatRequest(
+  request: Request,
+  schema: ReturnType<typeof chatCompletionRequestSchema>,
+  defaultWorkspace: string | undefined,
+): ValidChatRequest {
+  const parsed = schema.safeParse(requireJsonBody(request), { reportInput: true });
+  const issues: ValidationIssue[] = parsed.success ? [] : toValidationIssues(parsed.error.issues, "body");
+  const model = parsed.success ? parseModel(parsed.data.model) : undefined;
+  const workspace = resolveWorkspace(request, model?.workspace, defaultWorkspace);
+  if ("issue" in workspace) issues.unshift(workspace.issue);
+  if (!parsed.success || !model || "issue" in workspace) throw new RequestValidationError(issues);
+  return { body: parsed.data, model, workspace: workspace.workspace };
+}
