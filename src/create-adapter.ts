@@ -7,6 +7,8 @@ import { type ConversationStore, MemoryConversationStore } from "./conversations
 import { Conversations } from "./conversations/conversations.js";
 import { RedisConversationStore } from "./conversations/redis-conversation-store.js";
 import { createApp } from "./http/app.js";
+import { ConcurrencyLimit } from "./http/concurrency-limit.js";
+import { Lifecycle } from "./http/lifecycle.js";
 import { QueryWatcher } from "./upstream/query-watcher.js";
 import { createWorkspaceClient, type WorkspaceClient } from "./upstream/workspace-client.js";
 import { type Clock, systemClock } from "./util/clock.js";
@@ -17,6 +19,8 @@ export interface Adapter {
   client: WorkspaceClient;
   watcher: QueryWatcher;
   conversations: Conversations;
+  lifecycle: Lifecycle;
+  limit: ConcurrencyLimit;
   logger: Logger;
   close(): Promise<void>;
 }
@@ -59,6 +63,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
       ? new RedisConversationStore(config.redisUrl)
       : new MemoryConversationStore(config.conversationMaxEntries, () => clock.now()));
   const conversations = new Conversations(store, { ttlSeconds: config.conversationTtlSeconds, logger });
+  const lifecycle = new Lifecycle();
+  const limit = new ConcurrencyLimit(config.maxConcurrentRequests, config.maxConcurrentPerWorkspace);
   const app = createApp({
     config,
     chat,
@@ -66,6 +72,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     logger,
     clock,
     conversations,
+    lifecycle,
+    limit,
     authenticate: createAuthenticator({ workspaceApiKey: config.workspaceApiKey, adapterApiKeys: config.adapterApiKeys }),
     startedAt: Math.floor(clock.now() / 1000),
     ...(effects.newQueryId ? { newQueryId: effects.newQueryId } : {}),
@@ -75,6 +83,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     client,
     watcher,
     conversations,
+    lifecycle,
+    limit,
     logger,
     close: async () => {
       await Promise.all([client.close(), conversations.close()]);

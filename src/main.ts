@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Config, ConfigError, loadConfig } from "./config/config.js";
 import { createAdapter } from "./create-adapter.js";
+import { startServer } from "./server/start-server.js";
 import {
   type RunningWorkspace,
   startEmbeddedWorkspace,
@@ -42,38 +42,30 @@ if (embedded) {
   );
 }
 
-const server = createServer(adapter.app);
-server.keepAliveTimeout = 65_000;
-server.headersTimeout = 66_000;
-server.requestTimeout = 0; // long `build` streams must not be cut; headersTimeout stops slowloris clients.
-server.listen(config.port, config.host, () => {
-  const { port } = server.address() as AddressInfo;
-  const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
-  const base = `http://${host.includes(":") ? `[${host}]` : host}:${port}/v1`;
-  adapter.logger.info({ url: base, upstream: embedded ? "embedded" : upstreamUrl }, "adapter listening");
-  const workspace = config.defaultWorkspace ?? "<workspace-id>";
-  process.stdout.write(
-    `\nworkspace-openai-adapter is serving ${base}${embedded ? " (against the embedded workspace)" : ""}\nTry it:\n\n` +
-      `curl -s ${base}/chat/completions \\\n` +
-      `  -H "Authorization: Bearer ${embedded ? "any-key-works-locally" : "$WORKSPACE_API_KEY"}" \\\n` +
-      `  -H "Service-Workspace: ${workspace}" \\\n` +
-      "  -H \"Content-Type: application/json\" \\\n" +
-      "  -d '{\"model\": \"ask\", \"messages\": [{\"role\": \"user\", \"content\": \"How does the adapter cite sources?\"}]}'\n\n",
-  );
-});
+const running = await startServer(adapter, config);
+const { port } = running.server.address() as AddressInfo;
+const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
+const base = `http://${host.includes(":") ? `[${host}]` : host}:${port}/v1`;
+adapter.logger.info({ url: base, upstream: embedded ? "embedded" : upstreamUrl }, "adapter listening");
+const workspace = config.defaultWorkspace ?? "<workspace-id>";
+process.stdout.write(
+  `\nworkspace-openai-adapter is serving ${base}${embedded ? " (against the embedded workspace)" : ""}\nTry it:\n\n` +
+    `curl -s ${base}/chat/completions \\\n` +
+    `  -H "Authorization: Bearer ${embedded ? "any-key-works-locally" : "$WORKSPACE_API_KEY"}" \\\n` +
+    `  -H "Service-Workspace: ${workspace}" \\\n` +
+    "  -H \"Content-Type: application/json\" \\\n" +
+    "  -d '{\"model\": \"ask\", \"messages\": [{\"role\": \"user\", \"content\": \"How does the adapter cite sources?\"}]}'\n\n",
+);
 
-let stopping = false;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    adapter.logger.info({ signal }, "shutting down");
-    server.close(() => {
-      void Promise.all([adapter.close(), embedded?.close()]).then(() => process.exit(0));
-    });
-    server.closeIdleConnections();
-    setTimeout(() => {
-      server.closeAllConnections();
-    }, 10_000).unref();
+  process.once(signal, () => {
+    adapter.logger.info({ signal, graceMs: config.shutdownGraceMs }, "shutting down: draining requests");
+    void running
+      .shutdown()
+      .then(() => embedded?.close())
+      .then(() => {
+        adapter.logger.info("stopped");
+        process.exit(0);
+      });
   });
 }

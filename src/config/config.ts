@@ -37,6 +37,16 @@ export const environmentSchema = z.object({
     .default("mode"),
   STEPS_OUTPUT: z.enum(["reasoning", "content", "none"]).default("reasoning"),
   UPSTREAM_TIMEOUT_MS: integer(30_000, 1),
+  UPSTREAM_CONNECT_TIMEOUT_MS: integer(5_000, 1),
+  UPSTREAM_MAX_BODY_BYTES: integer(32 * 1024 * 1024, 1024),
+  MAX_MESSAGES: integer(1000, 1),
+  MAX_JSON_DEPTH: integer(32, 4, 1000),
+  MAX_CONCURRENT_REQUESTS: integer(4000, 1),
+  MAX_CONCURRENT_PER_WORKSPACE: integer(2000, 1),
+  SHUTDOWN_GRACE_MS: integer(10_000, 0),
+  SERVER_HEADERS_TIMEOUT_MS: integer(10_000, 100),
+  SERVER_REQUEST_TIMEOUT_MS: integer(30_000, 100),
+  CORS_ORIGINS: z.string().default(""),
   SSE_KEEPALIVE_MS: integer(15_000, 10),
   BODY_LIMIT_BYTES: integer(1024 * 1024, 1024),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -70,6 +80,19 @@ export interface Config {
   /** Where query steps go in the response (DESIGN.md, Contract item 6). */
   stepsOutput: "reasoning" | "content" | "none";
   upstreamTimeoutMs: number;
+  upstreamConnectTimeoutMs: number;
+  upstreamMaxBodyBytes: number;
+  maxMessages: number;
+  /** Deepest JSON nesting accepted in a request body. */
+  maxJsonDepth: number;
+  maxConcurrentRequests: number;
+  maxConcurrentPerWorkspace: number;
+  /** Time in-flight requests get to finish after SIGTERM before open streams are ended. */
+  shutdownGraceMs: number;
+  serverHeadersTimeoutMs: number;
+  serverRequestTimeoutMs: number;
+  /** Origins allowed to call from a browser; empty turns CORS off. */
+  corsOrigins: string[];
   /** Idle time after which a stream gets a `: keep-alive` comment. */
   sseKeepAliveMs: number;
   bodyLimitBytes: number;
@@ -133,6 +156,16 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     modeField: env.MODE_FIELD,
     stepsOutput: env.STEPS_OUTPUT,
     upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
+    upstreamConnectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,
+    upstreamMaxBodyBytes: env.UPSTREAM_MAX_BODY_BYTES,
+    maxMessages: env.MAX_MESSAGES,
+    maxJsonDepth: env.MAX_JSON_DEPTH,
+    maxConcurrentRequests: env.MAX_CONCURRENT_REQUESTS,
+    maxConcurrentPerWorkspace: env.MAX_CONCURRENT_PER_WORKSPACE,
+    shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
+    serverHeadersTimeoutMs: env.SERVER_HEADERS_TIMEOUT_MS,
+    serverRequestTimeoutMs: env.SERVER_REQUEST_TIMEOUT_MS,
+    corsOrigins: list(env.CORS_ORIGINS),
     sseKeepAliveMs: env.SSE_KEEPALIVE_MS,
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
     logLevel: env.LOG_LEVEL,

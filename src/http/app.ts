@@ -7,7 +7,10 @@ import type { Config } from "../config/config.js";
 import type { Conversations } from "../conversations/conversations.js";
 import type { Clock } from "../util/clock.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
+import type { ConcurrencyLimit } from "./concurrency-limit.js";
+import { cors } from "./cors.js";
 import { errorMiddleware, notFoundHandler } from "./error-response.js";
+import type { Lifecycle } from "./lifecycle.js";
 import { chatCompletionsRouter } from "./routes/chat-completions.js";
 import { healthRouter } from "./routes/health.js";
 import { modelsRouter } from "./routes/models.js";
@@ -17,6 +20,9 @@ export interface AppDependencies {
   config: Pick<
     Config,
     | "maxChoices"
+    | "maxMessages"
+    | "maxJsonDepth"
+    | "corsOrigins"
     | "defaultWorkspace"
     | "modeField"
     | "bodyLimitBytes"
@@ -28,6 +34,8 @@ export interface AppDependencies {
   authenticate: Authenticator;
   conversations: Conversations;
   clock: Clock;
+  limit: ConcurrencyLimit;
+  lifecycle: Lifecycle;
   client: WorkspaceClient;
   logger: Logger;
   /** `created` of the listed models: the time the adapter started, in seconds. */
@@ -42,13 +50,15 @@ export function createApp(dependencies: AppDependencies): Express {
   app.set("etag", false);
   app.set("query parser", "simple");
   app.use(requestLog(dependencies.logger));
+  app.use(cors(dependencies.config.corsOrigins));
+  app.use(dependencies.lifecycle.track);
   app.use(
     express.json({
       limit: dependencies.config.bodyLimitBytes,
       type: ["application/json", "application/*+json"],
     }),
   );
-  app.use(healthRouter({ client: dependencies.client }));
+  app.use(healthRouter({ client: dependencies.client, lifecycle: dependencies.lifecycle }));
   app.use(
     modelsRouter({
       created: dependencies.startedAt,
@@ -64,6 +74,8 @@ export function createApp(dependencies: AppDependencies): Express {
       chat: dependencies.chat,
       authenticate: dependencies.authenticate,
       conversations: dependencies.conversations,
+      limit: dependencies.limit,
+      lifecycle: dependencies.lifecycle,
       logger: dependencies.logger,
       newQueryId: dependencies.newQueryId,
     }),

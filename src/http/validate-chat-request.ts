@@ -2,6 +2,7 @@ import type { Request } from "express";
 import { RequestValidationError, type ValidationIssue } from "../errors/adapter-error.js";
 import type { ChatCompletionRequest, chatCompletionRequestSchema } from "../openai/chat-request.js";
 import { type ModelChoice, parseModel } from "../translate/parse-model.js";
+import { inspectJson } from "./inspect-json.js";
 import { requireJsonBody } from "./request-body.js";
 import { resolveWorkspace } from "./request-context.js";
 import { toValidationIssues } from "./validation-issues.js";
@@ -21,8 +22,12 @@ export function validateChatRequest(
   request: Request,
   schema: ReturnType<typeof chatCompletionRequestSchema>,
   defaultWorkspace: string | undefined,
+  maxJsonDepth: number,
 ): ValidChatRequest {
-  const parsed = schema.safeParse(requireJsonBody(request), { reportInput: true });
+  const body = requireJsonBody(request);
+  const hazards = inspectJson(body, maxJsonDepth);
+  if (hazards.length > 0) throw new RequestValidationError(hazards);
+  const parsed = schema.safeParse(body, { reportInput: true });
   const issues: ValidationIssue[] = parsed.success ? [] : toValidationIssues(parsed.error.issues, "body");
   const model = parsed.success ? parseModel(parsed.data.model) : undefined;
   const workspace = resolveWorkspace(request, model?.workspace, defaultWorkspace);

@@ -20,7 +20,7 @@ export type ChatMessage = z.infer<typeof chatMessageSchema>;
  * The request body of `POST /v1/chat/completions` (§ Chat completion request). Additional
  * properties are accepted, as the interface says, so clients may send temperature, tools, user…
  */
-export function chatCompletionRequestSchema(options: { maxChoices: number }) {
+export function chatCompletionRequestSchema(options: { maxChoices: number; maxMessages: number }) {
   return z.looseObject({
     model: z.string().check((context) => {
       if (!MODEL_PATTERN.test(context.value)) {
@@ -32,7 +32,7 @@ export function chatCompletionRequestSchema(options: { maxChoices: number }) {
         });
       }
     }),
-    messages: z.array(chatMessageSchema).min(1),
+    messages: z.array(chatMessageSchema).min(1).max(options.maxMessages),
     stream: z.boolean().nullish(),
     n: z.int().min(1).max(options.maxChoices).nullish(),
     stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),

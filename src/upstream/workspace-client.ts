@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher, request, errors as undiciErrors } from "undici";
 import type { z } from "zod";
 import {
@@ -61,8 +62,12 @@ export interface WorkspaceClient {
 /** Settings of the upstream HTTP client. */
 export interface WorkspaceClientOptions {
   baseUrl: string;
-  /** Bound on connect, on waiting for headers and on each gap while reading a body. */
+  /** Bound on waiting for headers and on each gap while reading a body. */
   timeoutMs: number;
+  /** Bound on opening a connection (default: the smaller of `timeoutMs` and 5 s). */
+  connectTimeoutMs?: number;
+  /** Retries of a GET on connection errors and 502/503/504 (default 2). */
+  getRetries?: number;
   /** Largest upstream body read; a larger one is a 502 (a list of 100 long answers fits easily). */
   maxResponseBytes?: number;
   /** Connections kept per upstream origin. */
@@ -84,10 +89,48 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
     new Agent({
       connections: options.connections ?? 128,
       keepAliveTimeout: 30_000,
-      connect: { timeout: options.timeoutMs },
+      connect: { timeout: options.connectTimeoutMs ?? Math.min(options.timeoutMs, 5000) },
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
     });
+
+  const getRetries = options.getRetries ?? 2;
+
+  /**
+   * One HTTP exchange. A GET (list, health) is retried on connection errors and 502/503/504 with
+   * capped, fully jittered backoff, within the caller's signal; a POST is never repeated here (a
+   * repeated create would continue the query: see create-query.ts).
+   */
+  async function send(
+    method: "GET" | "POST",
+    path: string,
+    headers: Record<string, string>,
+    body: string | null,
+    signal: AbortSignal | undefined,
+  ): Promise<Dispatcher.ResponseData> {
+    for (let attempt = 0; ; attempt += 1) {
+      const retriesLeft = method === "GET" && attempt < getRetries;
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await request(`${baseUrl}${path}`, {
+          method,
+          headers,
+          body,
+          dispatcher,
+          signal,
+          headersTimeout: options.timeoutMs,
+          bodyTimeout: options.timeoutMs,
+        });
+      } catch (error) {
+        if (!retriesLeft || signal?.aborted || !isConnectionError(error)) throw error;
+        await backoff(attempt, signal);
+        continue;
+      }
+      if (!retriesLeft || !RETRIED_STATUSES.has(response.statusCode)) return response;
+      await response.body.dump();
+      await backoff(attempt, signal);
+    }
+  }
 
   async function call<T extends z.ZodType>(
     method: "GET" | "POST",
@@ -108,15 +151,7 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
     if (body !== undefined) headers["content-type"] = "application/json";
     let response: Dispatcher.ResponseData;
     try {
-      response = await request(`${baseUrl}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? null : JSON.stringify(body),
-        dispatcher,
-        signal,
-        headersTimeout: options.timeoutMs,
-        bodyTimeout: options.timeoutMs,
-      });
+      response = await send(method, path, headers, body === undefined ? null : JSON.stringify(body), signal);
     } catch (error) {
       throw transportError(error, method, path, signal);
     }
@@ -186,7 +221,7 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
     },
     async checkHealth(signal) {
       try {
-        const response = await request(`${baseUrl}/health`, { method: "GET", dispatcher, signal });
+        const response = await send("GET", "/health", { accept: "application/json" }, null, signal);
         await response.body.dump();
         return response.statusCode >= 200 && response.statusCode < 300;
       } catch {
@@ -197,6 +232,27 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
       if (ownsDispatcher) await dispatcher.close();
     },
   };
+}
+
+const RETRIED_STATUSES = new Set([502, 503, 504]);
+const CONNECTION_ERRORS = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "EAI_AGAIN",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+function isConnectionError(error: unknown): boolean {
+  return CONNECTION_ERRORS.has((error as { code?: string } | null)?.code ?? "");
+}
+
+/** Full jitter over an exponential step: 50 ms, 100 ms, 200 ms … capped at 1 s. */
+function backoff(attempt: number, signal: AbortSignal | undefined): Promise<void> {
+  const ceiling = Math.min(1000, 50 * 2 ** attempt);
+  return sleep(Math.random() * ceiling, undefined, signal ? { signal } : undefined);
 }
 
 async function readBody(body: Dispatcher.ResponseData["body"], maxBytes: number): Promise<string> {

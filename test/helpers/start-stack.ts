@@ -1,8 +1,7 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import pino from "pino";
+import pino, { type Logger } from "pino";
 import { type Config, loadConfig } from "../../src/config/config.js";
 import { type Adapter, createAdapter } from "../../src/create-adapter.js";
 import {
@@ -10,6 +9,7 @@ import {
   type StartOptions,
   startEmbeddedWorkspace,
 } from "../../src/embedded-workspace/start-embedded-workspace.js";
+import { startServer } from "../../src/server/start-server.js";
 
 /** The fixture documents the tests' embedded workspace answers from. */
 export const FIXTURE_DOCUMENTS = join(dirname(fileURLToPath(import.meta.url)), "../fixtures/documents");
@@ -17,13 +17,8 @@ export const FIXTURE_DOCUMENTS = join(dirname(fileURLToPath(import.meta.url)), "
 export const API_KEY = "sk-test-key";
 
 /** An adapter and its embedded workspace, both over real loopback HTTP. */
-export interface Stack {
-  /** `http://127.0.0.1:port` of the adapter. */
-  url: string;
+export interface Stack extends RunningAdapter {
   workspace: RunningWorkspace;
-  adapter: Adapter;
-  server: Server;
-  close(): Promise<void>;
 }
 
 /** A running adapter on a loopback port. */
@@ -31,23 +26,29 @@ export interface RunningAdapter {
   url: string;
   adapter: Adapter;
   server: Server;
+  /** The graceful shutdown of `main.ts` (drain, then end streams). */
+  shutdown(): Promise<void>;
+  /** Stops at once (test teardown). */
   close(): Promise<void>;
 }
 
-/** Starts an adapter in front of the given upstream; environment values override the test defaults. */
-export async function startAdapter(upstreamUrl: string, environment: Record<string, string> = {}): Promise<RunningAdapter> {
-  const config: Config = loadConfig({ POLL_INTERVAL_MIN_MS: "10", POLL_INTERVAL_MAX_MS: "50", ...environment });
-  const adapter = createAdapter(config, upstreamUrl, { logger: pino({ level: "silent" }) });
-  const server = createServer(adapter.app);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+/** Starts an adapter in front of the given upstream, as `main.ts` serves it; environment values override the test defaults. */
+export async function startAdapter(
+  upstreamUrl: string,
+  environment: Record<string, string> = {},
+  logger: Logger = pino({ level: "silent" }),
+): Promise<RunningAdapter> {
+  const config: Config = loadConfig({ POLL_INTERVAL_MIN_MS: "10", POLL_INTERVAL_MAX_MS: "50", HOST: "127.0.0.1", PORT: "0", ...environment });
+  const adapter = createAdapter(config, upstreamUrl, { logger });
+  const running = await startServer(adapter, config);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: running.url,
     adapter,
-    server,
+    server: running.server,
+    shutdown: running.shutdown,
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      running.server.closeAllConnections();
+      await new Promise<void>((resolve) => running.server.close(() => resolve()));
       await adapter.close();
     },
   };

@@ -9,13 +9,20 @@ import { ClientClosedError, toAdapterError } from "../../errors/adapter-error.js
 import type { ChatCompletionChunk } from "../../openai/chat-completion.js";
 import { chatCompletionRequestSchema } from "../../openai/chat-request.js";
 import { planQueries } from "../../translate/plan-queries.js";
+import type { ConcurrencyLimit } from "../concurrency-limit.js";
+import type { Lifecycle } from "../lifecycle.js";
 import { abortWhenClientLeaves } from "../request-body.js";
 import { SseWriter } from "../sse-writer.js";
 import { validateChatRequest } from "../validate-chat-request.js";
 
 /** What the chat route needs. */
 export interface ChatRouteOptions {
-  config: Pick<Config, "maxChoices" | "defaultWorkspace" | "modeField" | "sseKeepAliveMs" | "conversationIdHeaders">;
+  config: Pick<
+    Config,
+    "maxChoices" | "maxMessages" | "maxJsonDepth" | "defaultWorkspace" | "modeField" | "sseKeepAliveMs" | "conversationIdHeaders"
+  >;
+  limit: ConcurrencyLimit;
+  lifecycle: Lifecycle;
   chat: ChatService;
   authenticate: Authenticator;
   conversations: Conversations;
@@ -28,13 +35,20 @@ export interface ChatRouteOptions {
  * authenticate → validate → find the conversation → plan → run → translate → write.
  */
 export function chatCompletionsRouter(options: ChatRouteOptions): Router {
-  const schema = chatCompletionRequestSchema({ maxChoices: options.config.maxChoices });
+  const schema = chatCompletionRequestSchema(options.config);
   const newQueryId = options.newQueryId ?? randomUUID;
   const router = Router();
 
   router.post("/v1/chat/completions", async (request: Request, response: Response) => {
     const identity = options.authenticate(request);
-    const { body, model, workspace } = validateChatRequest(request, schema, options.config.defaultWorkspace);
+    const { body, model, workspace } = validateChatRequest(
+      request,
+      schema,
+      options.config.defaultWorkspace,
+      options.config.maxJsonDepth,
+    );
+    const release = options.limit.acquire(workspace);
+    response.once("close", release);
     const scope = { principal: identity.principal, workspace };
     const hints: ConversationHints = {
       conversationId: conversationIdFrom(request.headers, options.config.conversationIdHeaders),
@@ -68,6 +82,7 @@ export function chatCompletionsRouter(options: ChatRouteOptions): Router {
   async function writeStream(response: Response, chunks: AsyncGenerator<ChatCompletionChunk>): Promise<void> {
     const writer = new SseWriter(response, options.config.sseKeepAliveMs);
     writer.open();
+    const unregister = options.lifecycle.trackStream(writer);
     try {
       for await (const chunk of chunks) {
         await writer.send(chunk);
@@ -80,6 +95,7 @@ export function chatCompletionsRouter(options: ChatRouteOptions): Router {
       if (adapterError.status >= 500) options.logger.warn({ err: { message: adapterError.message } }, "stream failed");
       await writer.fail(adapterError);
     } finally {
+      unregister();
       await chunks.return(undefined);
     }
   }

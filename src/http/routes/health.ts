@@ -1,8 +1,12 @@
 import { Router } from "express";
 import type { WorkspaceClient } from "../../upstream/workspace-client.js";
+import type { Lifecycle } from "../lifecycle.js";
 
-/** `GET /health` (liveness, no credential) and `GET /ready` (the upstream answers its own `/health`). */
-export function healthRouter(options: { client: WorkspaceClient; readinessTimeoutMs?: number }): Router {
+/**
+ * `GET /health`: liveness, no credential, answered even while draining. `GET /ready`: readiness,
+ * 503 while draining or when the upstream does not answer its own `/health`.
+ */
+export function healthRouter(options: { client: WorkspaceClient; lifecycle: Lifecycle; readinessTimeoutMs?: number }): Router {
   const router = Router();
   router.get("/health", (_request, response) => {
     response.json({ status: "ok" });

@@ -1,0 +1,73 @@
+import type { RequestHandler } from "express";
+import { ServiceUnavailableError } from "../errors/adapter-error.js";
+
+/** A stream that can be ended from outside (the SSE writer), for shutdown. */
+export interface EndableStream {
+  fail(error: ServiceUnavailableError): Promise<void>;
+}
+
+/**
+ * The adapter's running state, for graceful shutdown: whether it is draining, how many requests
+ * are in flight, and which streams are open. Refuses new requests while draining (503 with
+ * `Connection: close`), and ends open streams with an error frame when the grace time is over.
+ */
+export class Lifecycle {
+  private draining = false;
+  private inFlight = 0;
+  private readonly streams = new Set<EndableStream>();
+  private readonly idleWaiters: (() => void)[] = [];
+
+  /** Whether shutdown has begun (readiness is 503 from then on). */
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  /** Requests in flight, streams included. */
+  get activeRequests(): number {
+    return this.inFlight;
+  }
+
+  /** Middleware counting requests in flight and refusing new ones while draining. */
+  readonly track: RequestHandler = (request, response, next) => {
+    if (this.draining && request.path !== "/health") {
+      response.setHeader("connection", "close");
+      throw new ServiceUnavailableError("The adapter is shutting down; retry on another instance", {
+        headers: { "retry-after": "1" },
+      });
+    }
+    this.inFlight += 1;
+    response.once("close", () => {
+      this.inFlight -= 1;
+      if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+    });
+    next();
+  };
+
+  /** Registers an open stream; call the returned function when it ends. */
+  trackStream(stream: EndableStream): () => void {
+    this.streams.add(stream);
+    return () => this.streams.delete(stream);
+  }
+
+  /** Starts draining and resolves when nothing is in flight, or after `graceMs`, whichever is first. */
+  async drain(graceMs: number): Promise<{ finished: boolean }> {
+    this.draining = true;
+    if (this.inFlight === 0) return { finished: true };
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      new Promise<boolean>((resolve) => this.idleWaiters.push(() => resolve(true))),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    return { finished };
+  }
+
+  /** Ends every open stream with an error frame and `[DONE]`. */
+  async endStreams(): Promise<void> {
+    const error = new ServiceUnavailableError("The adapter is shutting down; the answer was cut short");
+    await Promise.allSettled([...this.streams].map((stream) => stream.fail(error)));
+    this.streams.clear();
+  }
+}

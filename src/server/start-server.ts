@@ -1,0 +1,65 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Config } from "../config/config.js";
+import type { Adapter } from "../create-adapter.js";
+
+/** A listening adapter, and how to stop it gracefully. */
+export interface RunningServer {
+  server: Server;
+  /** `http://host:port` as bound. */
+  url: string;
+  /**
+   * Graceful shutdown: readiness turns 503 and new requests are refused; requests and streams in
+   * flight get `shutdownGraceMs` to finish; then open streams get an error frame and `[DONE]`, the
+   * remaining sockets are closed (`server.close()` alone never finishes while a stream is open).
+   */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Serves the adapter on its port with server timeouts that stop slow-loris clients (headers and
+ * request body must arrive in time) without cutting long responses: `requestTimeout` bounds
+ * receiving the request, not streaming the answer.
+ */
+export async function startServer(
+  adapter: Adapter,
+  config: Pick<Config, "port" | "host" | "shutdownGraceMs" | "serverHeadersTimeoutMs" | "serverRequestTimeoutMs">,
+): Promise<RunningServer> {
+  const server = createServer(
+    { connectionsCheckingInterval: Math.min(1000, config.serverHeadersTimeoutMs) },
+    adapter.app,
+  );
+  server.headersTimeout = config.serverHeadersTimeoutMs;
+  server.requestTimeout = Math.max(config.serverRequestTimeoutMs, config.serverHeadersTimeoutMs);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  let stopping: Promise<void> | undefined;
+
+  async function shutdown(): Promise<void> {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const { finished } = await adapter.lifecycle.drain(config.shutdownGraceMs);
+    if (!finished) {
+      adapter.logger.warn({ open: adapter.lifecycle.activeRequests }, "grace time over: ending open streams");
+      await adapter.lifecycle.endStreams();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    server.closeAllConnections();
+    await closed;
+    await adapter.close();
+  }
+
+  return {
+    server,
+    url: `http://${host}:${address.port}`,
+    shutdown: () => {
+      stopping ??= shutdown();
+      return stopping;
+    },
+  };
+}
