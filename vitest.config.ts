@@ -9,6 +9,8 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
+    // The load test compares heap before and after; it needs to run the collector itself.
+    execArgv: ["--expose-gc"],
     reporters: jsonReport ? ["default", ["json", { outputFile: jsonReport }]] : ["default"],
   },
 });

@@ -40,7 +40,15 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     effects.logger ?? pino({ level: config.logLevel, base: { service: "workspace-openai-adapter" } });
   const clock = effects.clock ?? systemClock;
   const client =
-    effects.client ?? createWorkspaceClient({ baseUrl: upstreamUrl, timeoutMs: config.upstreamTimeoutMs });
+    effects.client ??
+    createWorkspaceClient({
+      baseUrl: upstreamUrl,
+      timeoutMs: config.upstreamTimeoutMs,
+      connectTimeoutMs: config.upstreamConnectTimeoutMs,
+      maxResponseBytes: config.upstreamMaxBodyBytes,
+      connections: config.upstreamConnections,
+      keepAliveMs: config.upstreamKeepAliveMs,
+    });
   const watcher = new QueryWatcher({
     client,
     clock,

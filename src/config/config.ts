@@ -38,6 +38,8 @@ export const environmentSchema = z.object({
   STEPS_OUTPUT: z.enum(["reasoning", "content", "none"]).default("reasoning"),
   UPSTREAM_TIMEOUT_MS: integer(30_000, 1),
   UPSTREAM_CONNECT_TIMEOUT_MS: integer(5_000, 1),
+  UPSTREAM_CONNECTIONS: integer(128, 1),
+  UPSTREAM_KEEPALIVE_MS: integer(30_000, 100),
   UPSTREAM_MAX_BODY_BYTES: integer(32 * 1024 * 1024, 1024),
   MAX_MESSAGES: integer(1000, 1),
   MAX_JSON_DEPTH: integer(32, 4, 1000),
@@ -81,6 +83,9 @@ export interface Config {
   stepsOutput: "reasoning" | "content" | "none";
   upstreamTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
+  /** Size of the keep-alive pool to the upstream, and how long an idle connection is kept. */
+  upstreamConnections: number;
+  upstreamKeepAliveMs: number;
   upstreamMaxBodyBytes: number;
   maxMessages: number;
   /** Deepest JSON nesting accepted in a request body. */
@@ -157,6 +162,8 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     stepsOutput: env.STEPS_OUTPUT,
     upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
     upstreamConnectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,
+    upstreamConnections: env.UPSTREAM_CONNECTIONS,
+    upstreamKeepAliveMs: env.UPSTREAM_KEEPALIVE_MS,
     upstreamMaxBodyBytes: env.UPSTREAM_MAX_BODY_BYTES,
     maxMessages: env.MAX_MESSAGES,
     maxJsonDepth: env.MAX_JSON_DEPTH,

@@ -72,6 +72,8 @@ export interface WorkspaceClientOptions {
   maxResponseBytes?: number;
   /** Connections kept per upstream origin. */
   connections?: number;
+  /** How long an idle pooled connection is kept open. */
+  keepAliveMs?: number;
   dispatcher?: Dispatcher;
 }
 
@@ -88,7 +90,8 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
     options.dispatcher ??
     new Agent({
       connections: options.connections ?? 128,
-      keepAliveTimeout: 30_000,
+      keepAliveTimeout: options.keepAliveMs ?? 30_000,
+      keepAliveMaxTimeout: options.keepAliveMs ?? 30_000,
       connect: { timeout: options.connectTimeoutMs ?? Math.min(options.timeoutMs, 5000) },
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,

@@ -34,3 +34,13 @@ describe("loadConfig", () => {
     );
   });
 });
+
+describe("the README", () => {
+  it("documents every configuration variable in its table", async () => {
+    const { readFileSync } = await import("node:fs");
+    const { environmentSchema } = await import("../../src/config/config.js");
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const missing = Object.keys(environmentSchema.shape).filter((name) => !readme.includes(`| \`${name}\` |`));
+    expect(missing).toEqual([]);
+  });
+});
