@@ -25,6 +25,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ["**/*.js", "**/*.mjs"],
+    languageOptions: { globals: { URL: "readonly", process: "readonly", console: "readonly" } },
+  },
+  {
     files: ["test/**"],
     // Tests read loosely typed JSON, and the load test prints what it measured.
     rules: { "@typescript-eslint/no-explicit-any": "off", "no-console": "off", "@stylistic/max-len": "off" },

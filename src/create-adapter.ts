@@ -1,5 +1,5 @@
 import type { Express } from "express";
-import pino, { type Logger } from "pino";
+import type { Logger } from "pino";
 import { createAuthenticator } from "./auth/authenticate.js";
 import { ChatService } from "./chat/chat-service.js";
 import type { Config } from "./config/config.js";
@@ -9,9 +9,12 @@ import { RedisConversationStore } from "./conversations/redis-conversation-store
 import { createApp } from "./http/app.js";
 import { ConcurrencyLimit } from "./http/concurrency-limit.js";
 import { Lifecycle } from "./http/lifecycle.js";
+import { Metrics } from "./metrics/metrics.js";
 import { QueryWatcher } from "./upstream/query-watcher.js";
 import { createWorkspaceClient, type WorkspaceClient } from "./upstream/workspace-client.js";
 import { type Clock, systemClock } from "./util/clock.js";
+import { createLogger } from "./util/create-logger.js";
+import { packageVersion } from "./util/package-info.js";
 
 /** The wired adapter: the app to serve and the parts a test or the entry point may reach. */
 export interface Adapter {
@@ -21,6 +24,7 @@ export interface Adapter {
   conversations: Conversations;
   lifecycle: Lifecycle;
   limit: ConcurrencyLimit;
+  metrics: Metrics;
   logger: Logger;
   close(): Promise<void>;
 }
@@ -36,9 +40,16 @@ export interface AdapterEffects {
 
 /** Wires configuration and effects into a ready app; `upstreamUrl` is the workspace service to call. */
 export function createAdapter(config: Config, upstreamUrl: string, effects: AdapterEffects = {}): Adapter {
-  const logger =
-    effects.logger ?? pino({ level: config.logLevel, base: { service: "workspace-openai-adapter" } });
+  const logger = effects.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   const clock = effects.clock ?? systemClock;
+  const lifecycle = new Lifecycle();
+  const limit = new ConcurrencyLimit(config.maxConcurrentRequests, config.maxConcurrentPerWorkspace);
+  // The state gauges read parts built below; they are only read at scrape time.
+  const metrics = new Metrics({
+    openStreams: () => lifecycle.openStreams,
+    waitingQueries: () => watcher.waitingQueries,
+    pollers: () => watcher.activePollers,
+  });
   const client =
     effects.client ??
     createWorkspaceClient({
@@ -48,6 +59,10 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
       maxResponseBytes: config.upstreamMaxBodyBytes,
       connections: config.upstreamConnections,
       keepAliveMs: config.upstreamKeepAliveMs,
+      onCall: ({ endpoint, outcome, seconds }) => {
+        metrics.upstreamCalls.inc({ endpoint, outcome });
+        metrics.upstreamSeconds.observe({ endpoint }, seconds);
+      },
     });
   const watcher = new QueryWatcher({
     client,
@@ -55,15 +70,17 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     pollIntervalMinMs: config.pollIntervalMinMs,
     pollIntervalMaxMs: config.pollIntervalMaxMs,
     maxListPages: config.maxListPages,
+    onPoll: ({ pages }) => metrics.listCalls.inc(pages),
     onPollError: (error) => logger.warn({ err: { message: (error as Error).message } }, "poll failed"),
   });
   const chat = new ChatService({
     client,
     watcher,
     clock,
-    stepsOutput: config.stepsOutput,
+    message: { stepsOutput: config.stepsOutput, citationStyle: config.citationStyle },
     queryTimeoutMs: config.queryTimeoutMs,
     maxListPages: config.maxListPages,
+    onQueryEnd: (mode, state) => metrics.queries.inc({ mode, state }),
   });
   const store =
     effects.conversationStore ??
@@ -71,8 +88,6 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
       ? new RedisConversationStore(config.redisUrl)
       : new MemoryConversationStore(config.conversationMaxEntries, () => clock.now()));
   const conversations = new Conversations(store, { ttlSeconds: config.conversationTtlSeconds, logger });
-  const lifecycle = new Lifecycle();
-  const limit = new ConcurrencyLimit(config.maxConcurrentRequests, config.maxConcurrentPerWorkspace);
   const app = createApp({
     config,
     chat,
@@ -82,8 +97,10 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     conversations,
     lifecycle,
     limit,
+    metrics,
     authenticate: createAuthenticator({ workspaceApiKey: config.workspaceApiKey, adapterApiKeys: config.adapterApiKeys }),
     startedAt: Math.floor(clock.now() / 1000),
+    version: packageVersion(),
     ...(effects.newQueryId ? { newQueryId: effects.newQueryId } : {}),
   });
   return {
@@ -93,6 +110,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     conversations,
     lifecycle,
     limit,
+    metrics,
     logger,
     close: async () => {
       await Promise.all([client.close(), conversations.close()]);

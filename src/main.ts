@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import type { AddressInfo } from "node:net";
+import { parseCommandLine } from "./config/command-line.js";
+import { packageVersion } from "./util/package-info.js";
 import { type Config, ConfigError, loadConfig } from "./config/config.js";
 import { createAdapter } from "./create-adapter.js";
 import { startServer } from "./server/start-server.js";
@@ -10,9 +12,15 @@ import {
 
 // The entry point: owns configuration, the port, the embedded workspace and signals.
 
+const command = parseCommandLine(process.argv.slice(2), packageVersion());
+if (command.kind === "print") {
+  (command.exitCode === 0 ? process.stdout : process.stderr).write(command.text);
+  process.exit(command.exitCode);
+}
+
 let config: Config;
 try {
-  config = loadConfig(process.env);
+  config = loadConfig({ ...process.env, ...command.environment });
 } catch (error) {
   if (error instanceof ConfigError) {
     process.stderr.write(`${error.message}\n`);

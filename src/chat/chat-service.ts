@@ -1,11 +1,10 @@
 import type { Mode } from "../config/config.js";
-import { ClientClosedError, QueryFailedError } from "../errors/adapter-error.js";
+import { ClientClosedError, GatewayTimeoutError, QueryFailedError } from "../errors/adapter-error.js";
 import type { ChatCompletion, ChatCompletionChunk, ChunkDelta } from "../openai/chat-completion.js";
 import { buildCompletion, completionId, type FinishedChoice } from "../translate/build-completion.js";
-import { buildMessage, type StepsOutput } from "../translate/build-message.js";
+import { buildMessage, type MessageOptions } from "../translate/build-message.js";
 import type { PlannedQuery, QueryPlan } from "../translate/plan-queries.js";
 import { countUsage } from "../translate/count-usage.js";
-import { renderSteps } from "../translate/render-steps.js";
 import {
   advanceChoice,
   type ChoiceStreamState,
@@ -25,9 +24,11 @@ export interface ChatServiceOptions {
   client: WorkspaceClient;
   watcher: QueryWatcher;
   clock: Clock;
-  stepsOutput: StepsOutput;
+  message: MessageOptions;
   queryTimeoutMs: Record<Mode, number>;
   maxListPages: number;
+  /** Told how each followed query ended: PROCESSED, FAILED, timeout or cancelled (metrics). */
+  onQueryEnd?: (mode: Mode, state: "PROCESSED" | "FAILED" | "timeout" | "cancelled" | "error") => void;
 }
 
 /** One chat request, planned and attributed: what the service needs to answer it. */
@@ -58,15 +59,26 @@ export class ChatService {
     return toQuerySnapshot(created);
   }
 
-  /** Snapshots of a created query until it ends (DESIGN.md, data flow: watcher). */
-  watch(job: ChatJob, initial: QuerySnapshot, signal: AbortSignal): AsyncGenerator<QuerySnapshot> {
-    return this.options.watcher.watch({
-      caller: job.caller,
-      initial,
-      deadlineMs: this.options.queryTimeoutMs[job.plan.mode],
-      label: `${job.plan.mode} query ${initial.id}`,
-      signal,
-    });
+  /** Snapshots of a created query until it ends (DESIGN.md, data flow: watcher); reports how it ended. */
+  async *watch(job: ChatJob, initial: QuerySnapshot, signal: AbortSignal): AsyncGenerator<QuerySnapshot> {
+    let state: "PROCESSED" | "FAILED" | "timeout" | "cancelled" | "error" = "cancelled";
+    try {
+      for await (const snapshot of this.options.watcher.watch({
+        caller: job.caller,
+        initial,
+        deadlineMs: this.options.queryTimeoutMs[job.plan.mode],
+        label: `${job.plan.mode} query ${initial.id}`,
+        signal,
+      })) {
+        if (snapshot.status === "PROCESSED" || snapshot.status === "FAILED") state = snapshot.status;
+        yield snapshot;
+      }
+    } catch (error) {
+      state = error instanceof GatewayTimeoutError ? "timeout" : "error";
+      throw error;
+    } finally {
+      this.options.onQueryEnd?.(job.plan.mode, state);
+    }
   }
 
   /** Answers a non-streaming request: every choice's query to its end, then one `chat.completion`. */
@@ -124,7 +136,7 @@ export class ChatService {
     controller: AbortController,
     includeUsage: boolean,
   ): AsyncGenerator<ChatCompletionChunk> {
-    const { stepsOutput } = this.options;
+    const { message } = this.options;
     const base = {
       id: completionId(initials[0]?.id ?? ""),
       object: "chat.completion.chunk" as const,
@@ -144,7 +156,9 @@ export class ChatService {
         const state = states[index] as ChoiceStreamState;
         if (snapshot.status === "FAILED") throw queryFailed(snapshot);
         const terminal = snapshot.status === "PROCESSED";
-        const deltas = terminal ? finishChoice(state, snapshot, stepsOutput) : advanceChoice(state, snapshot, stepsOutput);
+        const deltas = terminal
+          ? finishChoice(state, snapshot, message)
+          : advanceChoice(state, snapshot, message.stepsOutput);
         for (const delta of deltas) yield chunk(index, delta);
         if (terminal) {
           finals[index] = snapshot;
@@ -153,7 +167,7 @@ export class ChatService {
       }
       if (finals.filter(Boolean).length < initials.length) throw new ClientClosedError();
       const first = states[0] as ChoiceStreamState;
-      await job.onAnswered?.(first.prefix + first.output);
+      await job.onAnswered?.(first.prefix + first.output + first.footer);
       if (includeUsage) {
         yield {
           ...base,
@@ -161,8 +175,8 @@ export class ChatService {
           usage: countUsage(
             states.map((state, index) => ({
               prompt: job.plan.prompt,
-              content: state.output,
-              reasoning: state.reasoning,
+              content: state.prefix + state.output + state.footer,
+              reasoning: message.stepsOutput === "reasoning" ? state.reasoning : "",
               upstream: finals[index]?.usage,
             })),
           ),
@@ -176,13 +190,8 @@ export class ChatService {
   /** A terminal snapshot as a finished choice; a FAILED query is an error (DESIGN.md, Contract item 5). */
   finish(snapshot: QuerySnapshot): FinishedChoice {
     if (snapshot.status === "FAILED") throw queryFailed(snapshot);
-    const message = buildMessage(snapshot, this.options.stepsOutput);
-    return {
-      message,
-      output: snapshot.output,
-      reasoning: this.options.stepsOutput === "none" ? "" : renderSteps(snapshot.steps),
-      usage: snapshot.usage,
-    };
+    const message = buildMessage(snapshot, this.options.message);
+    return { message, usage: snapshot.usage };
   }
 }
 

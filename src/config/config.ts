@@ -36,6 +36,7 @@ export const environmentSchema = z.object({
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a plain field name")
     .default("mode"),
   STEPS_OUTPUT: z.enum(["reasoning", "content", "none"]).default("reasoning"),
+  CITATION_STYLE: z.enum(["annotations", "markdown"]).default("annotations"),
   UPSTREAM_TIMEOUT_MS: integer(30_000, 1),
   UPSTREAM_CONNECT_TIMEOUT_MS: integer(5_000, 1),
   UPSTREAM_CONNECTIONS: integer(128, 1),
@@ -52,6 +53,7 @@ export const environmentSchema = z.object({
   SSE_KEEPALIVE_MS: integer(15_000, 10),
   BODY_LIMIT_BYTES: integer(1024 * 1024, 1024),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  LOG_FORMAT: z.enum(["auto", "json", "pretty"]).default("auto"),
   WORKSPACE_API_KEY: optionalText,
   ADAPTER_API_KEYS: z.string().default(""),
   REDIS_URL: optionalText.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
@@ -81,6 +83,8 @@ export interface Config {
   modeField: string;
   /** Where query steps go in the response (DESIGN.md, Contract item 6). */
   stepsOutput: "reasoning" | "content" | "none";
+  /** `markdown` also appends a Sources list to the content, for UIs that ignore annotations. */
+  citationStyle: "annotations" | "markdown";
   upstreamTimeoutMs: number;
   upstreamConnectTimeoutMs: number;
   /** Size of the keep-alive pool to the upstream, and how long an idle connection is kept. */
@@ -102,6 +106,8 @@ export interface Config {
   sseKeepAliveMs: number;
   bodyLimitBytes: number;
   logLevel: z.infer<typeof environmentSchema>["LOG_LEVEL"];
+  /** `auto`: pretty lines at a terminal, JSON otherwise. */
+  logFormat: "auto" | "json" | "pretty";
   /** Deployment-held upstream key; when set, only `adapterApiKeys` are accepted from clients. */
   workspaceApiKey: string | undefined;
   adapterApiKeys: string[];
@@ -160,6 +166,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     maxChoices: env.MAX_CHOICES,
     modeField: env.MODE_FIELD,
     stepsOutput: env.STEPS_OUTPUT,
+    citationStyle: env.CITATION_STYLE,
     upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
     upstreamConnectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,
     upstreamConnections: env.UPSTREAM_CONNECTIONS,
@@ -176,6 +183,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     sseKeepAliveMs: env.SSE_KEEPALIVE_MS,
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
     logLevel: env.LOG_LEVEL,
+    logFormat: env.LOG_FORMAT,
     workspaceApiKey: env.WORKSPACE_API_KEY,
     adapterApiKeys,
     redisUrl: env.REDIS_URL,

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { projectRoot } from "../util/package-info.js";
 import { DocumentIndex, loadPassages } from "./document-index.js";
 import {
   createEmbeddedWorkspace,
@@ -27,8 +27,7 @@ export interface StartOptions extends Omit<EmbeddedWorkspaceOptions, "index"> {
 
 /** The project's own documents: README.md and docs/, found from this file's location. */
 export function defaultDocuments(): string[] {
-  let folder = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(folder, "package.json")) && dirname(folder) !== folder) folder = dirname(folder);
+  const folder = projectRoot();
   return [join(folder, "README.md"), join(folder, "docs")].filter((path) => existsSync(path));
 }
 

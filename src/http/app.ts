@@ -10,7 +10,9 @@ import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import type { ConcurrencyLimit } from "./concurrency-limit.js";
 import { cors } from "./cors.js";
 import { errorMiddleware, notFoundHandler } from "./error-response.js";
+import { openApiDocument } from "./openapi.js";
 import type { Lifecycle } from "./lifecycle.js";
+import type { Metrics } from "../metrics/metrics.js";
 import { chatCompletionsRouter } from "./routes/chat-completions.js";
 import { healthRouter } from "./routes/health.js";
 import { modelsRouter } from "./routes/models.js";
@@ -36,8 +38,11 @@ export interface AppDependencies {
   clock: Clock;
   limit: ConcurrencyLimit;
   lifecycle: Lifecycle;
+  metrics: Metrics;
   client: WorkspaceClient;
   logger: Logger;
+  /** The package version, for the OpenAPI document. */
+  version: string;
   /** `created` of the listed models: the time the adapter started, in seconds. */
   startedAt: number;
   newQueryId?: () => string;
@@ -49,7 +54,7 @@ export function createApp(dependencies: AppDependencies): Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
-  app.use(requestLog(dependencies.logger));
+  app.use(requestLog(dependencies.logger, dependencies.metrics));
   app.use(cors(dependencies.config.corsOrigins));
   app.use(dependencies.lifecycle.track);
   app.use(
@@ -59,6 +64,14 @@ export function createApp(dependencies: AppDependencies): Express {
     }),
   );
   app.use(healthRouter({ client: dependencies.client, lifecycle: dependencies.lifecycle }));
+  const openApi = openApiDocument({ version: dependencies.version, ...dependencies.config });
+  app.get("/openapi.json", (_request, response) => {
+    response.json(openApi);
+  });
+  app.get("/metrics", async (_request, response) => {
+    response.setHeader("content-type", dependencies.metrics.registry.contentType);
+    response.send(await dependencies.metrics.registry.metrics());
+  });
   app.use(
     modelsRouter({
       created: dependencies.startedAt,
@@ -91,7 +104,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * One log line per request, when it ends: id, route, workspace, mode, query ids, status and
  * latency. Never headers or message content, so no credential or prompt reaches the logs.
  */
-function requestLog(logger: Logger): RequestHandler {
+function requestLog(logger: Logger, metrics: Metrics): RequestHandler {
   return (request, response, next) => {
     const started = performance.now();
     const incoming = request.headers["x-request-id"];
@@ -100,6 +113,10 @@ function requestLog(logger: Logger): RequestHandler {
     response.setHeader("x-request-id", requestId);
     response.setHeader("x-content-type-options", "nosniff");
     response.once("close", () => {
+      const mode = String(response.locals.mode ?? "");
+      const labels = { route: routeOf(request.path), mode, status: String(response.statusCode) };
+      metrics.requests.inc(labels);
+      metrics.requestSeconds.observe(labels, (performance.now() - started) / 1000);
       logger.info(
         {
           requestId,
@@ -117,4 +134,12 @@ function requestLog(logger: Logger): RequestHandler {
     });
     next();
   };
+}
+
+const ROUTES = new Set(["/v1/chat/completions", "/v1/models", "/health", "/ready", "/metrics", "/openapi.json"]);
+
+/** The route of a path, for metric labels: a fixed set, so that random paths cannot grow the label space. */
+function routeOf(path: string): string {
+  if (ROUTES.has(path)) return path;
+  return path.startsWith("/v1/models/") ? "/v1/models/{id}" : "other";
 }

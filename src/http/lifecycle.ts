@@ -43,6 +43,11 @@ export class Lifecycle {
     next();
   };
 
+  /** Streams open now. */
+  get openStreams(): number {
+    return this.streams.size;
+  }
+
   /** Registers an open stream; call the returned function when it ends. */
   trackStream(stream: EndableStream): () => void {
     this.streams.add(stream);

@@ -2,12 +2,9 @@ import type { ChatCompletion, CompletionMessage } from "../openai/chat-completio
 import type { UpstreamUsage } from "./count-usage.js";
 import { countUsage } from "./count-usage.js";
 
-/** One finished choice: its message, and what usage is counted from. */
+/** One finished choice: its message, and the usage the upstream reported for it (if any). */
 export interface FinishedChoice {
   message: CompletionMessage;
-  /** The output alone (content without any reasoning block), for `completion_tokens`. */
-  output: string;
-  reasoning: string;
   usage: UpstreamUsage | undefined;
 }
 
@@ -35,8 +32,8 @@ export function buildCompletion(meta: CompletionMeta, choices: readonly Finished
     usage: countUsage(
       choices.map((choice) => ({
         prompt: meta.prompt,
-        content: choice.output,
-        reasoning: choice.reasoning,
+        content: choice.message.content,
+        reasoning: choice.message.reasoning_content ?? "",
         upstream: choice.usage,
       })),
     ),

@@ -3,6 +3,7 @@ import type { QuerySnapshot } from "../upstream/query-snapshot.js";
 import { citeSources } from "./cite-sources.js";
 import { codePointLength } from "./code-points.js";
 import { renderSteps } from "./render-steps.js";
+import { type CitationStyle, sourcesFooter } from "./sources-footer.js";
 
 /** Where steps go (DESIGN.md, Contract item 6). */
 export type StepsOutput = "reasoning" | "content" | "none";
@@ -11,23 +12,30 @@ export type StepsOutput = "reasoning" | "content" | "none";
 export const THINK_OPEN = "<think>\n";
 export const THINK_CLOSE = "\n</think>\n\n";
 
+/** How finished answers are shaped: where steps go and how citations reach the client. */
+export interface MessageOptions {
+  stepsOutput: StepsOutput;
+  citationStyle: CitationStyle;
+}
+
 /**
  * The assistant message of a finished query: output → content, steps → reasoning, sources and
  * markers → `sources` and `file_citation` annotations (DESIGN.md, Contract items 6 and 7).
  * With steps in the content, they lead it inside `<think>` (as Open WebUI and LibreChat show
- * reasoning) and annotation offsets count from the start of the whole content.
+ * reasoning) and annotation offsets count from the start of the whole content. With the Markdown
+ * citation style, a Sources list follows the output.
  */
-export function buildMessage(snapshot: QuerySnapshot, stepsOutput: StepsOutput): CompletionMessage {
-  const reasoning = stepsOutput === "none" ? "" : renderSteps(snapshot.steps);
-  const prefix = stepsOutput === "content" && reasoning ? `${THINK_OPEN}${reasoning}${THINK_CLOSE}` : "";
+export function buildMessage(snapshot: QuerySnapshot, options: MessageOptions): CompletionMessage {
+  const reasoning = options.stepsOutput === "none" ? "" : renderSteps(snapshot.steps);
+  const prefix = options.stepsOutput === "content" && reasoning ? `${THINK_OPEN}${reasoning}${THINK_CLOSE}` : "";
   const { annotations, sources } = citeSources(snapshot.output, snapshot.sources, codePointLength(prefix));
   const message: CompletionMessage = {
     role: "assistant",
-    content: prefix + snapshot.output,
+    content: prefix + snapshot.output + sourcesFooter(snapshot.output, sources, options.citationStyle),
     refusal: null,
     annotations,
     sources,
   };
-  if (stepsOutput === "reasoning") message.reasoning_content = reasoning;
+  if (options.stepsOutput === "reasoning") message.reasoning_content = reasoning;
   return message;
 }

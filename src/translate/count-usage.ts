@@ -14,8 +14,9 @@ export interface UpstreamUsage {
 /**
  * Usage of one or more choices (DESIGN.md, Contract item 8). The upstream reports no tokens, so
  * the o200k tokenizer counts the prompt sent (once per choice, as each choice is its own query)
- * and the content and reasoning returned; reasoning is part of `completion_tokens`, as OpenAI
- * counts it, and also shown in `completion_tokens_details`. Upstream numbers win where present.
+ * and what was returned: the content (with any `<think>` block or Sources list in it) and the
+ * `reasoning_content`; the latter is part of `completion_tokens`, as OpenAI counts reasoning, and
+ * also shown in `completion_tokens_details`. Upstream numbers win where present.
  */
 export function countUsage(
   choices: readonly {

@@ -1,10 +1,11 @@
 import type { ChunkDelta } from "../openai/chat-completion.js";
 import type { QuerySnapshot } from "../upstream/query-snapshot.js";
-import type { StepsOutput } from "./build-message.js";
+import type { MessageOptions, StepsOutput } from "./build-message.js";
 import { THINK_CLOSE, THINK_OPEN } from "./build-message.js";
 import { citeSources } from "./cite-sources.js";
 import { codePointLength } from "./code-points.js";
 import { renderStepsDelta } from "./render-steps.js";
+import { sourcesFooter } from "./sources-footer.js";
 
 /**
  * What one streamed choice has sent so far: the explicit per-choice state of the stream
@@ -19,11 +20,13 @@ export interface ChoiceStreamState {
   thinkOpen: boolean;
   /** Output sent as `content`. */
   output: string;
+  /** The Markdown Sources list sent after the output (citation style `markdown`). */
+  footer: string;
 }
 
 /** A fresh state, for a choice whose role chunk has just been sent. */
 export function newChoiceStream(): ChoiceStreamState {
-  return { stepsSent: 0, reasoning: "", prefix: "", thinkOpen: false, output: "" };
+  return { stepsSent: 0, reasoning: "", prefix: "", thinkOpen: false, output: "", footer: "" };
 }
 
 /** The first delta of every choice, as OpenAI sends it. */
@@ -66,15 +69,18 @@ export function advanceChoice(state: ChoiceStreamState, snapshot: QuerySnapshot,
 }
 
 /**
- * The deltas that end a PROCESSED choice: the rest of the output, then annotations and sources
+ * The deltas that end a PROCESSED choice: the rest of the output (and the Markdown Sources list
+ * when that citation style is on), then annotations and sources
  * complete in one delta (the OpenAI SDK's stream helper keeps only the last value of delta keys
  * it does not know, so they must not be split across chunks).
  */
-export function finishChoice(state: ChoiceStreamState, snapshot: QuerySnapshot, stepsOutput: StepsOutput): ChunkDelta[] {
-  const deltas = advanceChoice(state, snapshot, stepsOutput);
+export function finishChoice(state: ChoiceStreamState, snapshot: QuerySnapshot, options: MessageOptions): ChunkDelta[] {
+  const deltas = advanceChoice(state, snapshot, options.stepsOutput);
   const closing = closeThink(state);
   if (closing) deltas.push({ content: closing });
   const { annotations, sources } = citeSources(state.output, snapshot.sources, codePointLength(state.prefix));
+  state.footer = sourcesFooter(state.output, sources, options.citationStyle);
+  if (state.footer) deltas.push({ content: state.footer });
   deltas.push({ annotations, sources });
   return deltas;
 }

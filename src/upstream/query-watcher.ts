@@ -101,6 +101,13 @@ export class QueryWatcher {
   get activePollers(): number {
     return this.pollers.size;
   }
+
+  /** How many distinct queries the pollers are waiting for. */
+  get waitingQueries(): number {
+    let count = 0;
+    for (const poller of this.pollers.values()) count += poller.waitingCount;
+    return count;
+  }
 }
 
 interface Waiter {
@@ -123,6 +130,10 @@ class WorkspacePoller {
     private readonly caller: Caller,
     private readonly onIdle: () => void,
   ) {}
+
+  get waitingCount(): number {
+    return this.waiters.size;
+  }
 
   add(waiter: Waiter): void {
     let set = this.waiters.get(waiter.id);

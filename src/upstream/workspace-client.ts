@@ -75,6 +75,8 @@ export interface WorkspaceClientOptions {
   /** How long an idle pooled connection is kept open. */
   keepAliveMs?: number;
   dispatcher?: Dispatcher;
+  /** Told of every exchange (after retries): for metrics. */
+  onCall?: (event: { endpoint: string; outcome: string; seconds: number }) => void;
 }
 
 /**
@@ -105,6 +107,26 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
    * repeated create would continue the query: see create-query.ts).
    */
   async function send(
+    method: "GET" | "POST",
+    path: string,
+    headers: Record<string, string>,
+    body: string | null,
+    signal: AbortSignal | undefined,
+  ): Promise<Dispatcher.ResponseData> {
+    const started = performance.now();
+    const endpoint = `${method} ${path.split("?")[0]}`;
+    const report = (outcome: string) => options.onCall?.({ endpoint, outcome, seconds: (performance.now() - started) / 1000 });
+    try {
+      const response = await exchange(method, path, headers, body, signal);
+      report(String(response.statusCode));
+      return response;
+    } catch (error) {
+      report(signal?.aborted ? "aborted" : ((error as { code?: string } | null)?.code ?? "error"));
+      throw error;
+    }
+  }
+
+  async function exchange(
     method: "GET" | "POST",
     path: string,
     headers: Record<string, string>,

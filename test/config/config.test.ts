@@ -36,11 +36,26 @@ describe("loadConfig", () => {
 });
 
 describe("the README", () => {
-  it("documents every configuration variable in its table", async () => {
+  it("shows the configuration table written from the config docs (run `npm run docs` after changing them)", async () => {
     const { readFileSync } = await import("node:fs");
-    const { environmentSchema } = await import("../../src/config/config.js");
+    const { configurationTable } = await import("../../src/config/config-docs.js");
     const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    const missing = Object.keys(environmentSchema.shape).filter((name) => !readme.includes(`| \`${name}\` |`));
-    expect(missing).toEqual([]);
+    expect(readme).toContain(`-->\n${configurationTable()}\n<!-- config-table:end -->`);
+  });
+});
+
+describe("the command line", () => {
+  it("turns flags into environment variables and answers --help and --version", async () => {
+    const { parseCommandLine } = await import("../../src/config/command-line.js");
+    expect(parseCommandLine(["--port", "9000", "--workspace-base-url=http://127.0.0.1:1"], "1.2.3")).toEqual({
+      kind: "run",
+      environment: { PORT: "9000", WORKSPACE_BASE_URL: "http://127.0.0.1:1" },
+    });
+    const help = parseCommandLine(["--help"], "1.2.3");
+    expect(help).toMatchObject({ kind: "print", exitCode: 0 });
+    expect(help.kind === "print" && help.text).toMatch(/--max-concurrent-per-workspace\s+The same, per workspace/);
+    expect(parseCommandLine(["-v"], "1.2.3")).toEqual({ kind: "print", text: "1.2.3\n", exitCode: 0 });
+    expect(parseCommandLine(["--nope"], "1.2.3")).toMatchObject({ kind: "print", exitCode: 2 });
+    expect(parseCommandLine(["--port"], "1.2.3")).toMatchObject({ kind: "print", exitCode: 2 });
   });
 });

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { ChunkDelta } from "../../src/openai/chat-completion.js";
 import { buildMessage, type StepsOutput } from "../../src/translate/build-message.js";
+import type { CitationStyle } from "../../src/translate/sources-footer.js";
 import { advanceChoice, finishChoice, newChoiceStream } from "../../src/translate/stream-choice.js";
 import type { UpstreamQuery } from "../../src/upstream/query-schemas.js";
 import { type QuerySnapshot, toQuerySnapshot } from "../../src/upstream/query-snapshot.js";
@@ -10,11 +11,11 @@ const snapshots = (JSON.parse(readFileSync(new URL("../fixtures/queries/leave-po
   toQuerySnapshot,
 );
 
-function play(sequence: QuerySnapshot[], stepsOutput: StepsOutput): ChunkDelta[] {
+function play(sequence: QuerySnapshot[], stepsOutput: StepsOutput, citationStyle: CitationStyle = "annotations"): ChunkDelta[] {
   const state = newChoiceStream();
   const deltas: ChunkDelta[] = [];
   for (const snapshot of sequence) {
-    deltas.push(...(snapshot.status === "PROCESSED" ? finishChoice(state, snapshot, stepsOutput) : advanceChoice(state, snapshot, stepsOutput)));
+    deltas.push(...(snapshot.status === "PROCESSED" ? finishChoice(state, snapshot, { stepsOutput, citationStyle }) : advanceChoice(state, snapshot, stepsOutput)));
   }
   return deltas;
 }
@@ -28,10 +29,16 @@ function joined(deltas: ChunkDelta[]) {
 }
 
 describe("stream translation of a recorded query", () => {
-  it.each(["reasoning", "content", "none"] as const)("concatenates to the non-streamed message with steps as %s", (stepsOutput) => {
+  it.each([
+    ["reasoning", "annotations"],
+    ["content", "annotations"],
+    ["none", "annotations"],
+    ["reasoning", "markdown"],
+    ["content", "markdown"],
+  ] as const)("concatenates to the non-streamed message with steps as %s and citations as %s", (stepsOutput, citationStyle) => {
     const final = snapshots.at(-1) as QuerySnapshot;
-    const message = buildMessage(final, stepsOutput);
-    const result = joined(play(snapshots, stepsOutput));
+    const message = buildMessage(final, { stepsOutput, citationStyle });
+    const result = joined(play(snapshots, stepsOutput, citationStyle));
     expect(result.content).toBe(message.content);
     expect(result.reasoning).toBe(message.reasoning_content ?? "");
     expect(result.last).toEqual({ annotations: message.annotations, sources: message.sources });
@@ -64,7 +71,7 @@ describe("stream translation of a recorded query", () => {
     const state = newChoiceStream();
     advanceChoice(state, { ...(snapshots[3] as QuerySnapshot), output: "Draft [1]" }, "reasoning");
     const rewritten = { ...(snapshots[5] as QuerySnapshot), output: "Final answer [1].\n\nSources:\n[1] handbook.md" };
-    const deltas = finishChoice(state, rewritten, "reasoning");
+    const deltas = finishChoice(state, rewritten, { stepsOutput: "reasoning", citationStyle: "annotations" });
     expect(deltas.some((delta) => delta.content)).toBe(false);
     expect(state.output).toBe("Draft [1]");
   });

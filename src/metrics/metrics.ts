@@ -1,0 +1,85 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+
+/**
+ * The adapter's Prometheus metrics, in a registry of its own (so that several adapters in one
+ * process, as in tests, do not collide). What an operator needs to see: traffic and latency by
+ * route, mode and status; upstream calls and errors; how queries end; open streams; and that
+ * polling is shared (list calls against waiting queries).
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: "adapter_http_requests_total",
+    help: "HTTP requests answered, by route, mode and status",
+    labelNames: ["route", "mode", "status"] as const,
+    registers: [this.registry],
+  });
+  readonly requestSeconds = new Histogram({
+    name: "adapter_http_request_duration_seconds",
+    help: "Time from request to the end of the response (streams included), by route, mode and status",
+    labelNames: ["route", "mode", "status"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly upstreamCalls = new Counter({
+    name: "adapter_upstream_requests_total",
+    help: "Calls to the workspace service, by endpoint and outcome (HTTP status, or error)",
+    labelNames: ["endpoint", "outcome"] as const,
+    registers: [this.registry],
+  });
+  readonly upstreamSeconds = new Histogram({
+    name: "adapter_upstream_request_duration_seconds",
+    help: "Latency of calls to the workspace service, by endpoint",
+    labelNames: ["endpoint"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly queries = new Counter({
+    name: "adapter_queries_finished_total",
+    help: "Workspace queries followed to an end, by how they ended (PROCESSED, FAILED, timeout, cancelled)",
+    labelNames: ["mode", "state"] as const,
+    registers: [this.registry],
+  });
+  readonly listCalls = new Counter({
+    name: "adapter_watcher_list_calls_total",
+    help: "GET /queries calls made by the shared pollers (pages included)",
+    registers: [this.registry],
+  });
+  readonly openStreams: Gauge;
+  readonly waitingQueries: Gauge;
+  readonly pollers: Gauge;
+
+  /** `sources` are read at scrape time: the gauges describe state owned elsewhere. */
+  constructor(sources: MetricSources, options: { processMetrics?: boolean } = {}) {
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read());
+        },
+      });
+    this.openStreams = gauge("adapter_open_streams", "Streamed responses open now", sources.openStreams);
+    this.waitingQueries = gauge(
+      "adapter_watcher_waiting_queries",
+      "Queries the shared pollers are waiting for, over all workspaces",
+      sources.waitingQueries,
+    );
+    this.pollers = gauge(
+      "adapter_watcher_pollers",
+      "Shared pollers running (one per credential and workspace with waiting queries)",
+      sources.pollers,
+    );
+  }
+}
+
+/** Where the state gauges read from. */
+export interface MetricSources {
+  openStreams: () => number;
+  waitingQueries: () => number;
+  pollers: () => number;
+}
