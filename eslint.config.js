@@ -29,7 +29,7 @@ export default tseslint.config(
     languageOptions: { globals: { URL: "readonly", process: "readonly", console: "readonly" } },
   },
   {
-    files: ["test/**"],
+    files: ["test/**", "examples/**", "bench/**", "scripts/**"],
     // Tests read loosely typed JSON, and the load test prints what it measured.
     rules: { "@typescript-eslint/no-explicit-any": "off", "no-console": "off", "@stylistic/max-len": "off" },
   },

@@ -6,6 +6,7 @@ const jsonReport = process.env.VITEST_JSON_REPORT;
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/global-setup.ts"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",

@@ -1,7 +1,6 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 // `npm start` as a new user runs it: build, start against the embedded workspace, print a curl.
@@ -10,7 +9,6 @@ let child: ChildProcess;
 let output = "";
 
 beforeAll(async () => {
-  await promisify(execFile)("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: root });
   child = spawn(process.execPath, ["dist/src/main.js"], {
     cwd: root,
     env: {
@@ -57,5 +55,22 @@ describe("npm start", () => {
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     child.kill("SIGTERM");
     expect(await exited).toBe(0);
+  });
+});
+
+describe("the command line", () => {
+  it("answers --help and --version, and refuses unknown flags", async () => {
+    const { execFile } = await import("node:child_process");
+    const { promisify } = await import("node:util");
+    const run = promisify(execFile);
+    const help = await run(process.execPath, ["dist/src/main.js", "--help"], { cwd: root });
+    expect(help.stdout).toMatch(/--workspace-base-url\s+Base URL of the Workspace Knowledge Service/);
+    const version = await run(process.execPath, ["dist/src/main.js", "--version"], { cwd: root });
+    expect(version.stdout.trim()).toBe(JSON.parse((await import("node:fs")).readFileSync(join(root, "package.json"), "utf8")).version);
+    await expect(run(process.execPath, ["dist/src/main.js", "--nope"], { cwd: root })).rejects.toMatchObject({ code: 2 });
+    await expect(run(process.execPath, ["dist/src/main.js"], { cwd: root, env: { ...process.env, PORT: "x" } })).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/PORT/),
+    });
   });
 });
