@@ -3,6 +3,7 @@
 // binaries leave a lockfile that `npm ci` rejects when the registry lacks some platforms.
 import js from "@eslint/js";
 import stylistic from "@stylistic/eslint-plugin";
+import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
@@ -26,7 +27,7 @@ export default tseslint.config(
   },
   {
     files: ["**/*.js", "**/*.mjs"],
-    languageOptions: { globals: { URL: "readonly", process: "readonly", console: "readonly" } },
+    languageOptions: { globals: globals.node },
   },
   {
     files: ["test/**", "examples/**", "bench/**", "scripts/**"],

@@ -1,4 +1,4 @@
-import type { Express } from "express";
+import type { RequestListener } from "node:http";
 import type { Logger } from "pino";
 import { createAuthenticator } from "./auth/authenticate.js";
 import { ChatService } from "./chat/chat-service.js";
@@ -10,6 +10,7 @@ import { createApp } from "./http/app.js";
 import { ConcurrencyLimit } from "./http/concurrency-limit.js";
 import { Lifecycle } from "./http/lifecycle.js";
 import { Metrics } from "./metrics/metrics.js";
+import { type TokenCounter, WorkerTokenCounter } from "./tokens/token-counter.js";
 import { QueryWatcher } from "./upstream/query-watcher.js";
 import { createWorkspaceClient, type WorkspaceClient } from "./upstream/workspace-client.js";
 import { type Clock, systemClock } from "./util/clock.js";
@@ -18,7 +19,8 @@ import { packageVersion } from "./util/package-info.js";
 
 /** The wired adapter: the app to serve and the parts a test or the entry point may reach. */
 export interface Adapter {
-  app: Express;
+  /** The request listener to serve (`http.createServer(adapter.app)`). */
+  app: RequestListener;
   client: WorkspaceClient;
   watcher: QueryWatcher;
   conversations: Conversations;
@@ -36,6 +38,7 @@ export interface AdapterEffects {
   newQueryId?: () => string;
   client?: WorkspaceClient;
   conversationStore?: ConversationStore;
+  tokens?: TokenCounter;
 }
 
 /** Wires configuration and effects into a ready app; `upstreamUrl` is the workspace service to call. */
@@ -73,6 +76,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     onPoll: ({ pages }) => metrics.listCalls.inc(pages),
     onPollError: (error) => logger.warn({ err: { message: (error as Error).message } }, "poll failed"),
   });
+  const tokens = effects.tokens ?? new WorkerTokenCounter();
   const chat = new ChatService({
     client,
     watcher,
@@ -80,6 +84,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     message: { stepsOutput: config.stepsOutput, citationStyle: config.citationStyle },
     queryTimeoutMs: config.queryTimeoutMs,
     maxListPages: config.maxListPages,
+    tokens,
     onQueryEnd: (mode, state) => metrics.queries.inc({ mode, state }),
   });
   const store =
@@ -113,7 +118,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     metrics,
     logger,
     close: async () => {
-      await Promise.all([client.close(), conversations.close()]);
+      await Promise.all([client.close(), conversations.close(), tokens.close()]);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { Request } from "express";
-import { credentialHash } from "../conversations/conversation-keys.js";
+import type { IncomingMessage } from "node:http";
+import { credentialHash } from "./credential-hash.js";
 import { AuthenticationError } from "../errors/adapter-error.js";
 import { bearerCredential } from "../http/request-context.js";
 
@@ -13,7 +13,7 @@ export interface Identity {
 }
 
 /** How clients are authenticated (DESIGN.md, Credentials). */
-export type Authenticator = (request: Request) => Identity;
+export type Authenticator = (request: IncomingMessage) => Identity;
 
 /**
  * Pass-through (the default): the client's bearer credential goes to the upstream unchanged.

@@ -16,6 +16,7 @@ import { createQuery } from "../upstream/create-query.js";
 import { type QuerySnapshot, toQuerySnapshot } from "../upstream/query-snapshot.js";
 import type { QueryWatcher } from "../upstream/query-watcher.js";
 import type { Caller, WorkspaceClient } from "../upstream/workspace-client.js";
+import type { TokenCounter } from "../tokens/token-counter.js";
 import type { Clock } from "../util/clock.js";
 import { mergeAsync } from "../util/merge-async.js";
 
@@ -27,6 +28,7 @@ export interface ChatServiceOptions {
   message: MessageOptions;
   queryTimeoutMs: Record<Mode, number>;
   maxListPages: number;
+  tokens: TokenCounter;
   /** Told how each followed query ended: PROCESSED, FAILED, timeout or cancelled (metrics). */
   onQueryEnd?: (mode: Mode, state: "PROCESSED" | "FAILED" | "timeout" | "cancelled" | "error") => void;
 }
@@ -84,8 +86,9 @@ export class ChatService {
   /** Answers a non-streaming request: every choice's query to its end, then one `chat.completion`. */
   async complete(job: ChatJob): Promise<ChatCompletion> {
     const created = Math.floor(this.options.clock.now() / 1000);
+    // With several choices, one failing stops the others; one choice needs no second signal.
     const failFast = new AbortController();
-    const signal = AbortSignal.any([job.signal, failFast.signal]);
+    const signal = job.plan.queries.length === 1 ? job.signal : AbortSignal.any([job.signal, failFast.signal]);
     const finished = await Promise.all(
       job.plan.queries.map(async (query) => {
         try {
@@ -99,9 +102,10 @@ export class ChatService {
         }
       }),
     );
-    const completion = buildCompletion(
+    const completion = await buildCompletion(
       { id: completionId(job.plan.queries[0]?.queryId ?? ""), created, model: job.model, prompt: job.plan.prompt },
       finished,
+      this.options.tokens,
     );
     await job.onAnswered?.(completion.choices[0]?.message.content ?? "");
     return completion;
@@ -172,13 +176,14 @@ export class ChatService {
         yield {
           ...base,
           choices: [],
-          usage: countUsage(
+          usage: await countUsage(
             states.map((state, index) => ({
               prompt: job.plan.prompt,
               content: state.prefix + state.output + state.footer,
               reasoning: message.stepsOutput === "reasoning" ? state.reasoning : "",
               upstream: finals[index]?.usage,
             })),
+            this.options.tokens,
           ),
         };
       }

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { ChatMessage } from "../openai/chat-request.js";
 import { messageText } from "../translate/extract-prompt.js";
 
@@ -8,13 +8,8 @@ export interface ConversationScope {
   workspace: string;
 }
 
-/** One-way hash of a credential: what the adapter keeps instead of the credential itself. */
-export function credentialHash(credential: string): string {
-  return createHash("sha256").update(credential).digest("base64url");
-}
-
 function digest(parts: unknown[]): string {
-  return createHash("sha256").update(JSON.stringify(parts)).digest("base64url");
+  return hash("sha256", JSON.stringify(parts), "base64url");
 }
 
 /**

@@ -1,33 +1,28 @@
-import type { RequestHandler } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
 
-const ALLOWED_HEADERS =
-  "authorization, content-type, service-workspace, x-conversation-id, x-openwebui-chat-id, x-request-id, x-stainless-*";
+const ALLOWED_HEADERS = "authorization, content-type, service-workspace, x-conversation-id, x-openwebui-chat-id, x-request-id";
 const EXPOSED_HEADERS = "service-query-id, x-request-id, retry-after, x-should-retry";
 
 /**
  * CORS for browser clients, off by default: only origins in the allowlist get CORS headers (and
  * answered preflights); `*` allows any origin. A bearer-credential API should not be callable
- * from every web page a user happens to visit.
+ * from every web page a user happens to visit. Returns whether it answered the request (a preflight).
  */
-export function cors(allowedOrigins: readonly string[]): RequestHandler {
+export function corsHandler(allowedOrigins: readonly string[]): (request: IncomingMessage, response: ServerResponse) => boolean {
   const anyOrigin = allowedOrigins.includes("*");
   const allowed = new Set(allowedOrigins);
-  return (request, response, next) => {
+  return (request, response) => {
     const origin = request.headers.origin;
-    if (!origin || (!anyOrigin && !allowed.has(origin))) {
-      next();
-      return;
-    }
+    if (!origin || (!anyOrigin && !allowed.has(origin))) return false;
     response.setHeader("access-control-allow-origin", anyOrigin ? "*" : origin);
     response.setHeader("vary", "Origin");
     response.setHeader("access-control-expose-headers", EXPOSED_HEADERS);
-    if (request.method === "OPTIONS") {
-      response.setHeader("access-control-allow-methods", "GET, POST, OPTIONS");
-      response.setHeader("access-control-allow-headers", request.headers["access-control-request-headers"] ?? ALLOWED_HEADERS);
-      response.setHeader("access-control-max-age", "600");
-      response.status(204).end();
-      return;
-    }
-    next();
+    if (request.method !== "OPTIONS") return false;
+    response.setHeader("access-control-allow-methods", "GET, POST, OPTIONS");
+    response.setHeader("access-control-allow-headers", request.headers["access-control-request-headers"] ?? ALLOWED_HEADERS);
+    response.setHeader("access-control-max-age", "600");
+    response.statusCode = 204;
+    response.end();
+    return true;
   };
 }

@@ -1,14 +1,9 @@
-import type { ErrorRequestHandler, RequestHandler, Response } from "express";
+import type { ServerResponse } from "node:http";
+import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "pino";
-import {
-  type AdapterError,
-  NotFoundError,
-  PayloadTooLargeError,
-  RequestValidationError,
-  toAdapterError,
-  UnsupportedMediaTypeError,
-} from "../errors/adapter-error.js";
+import { type AdapterError, NotFoundError, toAdapterError } from "../errors/adapter-error.js";
 import type { ErrorBody } from "../openai/chat-completion.js";
+import { factsOf } from "./request-log.js";
 
 /**
  * The body of an error: the interface's `detail` (§ Errors) beside an OpenAI-style `error`
@@ -22,55 +17,41 @@ export function errorBody(error: AdapterError): ErrorBody {
 }
 
 /** Writes an error response: status, headers, body. The one place errors become HTTP. */
-export function sendError(response: Response, error: AdapterError): void {
-  response.status(error.status);
+export function sendError(response: ServerResponse, error: AdapterError): void {
+  response.statusCode = error.status;
   for (const [name, value] of Object.entries(error.headers)) response.setHeader(name, value);
   if (error.status === 401) response.setHeader("www-authenticate", "Bearer");
   // Errors a retry cannot fix must not start duplicate queries through the SDKs' automatic retries.
   if (!error.retryable && error.status !== 500) response.setHeader("x-should-retry", "false");
-  response.json(errorBody(error));
+  sendJson(response, errorBody(error));
 }
 
-/** Translates body-parser failures (bad JSON, too large, bad charset) into adapter errors. */
-function fromBodyParser(error: unknown): AdapterError | null {
-  const parserError = error as { type?: string; limit?: number; message?: string; body?: string } | null;
-  switch (parserError?.type) {
-    case "entity.parse.failed": {
-      // Where the JSON broke, as FastAPI reports it; the end of the body when it ended too soon.
-      const position = /position (\d+)/.exec(parserError.message ?? "")?.[1];
-      const where = position === undefined ? (parserError.body?.length ?? 0) : Number(position);
-      return new RequestValidationError([
-        {
-          loc: ["body", where],
-          msg: "JSON decode error",
-          type: "json_invalid",
-          input: {},
-          ctx: { error: (parserError.message ?? "Invalid JSON").replace(/\s*\(.*$/s, "") },
-        },
-      ]);
-    }
-    case "entity.too.large":
-      return new PayloadTooLargeError(parserError.limit ?? 0);
-    case "charset.unsupported":
-    case "encoding.unsupported":
-      return new UnsupportedMediaTypeError(parserError.message);
-    default:
-      return null;
+/** Writes a JSON body with its length (what `res.json` does, without Express). */
+export function sendJson(response: ServerResponse, body: unknown): void {
+  const text = JSON.stringify(body);
+  response.setHeader("content-type", "application/json; charset=utf-8");
+  response.setHeader("content-length", Buffer.byteLength(text));
+  response.end(text);
+}
+
+/**
+ * Reports an error that escaped a handler: as an HTTP error while nothing was sent, by cutting
+ * the connection once the response had begun. A 5xx is logged and never shows its internals.
+ */
+export function reportError(error: unknown, response: ServerResponse, logger: Logger, requestId: unknown): void {
+  const adapterError = toAdapterError(error);
+  if (adapterError.status >= 500) logger.error({ err: error, requestId }, "request failed");
+  if (response.headersSent) {
+    response.destroy();
+    return;
   }
+  sendError(response, adapterError);
 }
 
-/** The error middleware: every thrown error ends here; a 5xx never shows its internals. */
+/** The Express error middleware: every error thrown in an Express route ends here. */
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (error, _request, response, _next) => {
-    const adapterError = fromBodyParser(error) ?? toAdapterError(error);
-    if (adapterError.status >= 500) {
-      logger.error({ err: error, requestId: response.locals.requestId }, "request failed");
-    }
-    if (response.headersSent) {
-      response.destroy();
-      return;
-    }
-    sendError(response, adapterError);
+    reportError(error, response, logger, factsOf(response).requestId);
   };
 }
 

@@ -1,5 +1,6 @@
-import type { RequestHandler } from "express";
+import type { ServerResponse } from "node:http";
 import { ServiceUnavailableError } from "../errors/adapter-error.js";
+import { sendError } from "./error-response.js";
 
 /** A stream that can be ended from outside (the SSE writer), for shutdown. */
 export interface EndableStream {
@@ -27,21 +28,26 @@ export class Lifecycle {
     return this.inFlight;
   }
 
-  /** Middleware counting requests in flight and refusing new ones while draining. */
-  readonly track: RequestHandler = (request, response, next) => {
-    if (this.draining && request.path !== "/health") {
+  /**
+   * Counts a request in flight until its response closes; while draining, refuses it instead
+   * (503 with `Connection: close`, liveness excepted) and returns false.
+   */
+  admit(path: string, response: ServerResponse): boolean {
+    if (this.draining && path !== "/health") {
       response.setHeader("connection", "close");
-      throw new ServiceUnavailableError("The adapter is shutting down; retry on another instance", {
-        headers: { "retry-after": "1" },
-      });
+      sendError(
+        response,
+        new ServiceUnavailableError("The adapter is shutting down; retry on another instance", { headers: { "retry-after": "1" } }),
+      );
+      return false;
     }
     this.inFlight += 1;
     response.once("close", () => {
       this.inFlight -= 1;
       if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
     });
-    next();
-  };
+    return true;
+  }
 
   /** Streams open now. */
   get openStreams(): number {

@@ -1,4 +1,4 @@
-import type { Request } from "express";
+import type { IncomingMessage } from "node:http";
 import { AuthenticationError, type ValidationIssue } from "../errors/adapter-error.js";
 
 /** Workspace ids the adapter forwards: letters, digits and `._:-`, at most 128 (always a valid header value). */
@@ -8,7 +8,7 @@ export const WORKSPACE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
  * The bearer credential of a request (§ Authentication 1). Missing, empty or of another scheme
  * gives 401 `{detail}`; the credential itself never appears in an error.
  */
-export function bearerCredential(request: Request): string {
+export function bearerCredential(request: IncomingMessage): string {
   const header = request.headers.authorization;
   const match = header ? /^Bearer[ \t]+(\S[^\r\n]*?)\s*$/i.exec(header) : null;
   if (!match?.[1]) throw new AuthenticationError("Not authenticated");
@@ -23,7 +23,7 @@ export function bearerCredential(request: Request): string {
  * Returns the workspace, or the 422 issue that explains why there is none.
  */
 export function resolveWorkspace(
-  request: Request,
+  request: IncomingMessage,
   fromModel: string | undefined,
   defaultWorkspace: string | undefined,
 ): { workspace: string } | { issue: ValidationIssue } {

@@ -1,4 +1,4 @@
-import type { Response } from "express";
+import type { ServerResponse } from "node:http";
 import type { AdapterError } from "../errors/adapter-error.js";
 import { errorBody } from "./error-response.js";
 
@@ -12,7 +12,7 @@ export class SseWriter {
   private closed = false;
 
   constructor(
-    private readonly response: Response,
+    private readonly response: ServerResponse,
     private readonly keepAliveMs: number,
   ) {
     response.once("close", () => this.stop());
@@ -20,7 +20,7 @@ export class SseWriter {
 
   /** Sends the stream's headers at once, so that the client (and any proxy) sees the stream start. */
   open(): void {
-    this.response.status(200);
+    this.response.statusCode = 200;
     this.response.setHeader("content-type", "text/event-stream; charset=utf-8");
     this.response.setHeader("cache-control", "no-cache, no-store");
     this.response.setHeader("connection", "keep-alive");

@@ -1,9 +1,8 @@
-import type { Request } from "express";
+import type { IncomingMessage } from "node:http";
 import { RequestValidationError, type ValidationIssue } from "../errors/adapter-error.js";
 import type { ChatCompletionRequest, chatCompletionRequestSchema } from "../openai/chat-request.js";
 import { type ModelChoice, parseModel } from "../translate/parse-model.js";
 import { inspectJson } from "./inspect-json.js";
-import { requireJsonBody } from "./request-body.js";
 import { resolveWorkspace } from "./request-context.js";
 import { toValidationIssues } from "./validation-issues.js";
 
@@ -19,12 +18,12 @@ export interface ValidChatRequest {
  * problem at once (§ Errors: the FastAPI `{detail: [...]}` body).
  */
 export function validateChatRequest(
-  request: Request,
+  request: IncomingMessage,
+  body: unknown,
   schema: ReturnType<typeof chatCompletionRequestSchema>,
   defaultWorkspace: string | undefined,
   maxJsonDepth: number,
 ): ValidChatRequest {
-  const body = requireJsonBody(request);
   const hazards = inspectJson(body, maxJsonDepth);
   if (hazards.length > 0) throw new RequestValidationError(hazards);
   const parsed = schema.safeParse(body, { reportInput: true });

@@ -1,5 +1,6 @@
 import type { ChatCompletion, CompletionMessage } from "../openai/chat-completion.js";
 import type { UpstreamUsage } from "./count-usage.js";
+import type { TokenCounter } from "../tokens/token-counter.js";
 import { countUsage } from "./count-usage.js";
 
 /** One finished choice: its message, and the usage the upstream reported for it (if any). */
@@ -17,7 +18,20 @@ export interface CompletionMeta {
 }
 
 /** Assembles a `chat.completion` (§ Chat completion) from finished choices, in index order. */
-export function buildCompletion(meta: CompletionMeta, choices: readonly FinishedChoice[]): ChatCompletion {
+export async function buildCompletion(
+  meta: CompletionMeta,
+  choices: readonly FinishedChoice[],
+  counter: TokenCounter,
+): Promise<ChatCompletion> {
+  const usage = await countUsage(
+    choices.map((choice) => ({
+      prompt: meta.prompt,
+      content: choice.message.content,
+      reasoning: choice.message.reasoning_content ?? "",
+      upstream: choice.usage,
+    })),
+    counter,
+  );
   return {
     id: meta.id,
     object: "chat.completion",
@@ -29,14 +43,7 @@ export function buildCompletion(meta: CompletionMeta, choices: readonly Finished
       logprobs: null,
       finish_reason: "stop",
     })),
-    usage: countUsage(
-      choices.map((choice) => ({
-        prompt: meta.prompt,
-        content: choice.message.content,
-        reasoning: choice.message.reasoning_content ?? "",
-        upstream: choice.usage,
-      })),
-    ),
+    usage,
   };
 }
 

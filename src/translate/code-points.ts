@@ -1,9 +1,13 @@
+const SURROGATE = /[\uD800-\uDFFF]/;
+
 /**
  * Converts UTF-16 offsets (what JavaScript strings index by) to Unicode code point offsets
  * (what the adapter reports in `start_index`/`end_index`, as Python-style offsets are), so an
  * emoji or a CJK extension character before a marker does not shift the span.
  */
 export function codePointOffsets(text: string, utf16Offsets: readonly number[]): number[] {
+  // Without surrogates, every code unit is a code point: the common case costs one scan.
+  if (!SURROGATE.test(text)) return [...utf16Offsets];
   const order = utf16Offsets.map((offset, index) => ({ offset, index })).sort((a, b) => a.offset - b.offset);
   const result = new Array<number>(utf16Offsets.length);
   let unit = 0;

@@ -1,14 +1,18 @@
-import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import type { Usage } from "../openai/chat-completion.js";
-
-// Text is counted as plain text: special-token strings such as "<|endoftext|>" in a document
-// are ordinary characters here, not a reason to throw.
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+import type { TokenCounter } from "../tokens/token-counter.js";
 
 /** Token usage the upstream reported, when it reports any (DESIGN.md, Contract item 8). */
 export interface UpstreamUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
+}
+
+/** What one choice's usage is counted from. */
+export interface UsageInput {
+  prompt: string;
+  content: string;
+  reasoning: string;
+  upstream?: UpstreamUsage | undefined;
 }
 
 /**
@@ -18,24 +22,18 @@ export interface UpstreamUsage {
  * `reasoning_content`; the latter is part of `completion_tokens`, as OpenAI counts reasoning, and
  * also shown in `completion_tokens_details`. Upstream numbers win where present.
  */
-export function countUsage(
-  choices: readonly {
-    prompt: string;
-    content: string;
-    reasoning: string;
-    upstream?: UpstreamUsage | undefined;
-  }[],
-): Usage {
+export async function countUsage(choices: readonly UsageInput[], counter: TokenCounter): Promise<Usage> {
+  const texts = choices.flatMap((choice) => [choice.prompt, choice.content, choice.reasoning]);
+  const counts = await counter.count(texts);
   let promptTokens = 0;
   let completionTokens = 0;
   let reasoningTokens = 0;
-  for (const choice of choices) {
-    const reasoning = choice.reasoning ? countTokens(choice.reasoning, PLAIN_TEXT) : 0;
-    promptTokens += choice.upstream?.prompt_tokens ?? countTokens(choice.prompt, PLAIN_TEXT);
-    completionTokens +=
-      choice.upstream?.completion_tokens ?? countTokens(choice.content, PLAIN_TEXT) + reasoning;
+  choices.forEach((choice, index) => {
+    const [prompt = 0, content = 0, reasoning = 0] = counts.slice(index * 3, index * 3 + 3);
+    promptTokens += choice.upstream?.prompt_tokens ?? prompt;
+    completionTokens += choice.upstream?.completion_tokens ?? content + reasoning;
     reasoningTokens += reasoning;
-  }
+  });
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,

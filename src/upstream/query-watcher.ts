@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { credentialHash } from "../auth/credential-hash.js";
 import { type AdapterError, GatewayTimeoutError } from "../errors/adapter-error.js";
 import type { Clock } from "../util/clock.js";
 import {
@@ -241,8 +241,7 @@ function isPermanent(error: unknown): boolean {
 
 /** Pollers are keyed by a hash of the credential, so that no raw credential is kept as a key. */
 function pollerKey(caller: Caller): string {
-  const hash = createHash("sha256").update(caller.credential).digest("base64url");
-  return `${hash}\u0000${caller.workspace}`;
+  return `${credentialHash(caller.credential)}\u0000${caller.workspace}`;
 }
 
 /**

@@ -182,7 +182,7 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
     }
     let text: string;
     try {
-      text = await readBody(response.body, maxResponseBytes);
+      text = await readBody(response.body, response.headers, maxResponseBytes);
     } catch (error) {
       throw error instanceof UpstreamError ? error : transportError(error, method, path, signal);
     }
@@ -280,7 +280,18 @@ function backoff(attempt: number, signal: AbortSignal | undefined): Promise<void
   return sleep(Math.random() * ceiling, undefined, signal ? { signal } : undefined);
 }
 
-async function readBody(body: Dispatcher.ResponseData["body"], maxBytes: number): Promise<string> {
+async function readBody(
+  body: Dispatcher.ResponseData["body"],
+  headers: Dispatcher.ResponseData["headers"],
+  maxBytes: number,
+): Promise<string> {
+  // A declared length within the bound is read whole; otherwise the bound is checked as it streams.
+  const declared = Number(headers["content-length"] ?? Number.NaN);
+  if (declared > maxBytes) {
+    body.destroy();
+    throw new UpstreamError(`The workspace service sent a body larger than ${maxBytes} bytes`);
+  }
+  if (declared >= 0) return body.text();
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {

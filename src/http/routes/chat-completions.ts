@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type Request, type Response, Router } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { Authenticator } from "../../auth/authenticate.js";
 import type { ChatJob, ChatService } from "../../chat/chat-service.js";
@@ -10,8 +10,10 @@ import type { ChatCompletionChunk } from "../../openai/chat-completion.js";
 import { chatCompletionRequestSchema } from "../../openai/chat-request.js";
 import { planQueries } from "../../translate/plan-queries.js";
 import type { ConcurrencyLimit } from "../concurrency-limit.js";
+import { reportError, sendJson } from "../error-response.js";
 import type { Lifecycle } from "../lifecycle.js";
-import { abortWhenClientLeaves } from "../request-body.js";
+import { abortWhenClientLeaves, readJsonBody } from "../request-body.js";
+import { factsOf } from "../request-log.js";
 import { SseWriter } from "../sse-writer.js";
 import { validateChatRequest } from "../validate-chat-request.js";
 
@@ -19,45 +21,52 @@ import { validateChatRequest } from "../validate-chat-request.js";
 export interface ChatRouteOptions {
   config: Pick<
     Config,
-    "maxChoices" | "maxMessages" | "maxJsonDepth" | "defaultWorkspace" | "modeField" | "sseKeepAliveMs" | "conversationIdHeaders"
+    | "maxChoices"
+    | "maxMessages"
+    | "maxJsonDepth"
+    | "bodyLimitBytes"
+    | "defaultWorkspace"
+    | "modeField"
+    | "sseKeepAliveMs"
+    | "conversationIdHeaders"
   >;
-  limit: ConcurrencyLimit;
-  lifecycle: Lifecycle;
   chat: ChatService;
   authenticate: Authenticator;
   conversations: Conversations;
+  limit: ConcurrencyLimit;
+  lifecycle: Lifecycle;
   logger: Logger;
   newQueryId?: (() => string) | undefined;
 }
 
 /**
- * `POST /v1/chat/completions` (§ Chat completion rules). Reads like the data flow of DESIGN.md:
- * authenticate → validate → find the conversation → plan → run → translate → write.
+ * `POST /v1/chat/completions` (§ Chat completion rules), on plain `node:http`: the hot path skips
+ * Express's router and request decoration, which cost more than half of its throughput (measured,
+ * docs/benchmarks.md). Reads like the data flow of DESIGN.md: read → authenticate → validate →
+ * find the conversation → plan → run → translate → write.
  */
-export function chatCompletionsRouter(options: ChatRouteOptions): Router {
+export function createChatHandler(
+  options: ChatRouteOptions,
+): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
   const schema = chatCompletionRequestSchema(options.config);
   const newQueryId = options.newQueryId ?? randomUUID;
-  const router = Router();
 
-  router.post("/v1/chat/completions", async (request: Request, response: Response) => {
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const identity = options.authenticate(request);
-    const { body, model, workspace } = validateChatRequest(
-      request,
-      schema,
-      options.config.defaultWorkspace,
-      options.config.maxJsonDepth,
-    );
+    const raw = await readJsonBody(request, options.config.bodyLimitBytes);
+    const { config } = options;
+    const { body, model, workspace } = validateChatRequest(request, raw, schema, config.defaultWorkspace, config.maxJsonDepth);
     const release = options.limit.acquire(workspace);
     response.once("close", release);
     const scope = { principal: identity.principal, workspace };
     const hints: ConversationHints = {
-      conversationId: conversationIdFrom(request.headers, options.config.conversationIdHeaders),
+      conversationId: conversationIdFrom(request.headers, config.conversationIdHeaders),
       messages: body.messages,
     };
     const continueQueryId = body.query_id ?? ((body.n ?? 1) === 1 ? await options.conversations.find(scope, hints) : null);
-    const plan = planQueries(body, model.mode, { modeField: options.config.modeField, newQueryId, continueQueryId });
+    const plan = planQueries(body, model.mode, { modeField: config.modeField, newQueryId, continueQueryId });
     const queryIds = plan.queries.map((query) => query.queryId);
-    Object.assign(response.locals, { workspace, mode: model.mode, queryIds, continued: plan.continued });
+    Object.assign(factsOf(response), { workspace, mode: model.mode, queryIds, continued: plan.continued });
     response.setHeader("service-query-id", queryIds.join(", "));
 
     const job: ChatJob = {
@@ -75,11 +84,11 @@ export function chatCompletionsRouter(options: ChatRouteOptions): Router {
     }
     const completion = await options.chat.complete(job);
     response.setHeader("cache-control", "no-store");
-    response.json(completion);
-  });
+    sendJson(response, completion);
+  }
 
   /** Streams the chunks; after the headers, a failure is an error frame and `[DONE]`, never a throw. */
-  async function writeStream(response: Response, chunks: AsyncGenerator<ChatCompletionChunk>): Promise<void> {
+  async function writeStream(response: ServerResponse, chunks: AsyncGenerator<ChatCompletionChunk>): Promise<void> {
     const writer = new SseWriter(response, options.config.sseKeepAliveMs);
     writer.open();
     const unregister = options.lifecycle.trackStream(writer);
@@ -100,5 +109,12 @@ export function chatCompletionsRouter(options: ChatRouteOptions): Router {
     }
   }
 
-  return router;
+  return async (request, response) => {
+    try {
+      await handle(request, response);
+    } catch (error) {
+      if (toAdapterError(error) instanceof ClientClosedError && response.destroyed) return;
+      reportError(error, response, options.logger, factsOf(response).requestId);
+    }
+  };
 }

@@ -1,7 +1,7 @@
 import { Router } from "express";
 import type { Authenticator } from "../../auth/authenticate.js";
 import { MODES } from "../../config/config.js";
-import { credentialHash } from "../../conversations/conversation-keys.js";
+import { credentialHash } from "../../auth/credential-hash.js";
 import { NotFoundError } from "../../errors/adapter-error.js";
 import type { Model } from "../../openai/chat-completion.js";
 import { MODEL_PATTERN } from "../../openai/chat-request.js";

@@ -1,0 +1,31 @@
+// The adapter as `main.ts` serves it, in its own process, reporting its event-loop delay and memory
+// to the benchmark on request (IPC), so that the client's own sockets are not counted against it.
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { loadConfig } from "../dist/src/config/config.js";
+import { createAdapter } from "../dist/src/create-adapter.js";
+import { startServer } from "../dist/src/server/start-server.js";
+
+const config = loadConfig({ ...process.env, PORT: "0", HOST: "127.0.0.1" });
+const adapter = createAdapter(config, process.env.UPSTREAM_URL);
+const running = await startServer(adapter, config);
+const delay = monitorEventLoopDelay({ resolution: 5 });
+delay.enable();
+
+process.on("message", async (message) => {
+  if (message === "reset") delay.reset();
+  if (message === "exit") process.exit(0);
+  if (message === "stats") {
+    process.send?.({
+      stats: {
+        rssBytes: process.memoryUsage().rss,
+        heapUsedBytes: process.memoryUsage().heapUsed,
+        eventLoopDelayP99Ms: delay.percentile(99) / 1e6,
+        eventLoopDelayMaxMs: delay.max / 1e6,
+        openStreams: adapter.lifecycle.openStreams,
+        listCalls: Number((await adapter.metrics.listCalls.get()).values[0]?.value ?? 0),
+        waitingQueries: adapter.watcher.waitingQueries,
+      },
+    });
+  }
+});
+process.send?.({ port: running.server.address().port });

@@ -1,0 +1,48 @@
+// `npm run bench:profile`: the adapter under 50 connections for 10 s with --cpu-prof, then the
+// functions that took most of its CPU time (self time), from the profile in bench/results/.
+import { fork } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import autocannon from "autocannon";
+
+const here = new URL(".", import.meta.url);
+const profiles = new URL("results/profiles/", here);
+mkdirSync(profiles, { recursive: true });
+const start = (file, env, execArgv = []) =>
+  new Promise((resolve) => {
+    const child = fork(new URL(file, here), [], { env: { ...process.env, ...env }, execArgv, stdio: ["ignore", "ignore", "inherit", "ipc"] });
+    child.once("message", (message) => resolve({ child, url: `http://127.0.0.1:${message.port}` }));
+  });
+const upstream = await start("instant-upstream.mjs", {});
+const adapter = await start(
+  "adapter-process.mjs",
+  { UPSTREAM_URL: upstream.url, DEFAULT_WORKSPACE: "bench", LOG_LEVEL: "info", LOG_FORMAT: "json", MAX_CONCURRENT_PER_WORKSPACE: "100000" },
+  ["--cpu-prof", `--cpu-prof-dir=${profiles.pathname}`],
+);
+const body = JSON.stringify({ model: "ask", stream: process.env.STREAM === "1", messages: [{ role: "user", content: "How much annual leave do employees get?" }] });
+const result = await autocannon({
+  url: `${adapter.url}/v1/chat/completions`,
+  method: "POST",
+  headers: { authorization: "Bearer k", "content-type": "application/json" },
+  body,
+  connections: 50,
+  duration: Number(process.env.BENCH_SECONDS ?? 10),
+});
+console.log(`${Math.round(result.requests.average)} requests/s`);
+await new Promise((resolve) => {
+  adapter.child.once("exit", resolve);
+  adapter.child.send("exit");
+});
+upstream.child.kill();
+const newest = readdirSync(profiles).filter((name) => name.endsWith(".cpuprofile")).sort().pop();
+const profile = JSON.parse(readFileSync(new URL(newest, profiles), "utf8"));
+const selfTime = new Map();
+const total = profile.samples.length;
+const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+for (const id of profile.samples) {
+  const frame = byId.get(id).callFrame;
+  const key = `${frame.functionName || "(anonymous)"} ${frame.url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*\/(dist|bench)\//, "$1/")}:${frame.lineNumber}`;
+  selfTime.set(key, (selfTime.get(key) ?? 0) + 1);
+}
+for (const [key, count] of [...selfTime].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 30))) {
+  console.log(`${((count / total) * 100).toFixed(1).padStart(5)}%  ${key}`);
+}
