@@ -14,11 +14,18 @@ delay.enable();
 process.on("message", async (message) => {
   if (message === "reset") delay.reset();
   if (message === "exit") process.exit(0);
-  if (message === "stats") {
+  if (message === "heap-snapshot") {
+    global.gc?.();
+    process.send?.({ snapshot: (await import("node:v8")).writeHeapSnapshot("/tmp/adapter.heapsnapshot") });
+  }
+  if (message === "stats" || message === "stats-after-gc") {
+    if (message === "stats-after-gc") global.gc?.();
     process.send?.({
       stats: {
         rssBytes: process.memoryUsage().rss,
         heapUsedBytes: process.memoryUsage().heapUsed,
+        heapTotalBytes: process.memoryUsage().heapTotal,
+        externalBytes: process.memoryUsage().external,
         eventLoopDelayP99Ms: delay.percentile(99) / 1e6,
         eventLoopDelayMaxMs: delay.max / 1e6,
         openStreams: adapter.lifecycle.openStreams,

@@ -203,6 +203,9 @@ async function idleStreams(count) {
     streams: stats.openStreams,
     keepAlivesReceived: keepAlives,
     rssMB: round(stats.rssBytes / 2 ** 20, 1),
+    heapUsedMB: round(stats.heapUsedBytes / 2 ** 20, 1),
+    heapTotalMB: round(stats.heapTotalBytes / 2 ** 20, 1),
+    externalMB: round(stats.externalBytes / 2 ** 20, 1),
     baselineRssMB: round(baseline.rssBytes / 2 ** 20, 1),
     eventLoopDelayP99Ms: round(stats.eventLoopDelayP99Ms, 2),
     eventLoopDelayMaxMs: round(stats.eventLoopDelayMaxMs, 2),
@@ -238,14 +241,19 @@ function table(rows) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  const latency = await throughputAndLatency();
-  console.log(JSON.stringify(latency, null, 2));
-  const waiting = await waitingQueries();
-  console.log(JSON.stringify(waiting, null, 2));
-  const streams = await idleStreams(Number(process.env.BENCH_STREAMS ?? 5000));
-  console.log(JSON.stringify(streams, null, 2));
-  const tokens = await tokenCounting();
-  console.log(JSON.stringify(tokens, null, 2));
+  // BENCH_ONLY=latency|waiting|streams|tokens runs one part (for trying changes; nothing is written).
+  const only = process.env.BENCH_ONLY;
+  const part = async (name, run) => {
+    if (only && only !== name) return undefined;
+    const result = await run();
+    console.log(name, JSON.stringify(result, null, 2));
+    return result;
+  };
+  const latency = await part("latency", throughputAndLatency);
+  const waiting = await part("waiting", waitingQueries);
+  const streams = await part("streams", () => idleStreams(Number(process.env.BENCH_STREAMS ?? 5000)));
+  const tokens = await part("tokens", tokenCounting);
+  if (only) process.exit(0);
 
   const results = { date: new Date().toISOString(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens };
   mkdirSync(new URL("results/", here), { recursive: true });

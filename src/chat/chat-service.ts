@@ -18,6 +18,7 @@ import type { QueryWatcher } from "../upstream/query-watcher.js";
 import type { Caller, WorkspaceClient } from "../upstream/workspace-client.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import type { Clock } from "../util/clock.js";
+import { linkedAbortController } from "../util/linked-abort.js";
 import { mergeAsync } from "../util/merge-async.js";
 
 /** What the chat service is built from: the upstream, the watcher, time, and the settings. */
@@ -86,9 +87,9 @@ export class ChatService {
   /** Answers a non-streaming request: every choice's query to its end, then one `chat.completion`. */
   async complete(job: ChatJob): Promise<ChatCompletion> {
     const created = Math.floor(this.options.clock.now() / 1000);
-    // With several choices, one failing stops the others; one choice needs no second signal.
-    const failFast = new AbortController();
-    const signal = job.plan.queries.length === 1 ? job.signal : AbortSignal.any([job.signal, failFast.signal]);
+    // With several choices, one failing stops the others.
+    const failFast = linkedAbortController(job.signal);
+    const { signal } = failFast;
     const finished = await Promise.all(
       job.plan.queries.map(async (query) => {
         try {
@@ -116,8 +117,8 @@ export class ChatService {
    * there is still an ordinary HTTP error; the returned chunks then follow the queries as they run.
    */
   async startStream(job: ChatJob, options: { includeUsage: boolean }): Promise<AsyncGenerator<ChatCompletionChunk>> {
-    const controller = new AbortController();
-    const signal = AbortSignal.any([job.signal, controller.signal]);
+    const controller = linkedAbortController(job.signal);
+    const { signal } = controller;
     try {
       const initials = await Promise.all(job.plan.queries.map((query) => this.create(job, query, signal)));
       return this.streamChunks(job, initials, signal, controller, options.includeUsage);

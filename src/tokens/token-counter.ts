@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import type * as Tokenizer from "gpt-tokenizer/encoding/o200k_base";
 
 /** Counts o200k tokens of texts (DESIGN.md, Contract item 8), without blocking the event loop on long ones. */
 export interface TokenCounter {
@@ -13,14 +13,19 @@ export interface TokenCounter {
 // are ordinary characters here, not a reason to throw.
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
-/** The count of one text, in this thread. */
-export function countTextTokens(text: string): number {
-  return text === "" ? 0 : countTokens(text, PLAIN_TEXT);
+// The tokenizer's tables take about 66 MB; this thread loads them only when it counts itself.
+let tokenizer: Promise<typeof Tokenizer> | undefined;
+
+/** Counts in this thread (loading the tokenizer on first use). */
+async function countHere(texts: readonly string[]): Promise<number[]> {
+  tokenizer ??= import("gpt-tokenizer/encoding/o200k_base");
+  const { countTokens } = await tokenizer;
+  return texts.map((text) => (text === "" ? 0 : countTokens(text, PLAIN_TEXT)));
 }
 
 /** Counts in this thread: for tests and tools, where blocking does not matter. */
 export const inlineTokenCounter: TokenCounter = {
-  count: async (texts) => texts.map(countTextTokens),
+  count: countHere,
   close: async () => {},
 };
 
@@ -43,15 +48,18 @@ import(workerData.tokenizerUrl).then(({ countTokens }) => {
 
 /**
  * Counts on a worker thread: the tokenizer's CPU time leaves the event loop (a 200 KB answer takes
- * about 15 ms to count) and lands on another core. Short texts are counted in this thread, where
- * that is cheaper than the round trip. If the worker dies, counting falls back to this thread.
+ * about 15 ms to count) and lands on another core (measured +30% throughput at 50 connections),
+ * and its 66 MB of tables are loaded there only. The price is the round trip, about 0.2 ms on an
+ * idle adapter; counting short texts in this thread when idle was measured too (0.2 ms faster
+ * alone, 10% slower under load, and a second copy of the tables): docs/benchmarks.md. If the
+ * worker dies, counting falls back to this thread.
  */
 export class WorkerTokenCounter implements TokenCounter {
   private worker: Worker | null;
   private readonly pending = new Map<number, { resolve(counts: number[]): void; reject(error: Error): void }>();
   private nextId = 0;
 
-  constructor(private readonly inlineBelowChars = 256) {
+  constructor() {
     const tokenizerUrl = pathToFileURL(createRequire(import.meta.url).resolve("gpt-tokenizer/encoding/o200k_base")).href;
     this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { tokenizerUrl } });
     this.worker.unref();
@@ -67,8 +75,7 @@ export class WorkerTokenCounter implements TokenCounter {
   }
 
   async count(texts: readonly string[]): Promise<number[]> {
-    const total = texts.reduce((sum, text) => sum + text.length, 0);
-    if (!this.worker || total < this.inlineBelowChars) return texts.map(countTextTokens);
+    if (!this.worker) return countHere(texts);
     const id = this.nextId++;
     try {
       return await new Promise<number[]>((resolve, reject) => {
@@ -76,7 +83,7 @@ export class WorkerTokenCounter implements TokenCounter {
         this.worker?.postMessage({ id, texts });
       });
     } catch {
-      return texts.map(countTextTokens);
+      return countHere(texts);
     }
   }
 
