@@ -1,17 +1,13 @@
 // `npm run bench:profile`: the adapter under 50 connections for 10 s with --cpu-prof, then the
 // functions that took most of its CPU time (self time), from the profile in bench/results/.
-import { fork } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import autocannon from "autocannon";
+import { startProcess } from "./processes.mjs";
 
 const here = new URL(".", import.meta.url);
 const profiles = new URL("results/profiles/", here);
 mkdirSync(profiles, { recursive: true });
-const start = (file, env, execArgv = []) =>
-  new Promise((resolve) => {
-    const child = fork(new URL(file, here), [], { env: { ...process.env, ...env }, execArgv, stdio: ["ignore", "ignore", "inherit", "ipc"] });
-    child.once("message", (message) => resolve({ child, url: `http://127.0.0.1:${message.port}` }));
-  });
+const start = startProcess;
 const upstream = await start("instant-upstream.mjs", {});
 const adapter = await start(
   "adapter-process.mjs",

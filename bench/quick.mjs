@@ -1,14 +1,9 @@
 // `node bench/quick.mjs`: adapter requests/s at 50 connections against the instant upstream, for
 // trying optimisations quickly (the full comparison is `npm run bench`).
-import { fork } from "node:child_process";
 import autocannon from "autocannon";
+import { startProcess } from "./processes.mjs";
 
-const here = new URL(".", import.meta.url);
-const start = (file, env) =>
-  new Promise((resolve) => {
-    const child = fork(new URL(file, here), [], { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "inherit", "ipc"] });
-    child.once("message", (message) => resolve({ child, url: `http://127.0.0.1:${message.port}` }));
-  });
+const start = startProcess;
 const upstream = await start("instant-upstream.mjs", {});
 const adapter = await start("adapter-process.mjs", {
   UPSTREAM_URL: upstream.url,

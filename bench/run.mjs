@@ -2,39 +2,24 @@
 // side with the upstream called directly and a bare node:http pass-through proxy, on loopback only.
 // Writes bench/results/latest.json and docs/benchmarks.md. Knobs: BENCH_SECONDS (per run, default 5),
 // BENCH_REPEATS (default 3; medians are reported).
-import { fork } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import autocannon from "autocannon";
 import { Agent, request } from "undici";
 import { WorkerTokenCounter } from "../dist/src/tokens/token-counter.js";
 import { countUsage } from "../dist/src/translate/count-usage.js";
+import { startProcess, statsOf } from "./processes.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const here = new URL(".", import.meta.url);
 const children = [];
 
-function start(file, env = {}) {
-  return new Promise((resolve, reject) => {
-    const child = fork(new URL(file, here), [], { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "inherit", "ipc"] });
-    children.push(child);
-    child.once("error", reject);
-    child.once("message", (message) => resolve({ child, port: message.port, url: `http://127.0.0.1:${message.port}` }));
-  });
-}
-
-function statsOf(child) {
-  return new Promise((resolve) => {
-    const listener = (message) => {
-      if (message.stats) {
-        child.off("message", listener);
-        resolve(message.stats);
-      }
-    };
-    child.on("message", listener);
-    child.send("stats");
-  });
+/** Starts a server process and remembers it, so that every one is stopped at the end. */
+async function start(file, env = {}) {
+  const started = await startProcess(file, env);
+  children.push(started.child);
+  return started;
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];

@@ -1,0 +1,27 @@
+// The benchmark's servers run as child processes of their own; this starts one and asks it for stats.
+import { fork } from "node:child_process";
+
+const here = new URL(".", import.meta.url);
+
+/** Forks `file` (beside this one) and resolves once it reports its port. */
+export function startProcess(file, env = {}, execArgv = []) {
+  return new Promise((resolve, reject) => {
+    const child = fork(new URL(file, here), [], { env: { ...process.env, ...env }, execArgv, stdio: ["ignore", "ignore", "inherit", "ipc"] });
+    child.once("error", reject);
+    child.once("message", (message) => resolve({ child, port: message.port, url: `http://127.0.0.1:${message.port}` }));
+  });
+}
+
+/** Asks an adapter process (adapter-process.mjs) for its memory, event-loop delay and counters. */
+export function statsOf(child, request = "stats") {
+  return new Promise((resolve) => {
+    const listener = (message) => {
+      if (message.stats) {
+        child.off("message", listener);
+        resolve(message.stats);
+      }
+    };
+    child.on("message", listener);
+    child.send(request);
+  });
+}
