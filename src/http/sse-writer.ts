@@ -10,6 +10,7 @@ import { errorBody } from "./error-response.js";
 export class SseWriter {
   private keepAlive: NodeJS.Timeout | undefined;
   private closed = false;
+  private corked = false;
 
   constructor(
     private readonly response: ServerResponse,
@@ -56,6 +57,16 @@ export class SseWriter {
   private async write(frame: string): Promise<void> {
     if (this.isClosed) return;
     this.keepAlive?.refresh();
+    // Frames written in the same tick (a finished answer's last chunks, [DONE]) leave in one
+    // socket write instead of one each.
+    if (!this.corked) {
+      this.corked = true;
+      this.response.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.response.uncork();
+      });
+    }
     if (this.response.write(frame)) return;
     await new Promise<void>((resolve) => {
       const done = () => {

@@ -13,6 +13,8 @@ class FullResponse extends EventEmitter {
   }
   setHeader() {}
   flushHeaders() {}
+  cork() {}
+  uncork() {}
   write(frame: string) {
     this.written.push(frame);
     return !this.full;
