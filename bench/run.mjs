@@ -312,7 +312,9 @@ and its event-loop delay p99 ${streams.eventLoopDelayP99Ms} ms (max ${streams.ev
   short texts in-thread when idle was measured (0.2 ms faster alone, about 10% slower under load,
   and a second 66 MB copy of the tokenizer's tables), and the worker was kept.
 - The machine is small and shared: autocannon, the upstream, the proxy and the adapter run on the
-  same ${machine.cpus} cores, and run-to-run noise is around ±10%.
+  same ${machine.cpus} cores of a virtual machine whose CPU time varies. On 2026-11-21, successive
+  5-second runs of the same build at 50 connections gave between 3,100 and 5,000 non-streaming
+  requests/s (\`node bench/quick.mjs\` prints three in a row); read single figures with that in mind.
 
 ## Token counting
 

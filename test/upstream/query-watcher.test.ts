@@ -49,6 +49,23 @@ async function collect(iterable: AsyncIterable<QuerySnapshot>): Promise<QuerySna
   return seen;
 }
 
+/** Follows one query with a fresh watcher and collects what it yields. */
+function follow(
+  client: WorkspaceClient,
+  id: string,
+  options: { signal?: AbortSignal; deadlineMs?: number; label?: string; maxListPages?: number; instance?: QueryWatcher } = {},
+): Promise<QuerySnapshot[]> {
+  return collect(
+    (options.instance ?? watcher(client, options.maxListPages)).watch({
+      caller,
+      initial: pending(id),
+      deadlineMs: options.deadlineMs ?? 5000,
+      label: options.label ?? "q",
+      signal: options.signal ?? new AbortController().signal,
+    }),
+  );
+}
+
 describe("QueryWatcher", () => {
   it("yields each change once and ends with the terminal snapshot", async () => {
     const states = [
@@ -62,15 +79,7 @@ describe("QueryWatcher", () => {
       nextCursor: null,
       hasMore: false,
     }));
-    const seen = await collect(
-      watcher(client).watch({
-        caller,
-        initial: pending("q1"),
-        deadlineMs: 5000,
-        label: "ask query q1",
-        signal: new AbortController().signal,
-      }),
-    );
+    const seen = await follow(client, "q1", { label: "ask query q1" });
     expect(seen.map((snapshot) => `${snapshot.status}:${snapshot.output}`)).toEqual([
       "PENDING:",
       "PROCESSING:a",
@@ -85,28 +94,12 @@ describe("QueryWatcher", () => {
         ? { items: [item("q1", "PROCESSED")], nextCursor: "c2", hasMore: true }
         : { items: [], nextCursor: "c1", hasMore: true },
     );
-    await collect(
-      watcher(client).watch({
-        caller,
-        initial: pending("q1"),
-        deadlineMs: 5000,
-        label: "q",
-        signal: new AbortController().signal,
-      }),
-    );
+    await follow(client, "q1");
     expect(calls).toEqual([undefined, "c1"]);
 
     const looping = fakeClient(() => ({ items: [], nextCursor: "same", hasMore: true }));
     const controller = new AbortController();
-    const watch = collect(
-      watcher(looping.client).watch({
-        caller,
-        initial: pending("q9"),
-        deadlineMs: 5000,
-        label: "q",
-        signal: controller.signal,
-      }),
-    );
+    const watch = follow(looping.client, "q9", { signal: controller.signal });
     await new Promise((resolve) => setTimeout(resolve, 30));
     controller.abort();
     await watch;
@@ -120,15 +113,7 @@ describe("QueryWatcher", () => {
     let next = 0;
     const { client, calls } = fakeClient(() => ({ items: [], nextCursor: `c${++next}`, hasMore: true }));
     const controller = new AbortController();
-    const watch = collect(
-      watcher(client, 3).watch({
-        caller,
-        initial: pending("q1"),
-        deadlineMs: 5000,
-        label: "q",
-        signal: controller.signal,
-      }),
-    );
+    const watch = follow(client, "q1", { signal: controller.signal, maxListPages: 3 });
     await new Promise((resolve) => setTimeout(resolve, 12));
     controller.abort();
     await watch;
@@ -144,15 +129,7 @@ describe("QueryWatcher", () => {
     }));
     const instance = watcher(client);
     const controller = new AbortController();
-    const watch = collect(
-      instance.watch({
-        caller,
-        initial: pending("q1"),
-        deadlineMs: 5000,
-        label: "q",
-        signal: controller.signal,
-      }),
-    );
+    const watch = follow(client, "q1", { signal: controller.signal, instance });
     await new Promise((resolve) => setTimeout(resolve, 30));
     controller.abort();
     await watch;
@@ -169,30 +146,14 @@ describe("QueryWatcher", () => {
       hasMore: false,
     }));
     await expect(
-      collect(
-        watcher(client).watch({
-          caller,
-          initial: pending("q1"),
-          deadlineMs: 40,
-          label: "ask query q1",
-          signal: new AbortController().signal,
-        }),
-      ),
+      follow(client, "q1", { deadlineMs: 40, label: "ask query q1" }),
     ).rejects.toThrow(new GatewayTimeoutError("The ask query q1 did not finish within 40 ms"));
   });
 
   it("fails waiters at once on a credential error, and after repeated transient errors", async () => {
     const denied = fakeClient(() => new AuthenticationError("Invalid API key"));
     await expect(
-      collect(
-        watcher(denied.client).watch({
-          caller,
-          initial: pending("q1"),
-          deadlineMs: 5000,
-          label: "q",
-          signal: new AbortController().signal,
-        }),
-      ),
+      follow(denied.client, "q1"),
     ).rejects.toBeInstanceOf(AuthenticationError);
     expect(denied.calls).toHaveLength(1);
 
@@ -201,15 +162,7 @@ describe("QueryWatcher", () => {
         ? new Error("reset")
         : { items: [item("q1", "PROCESSED", "ok")], nextCursor: null, hasMore: false },
     );
-    const seen = await collect(
-      watcher(flaky.client).watch({
-        caller,
-        initial: pending("q1"),
-        deadlineMs: 5000,
-        label: "q",
-        signal: new AbortController().signal,
-      }),
-    );
+    const seen = await follow(flaky.client, "q1");
     expect(seen.at(-1)?.output).toBe("ok");
   });
 
@@ -222,17 +175,7 @@ describe("QueryWatcher", () => {
     }));
     const instance = watcher(client);
     await Promise.all(
-      ids.map((id) =>
-        collect(
-          instance.watch({
-            caller,
-            initial: pending(id),
-            deadlineMs: 5000,
-            label: "q",
-            signal: new AbortController().signal,
-          }),
-        ),
-      ),
+      ids.map((id) => follow(client, id, { instance })),
     );
     expect(calls.length).toBe(3);
   });
