@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { ServiceUnavailableError } from "../errors/adapter-error.js";
 import { sendError } from "./error-response.js";
+import { whenClosed } from "./request-log.js";
 
 /** A stream that can be ended from outside (the SSE writer), for shutdown. */
 export interface EndableStream {
@@ -42,7 +43,7 @@ export class Lifecycle {
       return false;
     }
     this.inFlight += 1;
-    response.once("close", () => {
+    whenClosed(response, () => {
       this.inFlight -= 1;
       if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
     });

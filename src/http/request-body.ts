@@ -4,6 +4,7 @@ import {
   RequestValidationError,
   UnsupportedMediaTypeError,
 } from "../errors/adapter-error.js";
+import { whenClosed } from "./request-log.js";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -51,7 +52,7 @@ export async function readJsonBody(request: IncomingMessage, limitBytes: number)
  */
 export function abortWhenClientLeaves(response: ServerResponse): AbortSignal {
   const controller = new AbortController();
-  response.once("close", () => {
+  whenClosed(response, () => {
     if (!response.writableFinished) controller.abort();
   });
   return controller.signal;

@@ -10,11 +10,24 @@ export interface RequestFacts {
   mode?: string;
   queryIds?: string[];
   continued?: boolean;
+  /** Run when the response closes (one listener per response instead of one per interested part). */
+  onClose?: (() => void)[];
 }
 
 const facts = new WeakMap<ServerResponse, RequestFacts>();
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const ROUTES = new Set(["/v1/chat/completions", "/v1/models", "/health", "/ready", "/metrics", "/openapi.json"]);
+
+/**
+ * Runs `callback` when the response closes. Every part that cares (the log, the lifecycle, the
+ * concurrency cap, the client-gone signal, the stream writer) shares the one 'close' listener
+ * `observeRequest` adds, which keeps what an open stream holds small.
+ */
+export function whenClosed(response: ServerResponse, callback: () => void): void {
+  const known = facts.get(response);
+  if (known) (known.onClose ??= []).push(callback);
+  else response.once("close", callback);
+}
 
 /** The facts of the request a response answers (set by `observeRequest`). */
 export function factsOf(response: ServerResponse): RequestFacts {
@@ -45,6 +58,7 @@ export function observeRequest(
   response.setHeader("x-request-id", known.requestId);
   response.setHeader("x-content-type-options", "nosniff");
   response.once("close", () => {
+    for (const callback of known.onClose ?? []) callback();
     const ms = performance.now() - started;
     const path = pathOf(request.url);
     const labels = { route: routeOf(path), mode: known.mode ?? "", status: String(response.statusCode) };

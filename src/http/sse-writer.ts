@@ -1,6 +1,39 @@
 import type { ServerResponse } from "node:http";
 import type { AdapterError } from "../errors/adapter-error.js";
 import { errorBody } from "./error-response.js";
+import { whenClosed } from "./request-log.js";
+
+/**
+ * One timer for the keep-alives of every open stream with the same interval: a stream that wrote
+ * nothing for `intervalMs` gets a comment. A timer per stream would be one more object each of
+ * thousands of open streams holds.
+ */
+class KeepAliveSweep {
+  private readonly writers = new Set<SseWriter>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(readonly intervalMs: number) {}
+
+  add(writer: SseWriter): void {
+    this.writers.add(writer);
+    this.timer ??= setInterval(() => this.sweep(), Math.max(5, Math.floor(this.intervalMs / 4))).unref();
+  }
+
+  remove(writer: SseWriter): void {
+    this.writers.delete(writer);
+    if (this.writers.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  private sweep(): void {
+    const now = performance.now();
+    for (const writer of this.writers) if (now - writer.lastWrite >= this.intervalMs) writer.beat(now);
+  }
+}
+
+const sweeps = new Map<number, KeepAliveSweep>();
 
 /**
  * Writes a server-sent event stream the way OpenAI clients read it: only `data: <json>` frames
@@ -8,15 +41,23 @@ import { errorBody } from "./error-response.js";
  * comment whenever nothing was written for `keepAliveMs`, and `write()` backpressure respected.
  */
 export class SseWriter {
-  private keepAlive: NodeJS.Timeout | undefined;
+  /** When something was last written (performance.now()), for the keep-alive sweep. */
+  lastWrite = performance.now();
   private closed = false;
   private corked = false;
+  private readonly sweep: KeepAliveSweep;
 
   constructor(
     private readonly response: ServerResponse,
-    private readonly keepAliveMs: number,
+    keepAliveMs: number,
   ) {
-    response.once("close", () => this.stop());
+    let sweep = sweeps.get(keepAliveMs);
+    if (!sweep) {
+      sweep = new KeepAliveSweep(keepAliveMs);
+      sweeps.set(keepAliveMs, sweep);
+    }
+    this.sweep = sweep;
+    whenClosed(response, () => this.stop());
   }
 
   /** Sends the stream's headers at once, so that the client (and any proxy) sees the stream start. */
@@ -28,7 +69,8 @@ export class SseWriter {
     this.response.setHeader("x-accel-buffering", "no");
     this.response.flushHeaders();
     this.response.socket?.setNoDelay(true);
-    this.keepAlive = setTimeout(() => this.beat(), this.keepAliveMs);
+    this.lastWrite = performance.now();
+    this.sweep.add(this);
   }
 
   /** Whether the client is gone (nothing more can be sent). */
@@ -54,9 +96,16 @@ export class SseWriter {
     if (!this.response.destroyed) this.response.end();
   }
 
+  /** A comment line: every SSE parser skips it; proxies see traffic and keep the stream open. */
+  beat(now: number): void {
+    if (this.isClosed) return;
+    this.lastWrite = now;
+    this.response.write(": keep-alive\n\n");
+  }
+
   private async write(frame: string): Promise<void> {
     if (this.isClosed) return;
-    this.keepAlive?.refresh();
+    this.lastWrite = performance.now();
     // Frames written in the same tick (a finished answer's last chunks, [DONE]) leave in one
     // socket write instead of one each.
     if (!this.corked) {
@@ -79,15 +128,8 @@ export class SseWriter {
     });
   }
 
-  private beat(): void {
-    if (this.isClosed) return;
-    // A comment line: every SSE parser skips it; proxies see traffic and keep the stream open.
-    this.response.write(": keep-alive\n\n");
-    this.keepAlive?.refresh();
-  }
-
   private stop(): void {
     this.closed = true;
-    if (this.keepAlive) clearTimeout(this.keepAlive);
+    this.sweep.remove(this);
   }
 }

@@ -13,7 +13,7 @@ import type { ConcurrencyLimit } from "../concurrency-limit.js";
 import { reportError, sendJson } from "../error-response.js";
 import type { Lifecycle } from "../lifecycle.js";
 import { abortWhenClientLeaves, readJsonBody } from "../request-body.js";
-import { factsOf } from "../request-log.js";
+import { factsOf, whenClosed } from "../request-log.js";
 import { SseWriter } from "../sse-writer.js";
 import { validateChatRequest } from "../validate-chat-request.js";
 
@@ -57,7 +57,7 @@ export function createChatHandler(
     const { config } = options;
     const { body, model, workspace } = validateChatRequest(request, raw, schema, config.defaultWorkspace, config.maxJsonDepth);
     const release = options.limit.acquire(workspace);
-    response.once("close", release);
+    whenClosed(response, release);
     const scope = { principal: identity.principal, workspace };
     const hints: ConversationHints = {
       conversationId: conversationIdFrom(request.headers, config.conversationIdHeaders),
