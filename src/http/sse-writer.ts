@@ -29,11 +29,20 @@ class KeepAliveSweep {
 
   private sweep(): void {
     const now = performance.now();
-    for (const writer of this.writers) if (now - writer.lastWrite >= this.intervalMs) writer.beat(now);
+    const due = [...this.writers].filter((writer) => now - writer.lastWrite >= this.intervalMs);
+    this.beat(due, 0, now);
+  }
+
+  /** Writes the due keep-alives a batch per tick, so thousands of streams do not stall the event loop at once. */
+  private beat(due: SseWriter[], from: number, now: number): void {
+    const end = Math.min(due.length, from + KEEP_ALIVE_BATCH);
+    for (let index = from; index < end; index += 1) (due[index] as SseWriter).beat(now);
+    if (end < due.length) setImmediate(() => this.beat(due, end, now));
   }
 }
 
 const sweeps = new Map<number, KeepAliveSweep>();
+const KEEP_ALIVE_BATCH = 200;
 
 /**
  * Writes a server-sent event stream the way OpenAI clients read it: only `data: <json>` frames

@@ -10,6 +10,7 @@ export type StepsOutput = "reasoning" | "content" | "none";
 
 /** Opening and closing of the reasoning block when steps go into the content. */
 export const THINK_OPEN = "<think>\n";
+/** Closing of the reasoning block: the output follows after a blank line. */
 export const THINK_CLOSE = "\n</think>\n\n";
 
 /** How finished answers are shaped: where steps go and how citations reach the client. */
