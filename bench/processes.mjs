@@ -1,5 +1,6 @@
 // The benchmark's servers run as child processes of their own; this starts one and asks it for stats.
 import { fork } from "node:child_process";
+import autocannon from "autocannon";
 
 const here = new URL(".", import.meta.url);
 
@@ -23,5 +24,22 @@ export function statsOf(child, request = "stats") {
     };
     child.on("message", listener);
     child.send(request);
+  });
+}
+
+/** A chat request body for the benchmark (streamed when `stream`). */
+export function chatBody(stream = false) {
+  return JSON.stringify({ model: "ask", stream, messages: [{ role: "user", content: "How much annual leave do employees get?" }] });
+}
+
+/** autocannon against an adapter's chat endpoint at 50 connections. */
+export function loadAdapter(adapterUrl, { seconds, stream = false }) {
+  return autocannon({
+    url: `${adapterUrl}/v1/chat/completions`,
+    method: "POST",
+    headers: { authorization: "Bearer k", "content-type": "application/json" },
+    body: chatBody(stream),
+    connections: 50,
+    duration: seconds,
   });
 }

@@ -1,8 +1,7 @@
 // `npm run bench:profile`: the adapter under 50 connections for 10 s with --cpu-prof, then the
 // functions that took most of its CPU time (self time), from the profile in bench/results/.
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
-import autocannon from "autocannon";
-import { startProcess } from "./processes.mjs";
+import { loadAdapter, startProcess } from "./processes.mjs";
 
 const here = new URL(".", import.meta.url);
 const profiles = new URL("results/profiles/", here);
@@ -14,15 +13,7 @@ const adapter = await start(
   { UPSTREAM_URL: upstream.url, DEFAULT_WORKSPACE: "bench", LOG_LEVEL: "info", LOG_FORMAT: "json", MAX_CONCURRENT_PER_WORKSPACE: "100000" },
   ["--cpu-prof", `--cpu-prof-dir=${profiles.pathname}`],
 );
-const body = JSON.stringify({ model: "ask", stream: process.env.STREAM === "1", messages: [{ role: "user", content: "How much annual leave do employees get?" }] });
-const result = await autocannon({
-  url: `${adapter.url}/v1/chat/completions`,
-  method: "POST",
-  headers: { authorization: "Bearer k", "content-type": "application/json" },
-  body,
-  connections: 50,
-  duration: Number(process.env.BENCH_SECONDS ?? 10),
-});
+const result = await loadAdapter(adapter.url, { seconds: Number(process.env.BENCH_SECONDS ?? 10), stream: process.env.STREAM === "1" });
 console.log(`${Math.round(result.requests.average)} requests/s`);
 await new Promise((resolve) => {
   adapter.child.once("exit", resolve);

@@ -99,16 +99,21 @@ async function throughputAndLatency() {
   };
 }
 
-async function waitingQueries() {
+/** The embedded workspace (queries that never finish on request) and an adapter in front of it. */
+async function startWorkspaceAndAdapter(env) {
   const workspace = await start("embedded-process.mjs", { STEP_DELAY_MS: "0" });
   const adapter = await start("adapter-process.mjs", {
     UPSTREAM_URL: workspace.url,
     DEFAULT_WORKSPACE: "bench",
     LOG_LEVEL: "warn",
-    POLL_INTERVAL_MIN_MS: "100",
-    POLL_INTERVAL_MAX_MS: "100",
     QUERY_TIMEOUT_MS: "600000",
+    ...env,
   });
+  return { workspace, adapter };
+}
+
+async function waitingQueries() {
+  const { workspace, adapter } = await startWorkspaceAndAdapter({ POLL_INTERVAL_MIN_MS: "100", POLL_INTERVAL_MAX_MS: "100" });
   const dispatcher = new Agent({ connections: 2000 });
   const results = [];
   const open = [];
@@ -142,13 +147,8 @@ async function waitingQueries() {
 }
 
 async function idleStreams(count) {
-  const workspace = await start("embedded-process.mjs", { STEP_DELAY_MS: "0" });
-  const adapter = await start("adapter-process.mjs", {
-    UPSTREAM_URL: workspace.url,
-    DEFAULT_WORKSPACE: "bench",
-    LOG_LEVEL: "warn",
+  const { workspace, adapter } = await startWorkspaceAndAdapter({
     SSE_KEEPALIVE_MS: "1000",
-    QUERY_TIMEOUT_MS: "600000",
     MAX_CONCURRENT_REQUESTS: "100000",
     MAX_CONCURRENT_PER_WORKSPACE: "100000",
   });
