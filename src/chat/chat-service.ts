@@ -56,7 +56,7 @@ export class ChatService {
     const created = await createQuery(
       this.options.client,
       job.caller,
-      query.createBody as Record<string, unknown> & { id: string },
+      query.createBody,
       { maxListPages: this.options.maxListPages, signal },
     );
     return toQuerySnapshot(created);

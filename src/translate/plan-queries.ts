@@ -8,7 +8,7 @@ export interface PlannedQuery {
   index: number;
   queryId: string;
   /** The `POST /queries` body (DESIGN.md, Contract item 1). */
-  createBody: Record<string, unknown>;
+  createBody: Record<string, unknown> & { id: string };
 }
 
 /** What a chat request asks of the upstream: the prompt, the mode and one query per choice. */

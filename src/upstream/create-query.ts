@@ -1,4 +1,5 @@
 import { GatewayTimeoutError, UpstreamError } from "../errors/adapter-error.js";
+import { followPages, type PageRequest } from "./follow-pages.js";
 import type { UpstreamQuery } from "./query-schemas.js";
 import type { Caller, WorkspaceClient } from "./workspace-client.js";
 
@@ -32,19 +33,10 @@ export async function findQuery(
   id: string,
   options: { maxListPages: number; signal: AbortSignal },
 ): Promise<UpstreamQuery | null> {
-  const seen = new Set<string>();
-  let cursor: string | undefined;
-  for (let page = 0; page < options.maxListPages; page += 1) {
-    const result = await client.listQueries(
-      caller,
-      cursor === undefined ? { limit: 100 } : { limit: 100, cursor },
-      options.signal,
-    );
-    const found = result.items.find((item) => item.id === id);
+  const list = (request: PageRequest) => client.listQueries(caller, request, options.signal);
+  for await (const page of followPages(list, options.maxListPages)) {
+    const found = page.items.find((item) => item.id === id);
     if (found) return found;
-    if (!result.hasMore || !result.nextCursor || seen.has(result.nextCursor)) return null;
-    seen.add(result.nextCursor);
-    cursor = result.nextCursor;
   }
   return null;
 }

@@ -8,6 +8,7 @@ import {
   snapshotChanged,
   toQuerySnapshot,
 } from "./query-snapshot.js";
+import { followPages, type PageRequest } from "./follow-pages.js";
 import type { Caller, WorkspaceClient } from "./workspace-client.js";
 
 /** Settings of the shared pollers (DESIGN.md, Contract item 3). */
@@ -35,7 +36,6 @@ export interface WatchRequest {
   signal: AbortSignal;
 }
 
-const PAGE_LIMIT = 100; // § List rules: the largest page the interface allows.
 
 /**
  * Follows queries until they end. Polling is shared: one poller per (credential, workspace)
@@ -196,14 +196,9 @@ class WorkspacePoller {
     const missing = new Set(this.waiters.keys());
     let pages = 0;
     try {
-      const seenCursors = new Set<string>();
-      let cursor: string | undefined;
-      while (missing.size > 0 && pages < this.options.maxListPages) {
-        const page = await this.options.client.listQueries(
-          this.caller,
-          cursor === undefined ? { limit: PAGE_LIMIT } : { limit: PAGE_LIMIT, cursor },
-          controller.signal,
-        );
+      const list = (request: PageRequest) => this.options.client.listQueries(this.caller, request, controller.signal);
+      // Later pages are read only while some waited-for query is still missing.
+      for await (const page of followPages(list, this.options.maxListPages)) {
         pages += 1;
         for (const item of page.items) {
           const set = this.waiters.get(item.id);
@@ -211,10 +206,7 @@ class WorkspacePoller {
           const snapshot = toQuerySnapshot(item);
           for (const waiter of set) waiter.deliver(snapshot);
         }
-        // § List rules 4-6: pass next_cursor back unchanged; stop at the end, on a repeat, or at the page bound.
-        if (!page.hasMore || !page.nextCursor || seenCursors.has(page.nextCursor)) break;
-        seenCursors.add(page.nextCursor);
-        cursor = page.nextCursor;
+        if (missing.size === 0) break;
       }
       this.failures = 0;
     } catch (error) {

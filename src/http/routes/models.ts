@@ -5,6 +5,7 @@ import { credentialHash } from "../../auth/credential-hash.js";
 import { NotFoundError } from "../../errors/adapter-error.js";
 import type { Model } from "../../openai/chat-completion.js";
 import { MODEL_PATTERN } from "../../openai/chat-request.js";
+import { followPages, type PageRequest } from "../../upstream/follow-pages.js";
 import type { WorkspaceClient } from "../../upstream/workspace-client.js";
 import type { Clock } from "../../util/clock.js";
 import { WORKSPACE_ID } from "../request-context.js";
@@ -38,16 +39,8 @@ export function modelsRouter(options: ModelsRouteOptions): Router {
   async function listWorkspaces(credential: string): Promise<string[]> {
     const signal = AbortSignal.timeout(listTimeoutMs);
     const ids: string[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    for (let count = 0; count < maxPages; count += 1) {
-      const page = cursor === undefined ? { limit: 100 } : { limit: 100, cursor };
-      const result = await options.client.listWorkspaces(credential, page, signal);
-      ids.push(...result.ids.filter((id) => WORKSPACE_ID.test(id)));
-      if (!result.hasMore || !result.nextCursor || seen.has(result.nextCursor)) break;
-      seen.add(result.nextCursor);
-      cursor = result.nextCursor;
-    }
+    const list = (request: PageRequest) => options.client.listWorkspaces(credential, request, signal);
+    for await (const page of followPages(list, maxPages)) ids.push(...page.ids.filter((id) => WORKSPACE_ID.test(id)));
     return [...new Set(ids)];
   }
 
