@@ -20,16 +20,26 @@ await new Promise((resolve) => {
   adapter.child.send("exit");
 });
 upstream.child.kill();
-const newest = readdirSync(profiles).filter((name) => name.endsWith(".cpuprofile")).sort().pop();
-const profile = JSON.parse(readFileSync(new URL(newest, profiles), "utf8"));
-const selfTime = new Map();
-const total = profile.samples.length;
-const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-for (const id of profile.samples) {
-  const frame = byId.get(id).callFrame;
-  const key = `${frame.functionName || "(anonymous)"} ${frame.url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*\/(dist|bench)\//, "$1/")}:${frame.lineNumber}`;
-  selfTime.set(key, (selfTime.get(key) ?? 0) + 1);
-}
-for (const [key, count] of [...selfTime].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 30))) {
-  console.log(`${((count / total) * 100).toFixed(1).padStart(5)}%  ${key}`);
+// One profile per thread: CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile; thread 0 is the event loop.
+const ours = readdirSync(profiles).filter((name) => name.endsWith(".cpuprofile") && name.split(".")[3] === String(adapter.child.pid));
+for (const name of ours.sort((a, b) => Number(a.split(".")[4]) - Number(b.split(".")[4]))) {
+  const profile = JSON.parse(readFileSync(new URL(name, profiles), "utf8"));
+  const selfTime = new Map();
+  const byFile = new Map();
+  const total = profile.samples.length;
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  for (const id of profile.samples) {
+    const frame = byId.get(id).callFrame;
+    const file = frame.url.replace(/^.*node_modules\//, "").replace(/^file:\/\/.*\/(dist|bench)\//, "$1/");
+    const key = `${frame.functionName || "(anonymous)"} ${file}:${frame.lineNumber}`;
+    selfTime.set(key, (selfTime.get(key) ?? 0) + 1);
+    const module = file.startsWith("node:") ? file : file.split("/").slice(0, 3).join("/") || frame.functionName;
+    byFile.set(module, (byFile.get(module) ?? 0) + 1);
+  }
+  const top = (map, count) =>
+    [...map].sort((a, b) => b[1] - a[1]).slice(0, count).map(([key, samples]) => `${((samples / total) * 100).toFixed(1).padStart(5)}%  ${key}`);
+  console.log(`\n# ${name.split(".")[4] === "0" ? "event loop" : "worker thread"} (${name})\n## by function`);
+  console.log(top(selfTime, Number(process.env.TOP ?? 30)).join("\n"));
+  console.log("## by file");
+  console.log(top(byFile, 25).join("\n"));
 }

@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import autocannon from "autocannon";
 import { Agent, request } from "undici";
-import { WorkerTokenCounter } from "../dist/src/tokens/token-counter.js";
+import { O200kTokenCounter } from "../dist/src/tokens/token-counter.js";
 import { countUsage } from "../dist/src/translate/count-usage.js";
 import { startProcess, statsOf } from "./processes.mjs";
 
@@ -199,7 +199,7 @@ async function idleStreams(count) {
 
 async function tokenCounting() {
   const text = "Employees receive 25 days of paid annual leave per calendar year [1]. ".repeat(3000); // about 200 KB
-  const counter = new WorkerTokenCounter();
+  const counter = new O200kTokenCounter();
   await countUsage([{ prompt: "warm up", content: "warm up ".repeat(100), reasoning: "" }], counter);
   // The longest gap between ticks of a 1 ms timer while the count runs: how long the loop was blocked.
   let longest = 0;

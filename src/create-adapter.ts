@@ -76,7 +76,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     onPoll: ({ pages }) => metrics.listCalls.inc(pages),
     onPollError: (error) => logger.warn({ err: { message: (error as Error).message } }, "poll failed"),
   });
-  const tokens = effects.tokens ?? new WorkerTokenCounter();
+  const tokens = effects.tokens ?? new WorkerTokenCounter(undefined, { isIdle: () => limit.inFlight <= 1 });
   const chat = new ChatService({
     client,
     watcher,

@@ -22,6 +22,7 @@ const DOCUMENT_EXTENSIONS = new Set(
 // a definition nor a reference-style link; the bracket's text is classified afterwards.
 const MARKER = /【([^】\n]{1,300})】|\[\^(\d{1,4})\](?!:)|\[([^[\]\n]{1,300})\](?![(:[])/g;
 const NUMBER_LIST = /^\s*\d{1,4}(?:\s*(?:[,;]|[-–])\s*\d{1,4})*\s*$/;
+const SINGLE_NUMBER = /^\d{1,4}$/;
 const MAX_RANGE = 50;
 
 /**
@@ -156,6 +157,7 @@ function parseNameMarker(text: string): { filename: string; page: number | null 
 
 /** `1, 3` → [1, 3]; `2-4` → [2, 3, 4] (bounded, so `[1-99999]` cannot cost much). */
 function expandNumbers(text: string): number[] {
+  if (SINGLE_NUMBER.test(text)) return [Number.parseInt(text, 10)];
   const numbers: number[] = [];
   for (const part of text.split(/\s*[,;]\s*/)) {
     const [from, to] = part.split(/\s*[-–]\s*/).map((value) => Number.parseInt(value, 10));
@@ -168,5 +170,6 @@ function expandNumbers(text: string): number[] {
 
 /** Blanks out fenced and inline code (same length) so `array[1]` in code is not a citation. */
 function maskCode(text: string): string {
+  if (!text.includes("`")) return text;
   return text.replace(/```[\s\S]*?(?:```|$)|`[^`\n]*`/g, (code) => " ".repeat(code.length));
 }

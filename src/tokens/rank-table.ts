@@ -1,0 +1,143 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+
+/**
+ * The o200k byte-pair ranks in typed arrays: an open-addressing hash table from a token's bytes
+ * to its rank, and every token's bytes back to back. A slot is 16 bytes: rank + 1 (0: empty),
+ * length, and the token's first 8 bytes, so looking up a word costs one cache line (the counter
+ * runs between requests, when the table has left the CPU's caches; a lookup that reads four
+ * arrays took four times as long). About 11 MB, outside the JavaScript heap, with nothing in it
+ * for the garbage collector to trace: gpt-tokenizer's own tables are 200,000 strings in a Map,
+ * about 55 MB of RSS and a slower full GC. The arrays live on SharedArrayBuffers, so the token
+ * worker shares them.
+ */
+export interface RankTable {
+  /** Four Int32 per slot: rank + 1, length, bytes 0-3, bytes 4-7 (little-endian, zero-padded). */
+  readonly slots: Int32Array;
+  /** All tokens' bytes, for the part of tokens longer than 8 bytes. */
+  readonly bytes: Uint8Array;
+  readonly tokenStart: Uint32Array;
+  readonly size: number;
+}
+
+const SLOT_INTS = 4;
+
+/** FNV-1a over `bytes[from, to)`: the table's hash. */
+export function hashBytes(bytes: Uint8Array, from: number, to: number): number {
+  let hash = 0x811c9dc5;
+  for (let index = from; index < to; index += 1) hash = Math.imul(hash ^ (bytes[index] as number), 0x01000193);
+  return hash >>> 0;
+}
+
+/** Bytes `from + skip .. from + skip + 3` (those before `to`) as one little-endian Int32. */
+function word(bytes: Uint8Array, from: number, to: number, skip: number): number {
+  let value = 0;
+  for (let index = Math.min(to - from, skip + 4) - 1; index >= skip; index -= 1) {
+    value = (value << 8) | (bytes[from + index] as number);
+  }
+  return value | 0;
+}
+
+/** The rank of the token whose bytes are `bytes[from, to)`, or -1 when no token has them. */
+export function rankOf(table: RankTable, bytes: Uint8Array, from: number, to: number): number {
+  const { slots } = table;
+  const mask = slots.length / SLOT_INTS - 1;
+  const length = to - from;
+  const low = word(bytes, from, to, 0);
+  const high = length > 4 ? word(bytes, from, to, 4) : 0;
+  for (let slot = hashBytes(bytes, from, to) & mask; ; slot = (slot + 1) & mask) {
+    const at = slot * SLOT_INTS;
+    const entry = slots[at] as number;
+    if (entry === 0) return -1;
+    if (slots[at + 1] !== length || slots[at + 2] !== low || slots[at + 3] !== high) continue;
+    if (length <= 8 || sameTail(table, entry - 1, bytes, from, length)) return entry - 1;
+  }
+}
+
+/** Whether token `rank`'s bytes after the first 8 equal those of the piece. */
+function sameTail(table: RankTable, rank: number, bytes: Uint8Array, from: number, length: number): boolean {
+  const start = table.tokenStart[rank] as number;
+  for (let index = 8; index < length; index += 1) if (table.bytes[start + index] !== bytes[from + index]) return false;
+  return true;
+}
+
+const BASE64 = new Int8Array(128).fill(-1);
+for (const [index, char] of [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"].entries()) BASE64[char.charCodeAt(0)] = index;
+
+/**
+ * Reads a `.tiktoken` file (one `base64-bytes rank` line per token, as OpenAI publishes them) into
+ * a table. Decoding by hand keeps the 200,000 lines from becoming 200,000 objects.
+ */
+export function parseTiktoken(text: string): RankTable {
+  const lines = forEachLine(text, () => {});
+  let maxRank = 0;
+  let byteCount = 0;
+  forEachLine(text, (start, space, end) => {
+    maxRank = Math.max(maxRank, Number(text.slice(space + 1, end)));
+    byteCount += Math.floor(((space - start) * 3) / 4);
+  });
+  const bytes = new Uint8Array(byteCount);
+  const tokenStart = new Uint32Array(maxRank + 1);
+  let slotCount = 1;
+  while (slotCount < lines * 2) slotCount *= 2;
+  const slots = new Int32Array(slotCount * SLOT_INTS);
+  let offset = 0;
+  forEachLine(text, (start, space, end) => {
+    const rank = Number(text.slice(space + 1, end));
+    if (!Number.isInteger(rank) || rank < 0) throw new Error(`bad rank in line: ${text.slice(start, end)}`);
+    const first = offset;
+    let bits = 0;
+    let bitCount = 0;
+    for (let index = start; index < space; index += 1) {
+      const value = BASE64[text.charCodeAt(index)] ?? -1;
+      if (value < 0) break; // "=" padding ends the token
+      bits = ((bits << 6) | value) & 0xffffff;
+      bitCount += 6;
+      if (bitCount >= 8) {
+        bitCount -= 8;
+        bytes[offset++] = (bits >> bitCount) & 0xff;
+      }
+    }
+    tokenStart[rank] = first;
+    let slot = hashBytes(bytes, first, offset) & (slotCount - 1);
+    while (slots[slot * SLOT_INTS] !== 0) slot = (slot + 1) & (slotCount - 1);
+    const at = slot * SLOT_INTS;
+    slots[at] = rank + 1;
+    slots[at + 1] = offset - first;
+    slots[at + 2] = word(bytes, first, offset, 0);
+    slots[at + 3] = offset - first > 4 ? word(bytes, first, offset, 4) : 0;
+  });
+  return { slots: shared(slots), bytes: shared(bytes.subarray(0, offset)), tokenStart: shared(tokenStart), size: lines };
+}
+
+/** A copy on a SharedArrayBuffer: a worker thread given the table reads this memory, not a copy. */
+function shared<T extends Int32Array | Uint8Array | Uint32Array>(array: T): T {
+  const copy = new (array.constructor as new (buffer: SharedArrayBuffer) => T)(new SharedArrayBuffer(array.byteLength));
+  copy.set(array);
+  return copy;
+}
+
+/** Calls `visit(start, space, end)` for each non-empty `token rank` line; returns how many. */
+function forEachLine(text: string, visit: (start: number, space: number, end: number) => void): number {
+  let lines = 0;
+  for (let start = 0; start < text.length; ) {
+    let end = text.indexOf("\n", start);
+    if (end < 0) end = text.length;
+    const space = text.indexOf(" ", start);
+    if (end > start) {
+      if (space < start || space > end) throw new Error(`bad line: ${text.slice(start, end)}`);
+      visit(start, space, end);
+      lines += 1;
+    }
+    start = end + 1;
+  }
+  return lines;
+}
+
+let o200k: RankTable | undefined;
+
+/** The o200k_base table, read once per thread from the file gpt-tokenizer ships. */
+export function o200kRanks(): RankTable {
+  o200k ??= parseTiktoken(readFileSync(createRequire(import.meta.url).resolve("gpt-tokenizer/data/o200k_base.tiktoken"), "latin1"));
+  return o200k;
+}

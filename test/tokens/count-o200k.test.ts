@@ -1,0 +1,86 @@
+import { readdirSync, readFileSync } from "node:fs";
+import fc from "fast-check";
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { describe, expect, it } from "vitest";
+import { countO200k, pieceBoundaryNear } from "../../src/tokens/count-o200k.js";
+import { o200kRanks } from "../../src/tokens/rank-table.js";
+
+// gpt-tokenizer's own count is the oracle: ours must agree on every text.
+const PLAIN = { disallowedSpecial: new Set<string>() };
+const reference = (text: string) => countTokens(text, PLAIN);
+const table = o200kRanks();
+const ours = (text: string) => countO200k(table, text);
+
+// Characters where the ASCII scanner's decisions lie: every class, the contraction letters,
+// "/" after punctuation, controls, and non-ASCII that continues or ends each kind of piece.
+const TRICKY = [
+  ..."aZb09 '\t\n\r\u000b\f/.,!-_sSlLvVrReEdDmMtT\u0000\u001f\u007f",
+  "é", "—", "😀", "\u00a0", "\u0301", "日", "\u2028", "\uD800", "Ⅻ", "٣", "ǅ", "ʰ",
+];
+
+describe("countO200k", () => {
+  it("counts what gpt-tokenizer counts on the project's documents, line by line and whole", () => {
+    const files = ["README.md", ...readdirSync("docs").map((name) => `docs/${name}`), "src/translate/cite-sources.ts"];
+    const texts = files.flatMap((file) => {
+      const text = readFileSync(file, "utf8");
+      return [text, ...text.split("\n")];
+    });
+    const mismatches = texts.filter((text) => ours(text) !== reference(text));
+    expect(mismatches).toEqual([]);
+    expect(texts.length).toBeGreaterThan(500);
+  });
+
+  it.each([
+    ["", 0],
+    ["hello world", 2],
+    ["<|endoftext|>", reference("<|endoftext|>")],
+    ["don't I'LL we've THEY'RE", reference("don't I'LL we've THEY'RE")],
+    ["😀 👩‍👩‍👧 日本語のテキスト café\u0301", reference("😀 👩‍👩‍👧 日本語のテキスト café\u0301")],
+    ["lone \uD800 surrogate", reference("lone \uD800 surrogate")],
+    ["  \n\n  x\t\ty  ", reference("  \n\n  x\t\ty  ")],
+    ["1234567 ..// ./\n\r\n", reference("1234567 ..// ./\n\r\n")],
+    ["a".repeat(300), reference("a".repeat(300))],
+  ])("counts %j as %i", (text, expected) => {
+    expect(ours(text)).toBe(expected);
+  });
+
+  it("agrees with gpt-tokenizer on random text of the characters that decide piece boundaries", () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...TRICKY), { maxLength: 16 }), (chars) => {
+        const text = chars.join("");
+        expect(ours(text)).toBe(reference(text));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it("agrees with gpt-tokenizer on random Unicode text", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme", maxLength: 40 }), fc.string({ unit: "binary", maxLength: 20 }), (a, b) => {
+        expect(ours(a + b)).toBe(reference(a + b));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe("pieceBoundaryNear", () => {
+  it("cuts where the two sides count to the whole", () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...TRICKY, " ", "word", " x"), { maxLength: 60 }), fc.nat(), (parts, seed) => {
+        const text = parts.join("");
+        const cut = pieceBoundaryNear(text, seed % (text.length + 1), 8);
+        expect(cut).toBeGreaterThanOrEqual(0);
+        expect(cut).toBeLessThanOrEqual(text.length);
+        expect(ours(text.slice(0, cut)) + ours(text.slice(cut))).toBe(ours(text));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("prefers a place at or before the index, else after it, else the end", () => {
+    expect(pieceBoundaryNear("one two three", 9)).toBe(7);
+    expect(pieceBoundaryNear("onetwothree four", 2)).toBe(11);
+    expect(pieceBoundaryNear("no-spaces-at-all", 5)).toBe(16);
+  });
+});
