@@ -1,5 +1,5 @@
 import type { Mode } from "../config/config.js";
-import { ClientClosedError, GatewayTimeoutError, QueryFailedError } from "../errors/adapter-error.js";
+import { ClientClosedError, QueryFailedError } from "../errors/adapter-error.js";
 import type { ChatCompletion, ChatCompletionChunk, ChunkDelta } from "../openai/chat-completion.js";
 import { buildCompletion, completionId, type FinishedChoice } from "../translate/build-completion.js";
 import { buildMessage, type MessageOptions } from "../translate/build-message.js";
@@ -14,11 +14,10 @@ import {
 } from "../translate/stream-choice.js";
 import { createQuery } from "../upstream/create-query.js";
 import { type QuerySnapshot, toQuerySnapshot } from "../upstream/query-snapshot.js";
-import type { QueryWatcher } from "../upstream/query-watcher.js";
+import type { QueryWatcher, WatchEnd } from "../upstream/query-watcher.js";
 import type { Caller, WorkspaceClient } from "../upstream/workspace-client.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import type { Clock } from "../util/clock.js";
-import { linkedAbortController } from "../util/linked-abort.js";
 import { mergeAsync } from "../util/merge-async.js";
 
 /** What the chat service is built from: the upstream, the watcher, time, and the settings. */
@@ -31,7 +30,7 @@ export interface ChatServiceOptions {
   maxListPages: number;
   tokens: TokenCounter;
   /** Told how each followed query ended: PROCESSED, FAILED, timeout or cancelled (metrics). */
-  onQueryEnd?: (mode: Mode, state: "PROCESSED" | "FAILED" | "timeout" | "cancelled" | "error") => void;
+  onQueryEnd?: (mode: Mode, state: WatchEnd) => void;
 }
 
 /** One chat request, planned and attributed: what the service needs to answer it. */
@@ -39,7 +38,12 @@ export interface ChatJob {
   model: string;
   plan: QueryPlan;
   caller: Caller;
-  signal: AbortSignal;
+  /**
+   * Aborts when the client leaves; the service aborts it itself once the queries need no more
+   * following (the answer is complete, or one choice failed and the others must stop). One
+   * controller per request: each is an EventTarget, which an open stream would otherwise hold two of.
+   */
+  controller: AbortController;
   /** Called with choice 0's content once the answer is complete, before it is sent (conversations). */
   onAnswered?: (content: string) => Promise<void>;
 }
@@ -63,42 +67,32 @@ export class ChatService {
   }
 
   /** Snapshots of a created query until it ends (DESIGN.md, data flow: watcher); reports how it ended. */
-  async *watch(job: ChatJob, initial: QuerySnapshot, signal: AbortSignal): AsyncGenerator<QuerySnapshot> {
-    let state: "PROCESSED" | "FAILED" | "timeout" | "cancelled" | "error" = "cancelled";
-    try {
-      for await (const snapshot of this.options.watcher.watch({
-        caller: job.caller,
-        initial,
-        deadlineMs: this.options.queryTimeoutMs[job.plan.mode],
-        label: `${job.plan.mode} query ${initial.id}`,
-        signal,
-      })) {
-        if (snapshot.status === "PROCESSED" || snapshot.status === "FAILED") state = snapshot.status;
-        yield snapshot;
-      }
-    } catch (error) {
-      state = error instanceof GatewayTimeoutError ? "timeout" : "error";
-      throw error;
-    } finally {
-      this.options.onQueryEnd?.(job.plan.mode, state);
-    }
+  watch(job: ChatJob, initial: QuerySnapshot): AsyncGenerator<QuerySnapshot> {
+    const { mode } = job.plan;
+    return this.options.watcher.watch({
+      caller: job.caller,
+      initial,
+      deadlineMs: this.options.queryTimeoutMs[mode],
+      label: `${mode} query ${initial.id}`,
+      signal: job.controller.signal,
+      onEnd: (end) => this.options.onQueryEnd?.(mode, end),
+    });
   }
 
   /** Answers a non-streaming request: every choice's query to its end, then one `chat.completion`. */
   async complete(job: ChatJob): Promise<ChatCompletion> {
     const created = Math.floor(this.options.clock.now() / 1000);
-    // With several choices, one failing stops the others.
-    const failFast = linkedAbortController(job.signal);
-    const { signal } = failFast;
+    const { signal } = job.controller;
     const finished = await Promise.all(
       job.plan.queries.map(async (query) => {
         try {
           let last: QuerySnapshot | undefined;
-          for await (const snapshot of this.watch(job, await this.create(job, query, signal), signal)) last = snapshot;
+          for await (const snapshot of this.watch(job, await this.create(job, query, signal))) last = snapshot;
           if (signal.aborted || !last) throw new ClientClosedError();
           return this.finish(last);
         } catch (error) {
-          failFast.abort();
+          // With several choices, one failing stops the others.
+          job.controller.abort();
           throw error;
         }
       }),
@@ -117,13 +111,11 @@ export class ChatService {
    * there is still an ordinary HTTP error; the returned chunks then follow the queries as they run.
    */
   async startStream(job: ChatJob, options: { includeUsage: boolean }): Promise<AsyncGenerator<ChatCompletionChunk>> {
-    const controller = linkedAbortController(job.signal);
-    const { signal } = controller;
     try {
-      const initials = await Promise.all(job.plan.queries.map((query) => this.create(job, query, signal)));
-      return this.streamChunks(job, initials, signal, controller, options.includeUsage);
+      const initials = await Promise.all(job.plan.queries.map((query) => this.create(job, query, job.controller.signal)));
+      return this.streamChunks(job, initials, options.includeUsage);
     } catch (error) {
-      controller.abort();
+      job.controller.abort();
       throw error;
     }
   }
@@ -137,8 +129,6 @@ export class ChatService {
   private async *streamChunks(
     job: ChatJob,
     initials: QuerySnapshot[],
-    signal: AbortSignal,
-    controller: AbortController,
     includeUsage: boolean,
   ): AsyncGenerator<ChatCompletionChunk> {
     const { message } = this.options;
@@ -156,19 +146,20 @@ export class ChatService {
     const finals: QuerySnapshot[] = [];
     try {
       for (const index of initials.keys()) yield chunk(index, ROLE_DELTA);
-      const watches = initials.map((initial) => this.watch(job, initial, signal));
-      for await (const { index, value: snapshot } of mergeAsync(watches)) {
+      /** The chunks one snapshot of choice `index` adds. */
+      const chunksOf = (index: number, snapshot: QuerySnapshot): ChatCompletionChunk[] => {
         const state = states[index] as ChoiceStreamState;
         if (snapshot.status === "FAILED") throw queryFailed(snapshot);
-        const terminal = snapshot.status === "PROCESSED";
-        const deltas = terminal
-          ? finishChoice(state, snapshot, message)
-          : advanceChoice(state, snapshot, message.stepsOutput);
-        for (const delta of deltas) yield chunk(index, delta);
-        if (terminal) {
-          finals[index] = snapshot;
-          yield chunk(index, {}, "stop");
-        }
+        if (snapshot.status !== "PROCESSED") return advanceChoice(state, snapshot, message.stepsOutput).map((delta) => chunk(index, delta));
+        finals[index] = snapshot;
+        return [...finishChoice(state, snapshot, message).map((delta) => chunk(index, delta)), chunk(index, {}, "stop")];
+      };
+      const watches = initials.map((initial) => this.watch(job, initial));
+      if (watches.length === 1) {
+        // One choice (the usual case) needs no merging: one generator less held per open stream.
+        for await (const snapshot of watches[0] as AsyncGenerator<QuerySnapshot>) yield* chunksOf(0, snapshot);
+      } else {
+        for await (const { index, value } of mergeAsync(watches)) yield* chunksOf(index, value);
       }
       if (finals.filter(Boolean).length < initials.length) throw new ClientClosedError();
       const first = states[0] as ChoiceStreamState;
@@ -189,7 +180,7 @@ export class ChatService {
         };
       }
     } finally {
-      controller.abort();
+      job.controller.abort();
     }
   }
 

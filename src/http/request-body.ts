@@ -47,15 +47,16 @@ export async function readJsonBody(request: IncomingMessage, limitBytes: number)
 }
 
 /**
- * A signal that aborts when the client goes away before the response is complete. It listens
- * on the response: `req.on('close')` fires as soon as the request body has been read.
+ * The request's one AbortController: it aborts when the client goes away before the response is
+ * complete (it listens on the response: `req.on('close')` fires as soon as the body has been
+ * read), and the chat service aborts it when the request's queries no longer need following.
  */
-export function abortWhenClientLeaves(response: ServerResponse): AbortSignal {
+export function abortWhenClientLeaves(response: ServerResponse): AbortController {
   const controller = new AbortController();
   whenClosed(response, () => {
     if (!response.writableFinished) controller.abort();
   });
-  return controller.signal;
+  return controller;
 }
 
 /** The body as UTF-8 text, refusing it past `limitBytes` (events, not an async iterator: cheaper per request). */

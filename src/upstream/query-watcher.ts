@@ -34,7 +34,12 @@ export interface WatchRequest {
   /** Describes the query in a timeout message (`ask query …`). */
   label: string;
   signal: AbortSignal;
+  /** Told once how the watch ended: the terminal status, a timeout, an error, or cancelled. */
+  onEnd?: (end: WatchEnd) => void;
 }
+
+/** How a watch ended (for metrics). */
+export type WatchEnd = "PROCESSED" | "FAILED" | "timeout" | "cancelled" | "error";
 
 
 /**
@@ -55,45 +60,46 @@ export class QueryWatcher {
    */
   async *watch(request: WatchRequest): AsyncGenerator<QuerySnapshot> {
     let latest = request.initial;
-    yield latest;
-    if (isTerminal(latest.status) || request.signal.aborted) return;
-
-    const mailbox = new Mailbox();
-    const key = pollerKey(request.caller);
-    let poller = this.pollers.get(key);
-    if (!poller) {
-      poller = new WorkspacePoller(this.options, request.caller, () => this.pollers.delete(key));
-      this.pollers.set(key, poller);
-    }
-    const waiter: Waiter = {
-      id: latest.id,
-      since: this.options.clock.now(),
-      deliver: (snapshot) => mailbox.put(snapshot),
-      fail: (error) => mailbox.fail(error),
-    };
-    const deadline = this.options.clock.setTimeout(
-      () =>
-        mailbox.fail(
-          new GatewayTimeoutError(`The ${request.label} did not finish within ${request.deadlineMs} ms`),
-        ),
-      request.deadlineMs,
-    );
-    const onAbort = () => mailbox.close();
-    request.signal.addEventListener("abort", onAbort, { once: true });
-    poller.add(waiter);
+    let end: WatchEnd = "cancelled";
+    let mailbox: Mailbox | null = null;
+    let poller: WorkspacePoller | undefined;
+    let deadline: unknown = null;
     try {
+      if (isTerminal(latest.status)) end = latest.status as WatchEnd;
+      yield latest;
+      if (isTerminal(latest.status) || request.signal.aborted) return;
+
+      mailbox = new Mailbox(latest, this.options.clock.now(), request.signal);
+      const key = pollerKey(request.caller);
+      poller = this.pollers.get(key);
+      if (!poller) {
+        poller = new WorkspacePoller(this.options, request.caller, () => this.pollers.delete(key));
+        this.pollers.set(key, poller);
+      }
+      const box = mailbox;
+      deadline = this.options.clock.setTimeout(
+        () => box.fail(new GatewayTimeoutError(`The ${request.label} did not finish within ${request.deadlineMs} ms`)),
+        request.deadlineMs,
+      );
+      poller.add(mailbox);
       while (true) {
         const next = await mailbox.take();
         if (!next) return;
-        if (!snapshotChanged(latest, next)) continue;
         latest = mergeSnapshots(latest, next);
+        if (isTerminal(latest.status)) end = latest.status as WatchEnd;
         yield latest;
         if (isTerminal(latest.status)) return;
       }
+    } catch (error) {
+      end = error instanceof GatewayTimeoutError ? "timeout" : "error";
+      throw error;
     } finally {
-      this.options.clock.clearTimeout(deadline);
-      request.signal.removeEventListener("abort", onAbort);
-      poller.remove(waiter);
+      if (deadline !== null) this.options.clock.clearTimeout(deadline);
+      if (mailbox) {
+        mailbox.stop();
+        poller?.remove(mailbox);
+      }
+      request.onEnd?.(end);
     }
   }
 
@@ -110,9 +116,10 @@ export class QueryWatcher {
   }
 }
 
+/** What the poller needs of a waiting watch (a {@link Mailbox}). */
 interface Waiter {
-  id: string;
-  since: number;
+  readonly id: string;
+  readonly since: number;
   deliver(snapshot: QuerySnapshot): void;
   fail(error: unknown): void;
 }
@@ -237,16 +244,31 @@ function pollerKey(caller: Caller): string {
 }
 
 /**
- * Hands the latest snapshot to one waiting consumer. Snapshots are cumulative, so only the
- * newest is kept: a slow consumer costs one snapshot of memory, however many polls pass.
+ * One waiting watch: hands the latest snapshot to its consumer. Snapshots are cumulative, so only
+ * the newest is kept (a slow consumer costs one snapshot of memory, however many polls pass), and
+ * one that shows nothing new does not wake the consumer at all: an idle stream costs a poll
+ * nothing but the comparison. It is itself the poller's waiter, and listens to the abort signal
+ * itself, so that a waiting stream holds one object here rather than four closures.
  */
-class Mailbox {
+class Mailbox implements Waiter {
   private latest: QuerySnapshot | null = null;
   private error: { value: unknown } | null = null;
   private closed = false;
   private wake: (() => void) | null = null;
+  readonly id: string;
 
-  put(snapshot: QuerySnapshot): void {
+  constructor(
+    /** The last snapshot the consumer saw: what a new one is compared with. */
+    private seen: QuerySnapshot,
+    readonly since: number,
+    private readonly signal: AbortSignal,
+  ) {
+    this.id = seen.id;
+    signal.addEventListener("abort", this);
+  }
+
+  deliver(snapshot: QuerySnapshot): void {
+    if (!snapshotChanged(this.latest ?? this.seen, snapshot)) return;
     this.latest = snapshot;
     this.notify();
   }
@@ -256,12 +278,18 @@ class Mailbox {
     this.notify();
   }
 
-  close(): void {
+  /** The abort signal's listener (an object listener, so no closure is kept per watch). */
+  handleEvent(): void {
     this.closed = true;
     this.notify();
   }
 
-  /** The next snapshot; null when closed; throws the failure. */
+  /** Stops listening to the signal once the watch is over. */
+  stop(): void {
+    this.signal.removeEventListener("abort", this);
+  }
+
+  /** The next snapshot with something new; null when closed; throws the failure. */
   async take(): Promise<QuerySnapshot | null> {
     while (true) {
       if (this.closed) return null;
@@ -269,6 +297,7 @@ class Mailbox {
       if (this.latest) {
         const snapshot = this.latest;
         this.latest = null;
+        this.seen = snapshot;
         return snapshot;
       }
       await new Promise<void>((resolve) => {

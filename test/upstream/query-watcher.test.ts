@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { AuthenticationError, GatewayTimeoutError } from "../../src/errors/adapter-error.js";
 import type { UpstreamQuery } from "../../src/upstream/query-schemas.js";
 import { type QuerySnapshot, toQuerySnapshot } from "../../src/upstream/query-snapshot.js";
-import { QueryWatcher } from "../../src/upstream/query-watcher.js";
+import { QueryWatcher, type WatchEnd } from "../../src/upstream/query-watcher.js";
 import type { QueryPage, WorkspaceClient } from "../../src/upstream/workspace-client.js";
 import { systemClock } from "../../src/util/clock.js";
 
@@ -53,7 +53,14 @@ async function collect(iterable: AsyncIterable<QuerySnapshot>): Promise<QuerySna
 function follow(
   client: WorkspaceClient,
   id: string,
-  options: { signal?: AbortSignal; deadlineMs?: number; label?: string; maxListPages?: number; instance?: QueryWatcher } = {},
+  options: {
+    signal?: AbortSignal;
+    deadlineMs?: number;
+    label?: string;
+    maxListPages?: number;
+    instance?: QueryWatcher;
+    onEnd?: (end: WatchEnd) => void;
+  } = {},
 ): Promise<QuerySnapshot[]> {
   return collect(
     (options.instance ?? watcher(client, options.maxListPages)).watch({
@@ -62,6 +69,7 @@ function follow(
       deadlineMs: options.deadlineMs ?? 5000,
       label: options.label ?? "q",
       signal: options.signal ?? new AbortController().signal,
+      ...(options.onEnd ? { onEnd: options.onEnd } : {}),
     }),
   );
 }
@@ -86,6 +94,20 @@ describe("QueryWatcher", () => {
       "PROCESSING:ab",
       "PROCESSED:abc",
     ]);
+  });
+
+  it("tells once how each watch ended: terminal status, timeout or cancelled", async () => {
+    const ends: WatchEnd[] = [];
+    const onEnd = (end: WatchEnd) => ends.push(end);
+    const done = fakeClient(() => ({ items: [item("q1", "FAILED", "boom")], nextCursor: null, hasMore: false }));
+    await follow(done.client, "q1", { onEnd });
+    const stalled = fakeClient(() => ({ items: [item("q2", "PROCESSING", "a")], nextCursor: null, hasMore: false }));
+    await expect(follow(stalled.client, "q2", { onEnd, deadlineMs: 30 })).rejects.toBeInstanceOf(GatewayTimeoutError);
+    const controller = new AbortController();
+    const cancelled = follow(stalled.client, "q3", { onEnd, signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    await cancelled;
+    expect(ends).toEqual(["FAILED", "timeout", "cancelled"]);
   });
 
   it("follows next_cursor unchanged and stops at a repeated cursor", async () => {

@@ -73,7 +73,7 @@ export function createChatHandler(
       model: body.model,
       plan,
       caller: { credential: identity.upstreamCredential, workspace },
-      signal: abortWhenClientLeaves(response),
+      controller: abortWhenClientLeaves(response),
       onAnswered: (answer) =>
         options.conversations.remember(scope, hints, { promptIndex: plan.promptIndex, answer, queryId: queryIds[0] as string }),
     };
