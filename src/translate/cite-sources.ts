@@ -50,31 +50,29 @@ export function citeSources(content: string, structured: SourceRecord[], offset 
     if (targets.length > 0) found.push({ start: match.index, end: match.index + text.length, targets });
   }
 
-  const offsets = codePointOffsets(
-    content,
-    found.flatMap((marker) => [marker.start, marker.end]),
-  );
+  const utf16: number[] = [];
+  for (const marker of found) utf16.push(marker.start, marker.end);
+  const offsets = codePointOffsets(content, utf16);
   const annotations: FileCitation[] = [];
   const cited = new Set<number>();
-  found.forEach((marker, index) => {
-    const names = new Set<string>();
-    for (const target of marker.targets) {
+  for (let index = 0; index < found.length; index += 1) {
+    const { targets } = found[index] as (typeof found)[number];
+    const start = (offsets[2 * index] ?? 0) + offset;
+    const end = (offsets[2 * index + 1] ?? 0) + offset;
+    const names: string[] = [];
+    for (const target of targets) {
       cited.add(target);
       const name = list.displayName(target);
-      if (names.has(name)) continue;
-      names.add(name);
-      annotations.push({
-        type: "file_citation",
-        file_citation: { filename: name },
-        start_index: (offsets[2 * index] ?? 0) + offset,
-        end_index: (offsets[2 * index + 1] ?? 0) + offset,
-      });
+      if (names.includes(name)) continue;
+      names.push(name);
+      annotations.push({ type: "file_citation", file_citation: { filename: name }, start_index: start, end_index: end });
     }
+  }
+  const sources: CompletionSource[] = [];
+  list.records.forEach(({ filename, title, page, snippet }, index) => {
+    sources.push({ filename, title, page, snippet, cited: cited.has(index) });
   });
-  return {
-    annotations,
-    sources: list.records.map((record, index) => ({ ...record, cited: cited.has(index) })),
-  };
+  return { annotations, sources };
 
   function resolveNumbers(text: string): number[] {
     const targets: number[] = [];

@@ -29,12 +29,15 @@ export const PAGE = /(?:\b(?:pp?|pages?|pg)\.?\s*|#page=)(\d{1,9})/i;
  * such as `Sources:` followed only by entry lines to the end. Returns null when there is none.
  */
 export function parseReferences(output: string): ReferencesSection | null {
-  const lines = splitLines(output);
-  for (let index = lines.length - 1; index >= 0; index -= 1) {
-    const line = lines[index];
-    if (!line || !HEADING.test(line.text)) continue;
-    const entries = parseEntries(lines.slice(index + 1).map((entry) => entry.text));
-    return entries && entries.length > 0 ? { start: line.start, entries } : null;
+  // From the last line up: most outputs have no heading, and a long one need not be split whole.
+  for (let end = output.length; end >= 0; ) {
+    const start = output.lastIndexOf("\n", end - 1) + 1;
+    if (HEADING.test(output.slice(start, end))) {
+      const entries = parseEntries(output.slice(end + 1).split("\n"));
+      return entries && entries.length > 0 ? { start, entries } : null;
+    }
+    if (start === 0) break;
+    end = start - 1;
   }
   return null;
 }
@@ -73,14 +76,4 @@ function parseEntries(lines: string[]): ReferenceEntry[] | null {
 
 function stripQuotes(text: string): string {
   return text.replace(/^["“'*_]+|["”'*_.]+$/g, "").trim();
-}
-
-function splitLines(text: string): { text: string; start: number }[] {
-  const lines: { text: string; start: number }[] = [];
-  let start = 0;
-  for (const part of text.split("\n")) {
-    lines.push({ text: part, start });
-    start += part.length + 1;
-  }
-  return lines;
 }
