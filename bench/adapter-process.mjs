@@ -13,6 +13,7 @@ delay.enable();
 
 process.on("message", async (message) => {
   if (message === "reset") delay.reset();
+  if (message === "timing") { const t = globalThis.__t; console.error([...t.sums].sort().map(([k, v]) => `${k}: ${(v * 1000 / t.n).toFixed(0)} µs`).join("\n"), `\n(n=${t.n})`); t.sums.clear(); t.n = 0; }
   if (message === "exit") process.exit(0);
   if (message === "heap-snapshot") {
     global.gc?.();

@@ -44,7 +44,7 @@ export interface ChatJob {
    * controller per request: each is an EventTarget, which an open stream would otherwise hold two of.
    */
   controller: AbortController;
-  /** Called with choice 0's content once the answer is complete, before it is sent (conversations). */
+  /** Called with choice 0's content once the answer is complete, before its end is sent (conversations). */
   onAnswered?: (content: string) => Promise<void>;
 }
 

@@ -69,22 +69,27 @@ export function createChatHandler(
     Object.assign(factsOf(response), { workspace, mode: model.mode, queryIds, continued: plan.continued });
     response.setHeader("service-query-id", queryIds.join(", "));
 
+    const remember = (answer: string) =>
+      options.conversations.remember(scope, hints, { promptIndex: plan.promptIndex, answer, queryId: queryIds[0] as string });
     const job: ChatJob = {
       model: body.model,
       plan,
       caller: { credential: identity.upstreamCredential, workspace },
       controller: abortWhenClientLeaves(response),
-      onAnswered: (answer) =>
-        options.conversations.remember(scope, hints, { promptIndex: plan.promptIndex, answer, queryId: queryIds[0] as string }),
     };
     if (body.stream) {
       const includeUsage = body.stream_options?.include_usage === true;
-      await writeStream(response, await options.chat.startStream(job, { includeUsage }));
+      await writeStream(response, await options.chat.startStream({ ...job, onAnswered: remember }, { includeUsage }));
       return;
     }
     const completion = await options.chat.complete(job);
     response.setHeader("cache-control", "no-store");
     sendJson(response, completion);
+    // Remembered after the answer is written, in the same turn of the event loop: no next turn of
+    // this client can be read before it (and a Redis SET is on the wire before any later lookup).
+    remember(completion.choices[0]?.message.content ?? "").catch((error: unknown) =>
+      options.logger.warn({ err: { message: (error as Error).message } }, "conversation could not be remembered"),
+    );
   }
 
   /** Streams the chunks; after the headers, a failure is an error frame and `[DONE]`, never a throw. */
