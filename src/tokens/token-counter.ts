@@ -64,9 +64,10 @@ export interface WorkerTokenCounterOptions {
  * Under load, the worker moves the counting to the other core (measured at 50 connections on 2
  * cores: 200 µs of event-loop time per completion, against 320 µs counting inline). Idle, the
  * round trip to a sleeping thread costs about 0.2 ms of latency, ten times what counting a 1 KB
- * answer here costs, so short texts are counted inline then. Both read one table: its arrays are shared with the worker, so
- * the worker costs its isolate (about 8 MB), not a second tokenizer. Jobs posted in one turn of the
- * loop travel in one message. If the worker dies, everything is counted inline.
+ * answer here costs, so short texts are counted inline then (long ones always go to the worker).
+ * Both read one table: its arrays are shared with the worker, so the worker costs its isolate
+ * (about 8 MB), not a second tokenizer. Jobs posted in one turn of the loop travel in one message.
+ * If the worker dies, everything is counted inline.
  */
 export class WorkerTokenCounter implements TokenCounter {
   private readonly inline: O200kTokenCounter;
