@@ -31,15 +31,36 @@ const chatBody = JSON.stringify({ model: "ask", messages: [{ role: "user", conte
 const streamBody = JSON.stringify({ model: "ask", stream: true, messages: [{ role: "user", content: "How much annual leave do employees get?" }] });
 const createBody = JSON.stringify({ content: "How much annual leave do employees get?", mode: "ask" });
 
-/** Throughput and latency with autocannon, median of REPEATS runs. */
-async function load(url, body, connections) {
-  const runs = [];
+/** One autocannon run: throughput and latency. */
+async function loadOnce(url, body, connections, seconds = SECONDS) {
+  const result = await autocannon({ url, method: "POST", headers, body, connections, duration: seconds });
+  if (result.errors || result.non2xx) throw new Error(`${url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+/**
+ * Throughput of every target at 50 connections: a short warm-up of each, then REPEATS rounds that
+ * take turns (as the one-at-a-time rounds do); medians over rounds, and the adapter's share of the
+ * bare proxy's throughput as the median of the per-round ratios.
+ */
+async function loadRounds(targets) {
+  for (const [url, body] of Object.values(targets)) await loadOnce(url, body, 50, 2); // warm-up, discarded
+  const rounds = [];
   for (let repeat = 0; repeat < REPEATS; repeat += 1) {
-    const result = await autocannon({ url, method: "POST", headers, body, connections, duration: SECONDS });
-    if (result.errors || result.non2xx) throw new Error(`${url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
-    runs.push({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 });
+    const figures = {};
+    for (const [name, [url, body]] of Object.entries(targets)) figures[name] = await loadOnce(url, body, 50);
+    rounds.push(figures);
   }
-  return { rps: round(median(runs.map((run) => run.rps)), 0), p50Ms: median(runs.map((run) => run.p50)), p99Ms: median(runs.map((run) => run.p99)) };
+  const fifty = {};
+  for (const name of Object.keys(targets)) {
+    fifty[name] = {
+      rps: round(median(rounds.map((figures) => figures[name].rps)), 0),
+      p50Ms: median(rounds.map((figures) => figures[name].p50)),
+      p99Ms: median(rounds.map((figures) => figures[name].p99)),
+      runs: rounds.map((figures) => round(figures[name].rps, 0)),
+    };
+  }
+  return { fifty, share: round(median(rounds.map((figures) => figures.adapter.rps / figures.bareProxy.rps)), 3) };
 }
 
 /** Latency of one request at a time, in microseconds: full response, and time to the first body byte. */
@@ -108,18 +129,14 @@ async function throughputAndLatency() {
     adapterStream: [`${adapter.url}/v1/chat/completions`, streamBody],
   };
   const { single, addedP50Us, firstStreamByteAfterCreateUs } = await sequentialRounds(targets, 1000);
-  const fifty = {};
-  for (const [name, [url, body]] of Object.entries(targets)) {
-    await load(url, body, 50); // warm-up, discarded
-    fifty[name] = await load(url, body, 50);
-  }
+  const { fifty, share } = await loadRounds(targets);
   for (const { child } of [upstream, proxy, adapter]) child.kill();
   return {
     oneAtATime: single,
     fiftyConnections: fifty,
     addedP50Us,
     firstStreamByteAfterCreateUs,
-    adapterShareOfBareProxy: round(fifty.adapter.rps / fifty.bareProxy.rps, 3),
+    adapterShareOfBareProxy: share,
   };
 }
 
@@ -267,7 +284,13 @@ async function tokenCounting() {
   const text = readme.repeat(Math.ceil(200_000 / readme.length)).slice(0, 200_000);
   const worker = await countingBlock(new WorkerTokenCounter(), text);
   const inline = await countingBlock(new O200kTokenCounter(), text);
-  return { bytes: text.length, ...worker, inlineTotalMs: inline.totalMs, inlineLongestBlockMs: inline.longestBlockMs };
+  // One word of 16,000 letters: a single piece, where a plain byte-pair merge is quadratic.
+  const word = new O200kTokenCounter();
+  await word.count(["a".repeat(16_000)]);
+  const started = performance.now();
+  await word.count(["b".repeat(16_000)]);
+  const longWordMs = round(performance.now() - started);
+  return { bytes: text.length, ...worker, inlineTotalMs: inline.totalMs, inlineLongestBlockMs: inline.longestBlockMs, longWordMs };
 }
 
 /** Writes docs/benchmarks.md from a result set (\`BENCH_DOCS_ONLY=1\` rewrites it from results/latest.json). */
@@ -325,19 +348,21 @@ ${table([
 
 First streamed byte after the upstream's create answer (p50): ${latency.firstStreamByteAfterCreateUs} µs.
 
-## 50 connections (autocannon)
+## 50 connections (autocannon; ${REPEATS} rounds of ${SECONDS} s per target, taking turns)
 
 ${table([
-  ["", "requests/s", "p50", "p99"],
-  ["---", "---", "---", "---"],
-  ["upstream directly", fifty.upstream.rps, `${fifty.upstream.p50Ms} ms`, `${fifty.upstream.p99Ms} ms`],
-  ["bare proxy", fifty.bareProxy.rps, `${fifty.bareProxy.p50Ms} ms`, `${fifty.bareProxy.p99Ms} ms`],
-  ["adapter", fifty.adapter.rps, `${fifty.adapter.p50Ms} ms`, `${fifty.adapter.p99Ms} ms`],
-  ["adapter, streamed", fifty.adapterStream.rps, `${fifty.adapterStream.p50Ms} ms`, `${fifty.adapterStream.p99Ms} ms`],
+  ["", "requests/s (median)", "each round", "p50", "p99"],
+  ["---", "---", "---", "---", "---"],
+  ...[
+    ["upstream directly", fifty.upstream],
+    ["bare proxy", fifty.bareProxy],
+    ["adapter", fifty.adapter],
+    ["adapter, streamed", fifty.adapterStream],
+  ].map(([name, row]) => [name, row.rps, (row.runs ?? []).join(", "), `${row.p50Ms} ms`, `${row.p99Ms} ms`]),
 ])}
 
-The adapter serves ${Math.round(latency.adapterShareOfBareProxy * 100)}% of the bare proxy's throughput; the three
-processes share the machine's ${machine.cpus} cores with autocannon.
+The adapter serves ${Math.round(latency.adapterShareOfBareProxy * 100)}% of the bare proxy's throughput (the median of the per-round ratios);
+the three processes share the machine's ${machine.cpus} cores with autocannon.
 
 ## Waiting queries cost polls, not requests
 
@@ -386,7 +411,8 @@ and its event-loop delay p99 ${streams.eventLoopDelayP99Ms} ms (max ${streams.ev
 Counting the usage of a ${Math.round(tokens.bytes / 1000)} KB answer (${tokens.completionTokens} tokens) took ${tokens.totalMs} ms in all on the worker
 thread; the longest time the event loop was blocked meanwhile was ${tokens.longestBlockMs} ms. Without the worker
 (it failed, or is not built), the event loop counts it in 16 KB slices with a turn between them:
-${tokens.inlineTotalMs} ms in all, blocking it for ${tokens.inlineLongestBlockMs} ms at most.
+${tokens.inlineTotalMs} ms in all, blocking it for ${tokens.inlineLongestBlockMs} ms at most. A single 16,000-letter word (one piece, where a
+plain byte-pair merge is quadratic: about 250 ms) takes ${tokens.longWordMs} ms with the heap merge.
 `;
   writeFileSync(new URL("../docs/benchmarks.md", here), doc);
 }

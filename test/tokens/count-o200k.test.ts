@@ -54,6 +54,20 @@ describe("countO200k", () => {
     );
   });
 
+  it("agrees with gpt-tokenizer on long words, which are merged with a heap instead of a scan", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom("a", "b", "e", "r", "t", "x", "q", "é", "日"), { minLength: 120, maxLength: 600 }),
+        (chars) => {
+          const word = chars.join("");
+          expect(ours(word)).toBe(reference(word));
+        },
+      ),
+      { numRuns: 200 },
+    );
+    for (const word of ["a".repeat(4000), "xq".repeat(1500), "ab".repeat(700) + "c"]) expect(ours(word)).toBe(reference(word));
+  });
+
   it("agrees with gpt-tokenizer on random Unicode text", () => {
     fc.assert(
       fc.property(fc.string({ unit: "grapheme", maxLength: 40 }), fc.string({ unit: "binary", maxLength: 20 }), (a, b) => {
