@@ -14,8 +14,13 @@ export interface ReferencesSection {
   entries: ReferenceEntry[];
 }
 
+// Every run of white space is followed by something it cannot be confused with, so a long line
+// that is almost a heading fails in linear time (adjacent \s* groups once made "Sources" followed
+// by a few thousand spaces take minutes: catastrophic backtracking).
 const HEADING =
-  /^\s{0,3}(?:#{1,6}\s*)?(?:\*\*|__)?\s*(?:sources|references|citations|bibliography|works cited)\s*:?\s*(?:\*\*|__)?\s*:?\s*$/i;
+  /^\s{0,3}(?:#{1,6}\s*)?(?:(?:\*\*|__)\s*)?(?:sources|references|citations|bibliography|works cited)(?:\s*:)?(?:\s*(?:\*\*|__))?(?:\s*:)?\s*$/i;
+/** Lines longer than this are prose, not entries of a references list (and not worth a regex scan). */
+const MAX_ENTRY_LENGTH = 1000;
 const NUMBERED_BRACKET = /^\[\^?(\d{1,4})\]:?\s*(.*)$/;
 const NUMBERED_LIST = /^(\d{1,4})[.)]\s+(.*)$/;
 const BULLET = /^[-*•]\s+/;
@@ -32,7 +37,7 @@ export function parseReferences(output: string): ReferencesSection | null {
   // From the last line up: most outputs have no heading, and a long one need not be split whole.
   for (let end = output.length; end >= 0; ) {
     const start = output.lastIndexOf("\n", end - 1) + 1;
-    if (HEADING.test(output.slice(start, end))) {
+    if (end - start <= MAX_ENTRY_LENGTH && HEADING.test(output.slice(start, end))) {
       const entries = parseEntries(output.slice(end + 1).split("\n"));
       return entries && entries.length > 0 ? { start, entries } : null;
     }
@@ -60,6 +65,7 @@ export function parseReferenceText(text: string): SourceRecord {
 function parseEntries(lines: string[]): ReferenceEntry[] | null {
   const entries: ReferenceEntry[] = [];
   for (const raw of lines) {
+    if (raw.length > MAX_ENTRY_LENGTH) return null;
     const bulleted = BULLET.test(raw.trim());
     const line = raw.trim().replace(BULLET, "");
     if (!line) continue;

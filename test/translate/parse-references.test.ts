@@ -1,3 +1,4 @@
+import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { parseReferences, parseReferenceText } from "../../src/translate/parse-references.js";
 
@@ -43,5 +44,43 @@ describe("parseReferenceText", () => {
     ],
   ])("reads %s", (text, expected) => {
     expect(parseReferenceText(text)).toMatchObject(expected);
+  });
+});
+
+/**
+ * Runs parseReferences (the build in dist/, which the test setup makes) on a worker thread and
+ * fails past `limitMs`: a regular expression that backtracks catastrophically blocks its thread,
+ * so the time limit has to be kept from another one.
+ */
+async function parseWithin(text: string, limitMs: number): Promise<unknown> {
+  const moduleUrl = new URL("../../dist/src/translate/parse-references.js", import.meta.url).href;
+  const worker = new Worker(
+    `const { parentPort, workerData } = require("node:worker_threads");
+     import(workerData.moduleUrl).then(({ parseReferences }) => parentPort.postMessage(parseReferences(workerData.text)));`,
+    { eval: true, workerData: { moduleUrl, text } },
+  );
+  try {
+    return await new Promise((resolve, reject) => {
+      setTimeout(() => reject(new Error(`parseReferences took over ${limitMs} ms`)), limitMs);
+      worker.once("message", resolve);
+      worker.once("error", reject);
+    });
+  } finally {
+    await worker.terminate();
+  }
+}
+
+describe("parseReferences on hostile text", () => {
+  // The first heading pattern backtracked catastrophically on the first two (minutes for 1,000 spaces).
+  it.each([
+    ["a heading word followed by spaces and more", `Intro.\nSources${" ".repeat(990)}x`],
+    ["a heading in bold with spaces inside", `Intro.\n## **Sources${" ".repeat(900)}:${" ".repeat(50)}**x`],
+    ["a very long line after a heading", `Intro.\nSources:\n${"a.".repeat(20_000)}!`],
+  ])("gives up quickly on %s", async (_name, text) => {
+    expect(await parseWithin(text, 2000)).toBeNull();
+  });
+
+  it("still finds headings with spaces around their parts", () => {
+    expect(parseReferences("Text [1].\n\n  ## **Sources** :  \n[1] handbook.pdf")?.entries).toHaveLength(1);
   });
 });
