@@ -42,6 +42,22 @@ describe("bad input", () => {
     expect(stack.workspace.control.calls.create).toBe(creates);
   });
 
+  it.each([
+    ["white space inside", `Bearer sk-a${" ".repeat(12_000)}b`, "Invalid authentication credentials"],
+    ["nothing after the scheme", "Bearer   ", "Not authenticated"],
+  ])("refuses an Authorization header with %s with 401 {detail}", async (_name, authorization, detail) => {
+    const response = await post(stack.url, chatBody("hi"), { authorization });
+    expect(response.status).toBe(401);
+    expect(response.body.detail).toBe(detail);
+  });
+
+  it("trims white space after the credential", async () => {
+    const plain = await post(stack.url, chatBody("hi"), { authorization: "Bearer sk-wrong-key" });
+    const padded = await post(stack.url, chatBody("hi"), { authorization: "Bearer sk-wrong-key \t " });
+    expect(padded.status).toBe(plain.status);
+    expect(padded.body.detail).toEqual(plain.body.detail);
+  });
+
   it("refuses header values that could not be sent upstream", async () => {
     const workspace = await post(stack.url, chatBody("hi"), { "service-workspace": "acme\u00e9" }).catch(() => null);
     expect(workspace === null || workspace.status === 422).toBe(true);
