@@ -41,7 +41,6 @@ export interface WatchRequest {
 /** How a watch ended (for metrics). */
 export type WatchEnd = "PROCESSED" | "FAILED" | "timeout" | "cancelled" | "error";
 
-
 /**
  * Follows queries until they end. Polling is shared: one poller per (credential, workspace)
  * lists `GET /queries?limit=100` once per interval for every request waiting in that workspace,
