@@ -346,7 +346,10 @@ ${table([
   ["adapter, streamed", `${one.adapterStream.p50Us} µs`, `${one.adapterStream.p99Us} µs`, `${latency.addedP50Us.adapterStream} µs`],
 ])}
 
-First streamed byte after the upstream's create answer (p50): ${latency.firstStreamByteAfterCreateUs} µs.
+Over the bare proxy (the floor for any Node adapter: the same two HTTP hops), the adapter adds
+${latency.addedP50Us.adapter - latency.addedP50Us.bareProxy} µs: reading and validating the request, planning, parsing and checking the upstream's answer,
+citations, token counting and the completion's JSON. First streamed byte after the upstream's create
+answer (p50): ${latency.firstStreamByteAfterCreateUs} µs.
 
 ## 50 connections (autocannon; ${REPEATS} rounds of ${SECONDS} s per target, taking turns)
 
@@ -399,12 +402,15 @@ and its event-loop delay p99 ${streams.eventLoopDelayP99Ms} ms (max ${streams.ev
 - Idle streams: a poll that finds a waiting query unchanged no longer wakes its stream, the
   stream's mailbox is the poller's waiter and its abort listener, a request has one
   AbortController, and one choice needs no merging generator. That took 5,000 idle streams from
-  about 320 MB of RSS that kept growing while they were open to about 235 MB that stays put.
+  about 320 MB of RSS that kept growing while they were open to ${streams.peakRssMB} MB at most in this run
+  (235-270 MB over the day's runs), which no longer grows while they stay open.
 - The machine is small and shared: autocannon, the upstream, the proxy and the adapter run on the
   same ${machine.cpus} cores of a virtual machine whose CPU time varies (on 2026-11-21, successive 4-second
   runs of one build at 50 connections ranged from 3,000 to 5,300 requests/s, and the same build's
-  event-loop time per request from 200 to 310 µs within the hour). The one-at-a-time rounds take
-  turns so that each added latency compares figures taken minutes apart at most.
+  event-loop time per request from 200 to 310 µs within the hour; the first full run of the day
+  measured the bare proxy at 191 µs added and 11,985 requests/s, against ${latency.addedP50Us.bareProxy} µs and ${fifty.bareProxy.rps} here).
+  Rounds take turns so that each comparison uses figures taken minutes apart at most; the
+  adapter's share of the bare proxy is the steadier figure.
 
 ## Token counting
 
