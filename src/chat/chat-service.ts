@@ -16,7 +16,7 @@ import { createQuery } from "../upstream/create-query.js";
 import { type QuerySnapshot, toQuerySnapshot } from "../upstream/query-snapshot.js";
 import type { QueryWatcher, WatchEnd } from "../upstream/query-watcher.js";
 import type { Caller, WorkspaceClient } from "../upstream/workspace-client.js";
-import type { TokenCounter } from "../tokens/token-counter.js";
+import { countSoon, type TokenCounter } from "../tokens/token-counter.js";
 import type { Clock } from "../util/clock.js";
 import { mergeAsync } from "../util/merge-async.js";
 
@@ -83,6 +83,8 @@ export class ChatService {
   async complete(job: ChatJob): Promise<ChatCompletion> {
     const created = Math.floor(this.options.clock.now() / 1000);
     const { signal } = job.controller;
+    // Counted while the upstream answers (the create calls below are sent first).
+    const promptTokens = countSoon(this.options.tokens, job.plan.prompt);
     const finished = await Promise.all(
       job.plan.queries.map(async (query) => {
         try {
@@ -98,7 +100,7 @@ export class ChatService {
       }),
     );
     const completion = await buildCompletion(
-      { id: completionId(job.plan.queries[0]?.queryId ?? ""), created, model: job.model, prompt: job.plan.prompt },
+      { id: completionId(job.plan.queries[0]?.queryId ?? ""), created, model: job.model, prompt: job.plan.prompt, promptTokens },
       finished,
       this.options.tokens,
     );
@@ -111,9 +113,11 @@ export class ChatService {
    * there is still an ordinary HTTP error; the returned chunks then follow the queries as they run.
    */
   async startStream(job: ChatJob, options: { includeUsage: boolean }): Promise<AsyncGenerator<ChatCompletionChunk>> {
+    // Counted while the upstream answers, when usage is asked for.
+    const promptTokens = options.includeUsage ? countSoon(this.options.tokens, job.plan.prompt) : undefined;
     try {
       const initials = await Promise.all(job.plan.queries.map((query) => this.create(job, query, job.controller.signal)));
-      return this.streamChunks(job, initials, options.includeUsage);
+      return this.streamChunks(job, initials, promptTokens);
     } catch (error) {
       job.controller.abort();
       throw error;
@@ -129,7 +133,8 @@ export class ChatService {
   private async *streamChunks(
     job: ChatJob,
     initials: QuerySnapshot[],
-    includeUsage: boolean,
+    /** Given when the client asked for a usage chunk (`stream_options.include_usage`). */
+    promptTokens: Promise<number> | undefined,
   ): AsyncGenerator<ChatCompletionChunk> {
     const { message } = this.options;
     const base = {
@@ -164,13 +169,15 @@ export class ChatService {
       if (finals.filter(Boolean).length < initials.length) throw new ClientClosedError();
       const first = states[0] as ChoiceStreamState;
       await job.onAnswered?.(first.prefix + first.output + first.footer);
-      if (includeUsage) {
+      if (promptTokens) {
+        const prompt = await promptTokens;
         yield {
           ...base,
           choices: [],
           usage: await countUsage(
             states.map((state, index) => ({
               prompt: job.plan.prompt,
+              promptTokens: prompt,
               content: state.prefix + state.output + state.footer,
               reasoning: message.stepsOutput === "reasoning" ? state.reasoning : "",
               upstream: finals[index]?.usage,

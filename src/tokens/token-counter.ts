@@ -10,6 +10,19 @@ export interface TokenCounter {
   close(): Promise<void>;
 }
 
+/**
+ * Starts counting `text` on the next turn of the event loop, so that a prompt is counted after its
+ * request is on the wire, while the upstream works on it, instead of after the answer arrives.
+ * The promise never rejects unhandled: a request that fails first simply never reads it.
+ */
+export function countSoon(counter: TokenCounter, text: string): Promise<number> {
+  const counted = new Promise<number>((resolve, reject) => {
+    setImmediate(() => counter.count([text]).then(([count]) => resolve(count ?? 0), reject));
+  });
+  counted.catch(() => {});
+  return counted;
+}
+
 /** Characters counted between two turns of the event loop: about half a millisecond of counting. */
 export const SLICE_CHARS = 16_384;
 

@@ -15,6 +15,8 @@ export interface CompletionMeta {
   created: number;
   model: string;
   prompt: string;
+  /** The prompt's count, if it was started early (see `countSoon`). */
+  promptTokens?: Promise<number> | undefined;
 }
 
 /** Assembles a `chat.completion` (§ Chat completion) from finished choices, in index order. */
@@ -23,9 +25,11 @@ export async function buildCompletion(
   choices: readonly FinishedChoice[],
   counter: TokenCounter,
 ): Promise<ChatCompletion> {
+  const promptTokens = await meta.promptTokens;
   const usage = await countUsage(
     choices.map((choice) => ({
       prompt: meta.prompt,
+      promptTokens,
       content: choice.message.content,
       reasoning: choice.message.reasoning_content ?? "",
       upstream: choice.usage,

@@ -10,6 +10,8 @@ export interface UpstreamUsage {
 /** What one choice's usage is counted from. */
 export interface UsageInput {
   prompt: string;
+  /** The prompt's count, when it was counted already (while the upstream worked on it). */
+  promptTokens?: number | undefined;
   content: string;
   reasoning: string;
   upstream?: UpstreamUsage | undefined;
@@ -23,14 +25,14 @@ export interface UsageInput {
  * also shown in `completion_tokens_details`. Upstream numbers win where present.
  */
 export async function countUsage(choices: readonly UsageInput[], counter: TokenCounter): Promise<Usage> {
-  const texts = choices.flatMap((choice) => [choice.prompt, choice.content, choice.reasoning]);
+  const texts = choices.flatMap((choice) => [choice.promptTokens === undefined ? choice.prompt : "", choice.content, choice.reasoning]);
   const counts = await counter.count(texts);
   let promptTokens = 0;
   let completionTokens = 0;
   let reasoningTokens = 0;
   choices.forEach((choice, index) => {
     const [prompt = 0, content = 0, reasoning = 0] = counts.slice(index * 3, index * 3 + 3);
-    promptTokens += choice.upstream?.prompt_tokens ?? prompt;
+    promptTokens += choice.upstream?.prompt_tokens ?? choice.promptTokens ?? prompt;
     completionTokens += choice.upstream?.completion_tokens ?? content + reasoning;
     reasoningTokens += reasoning;
   });

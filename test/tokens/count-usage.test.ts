@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { O200kTokenCounter, WorkerTokenCounter } from "../../src/tokens/token-counter.js";
+import { countSoon, O200kTokenCounter, type TokenCounter, WorkerTokenCounter } from "../../src/tokens/token-counter.js";
 import { countO200k } from "../../src/tokens/count-o200k.js";
 import { o200kRanks } from "../../src/tokens/rank-table.js";
 import { countUsage } from "../../src/translate/count-usage.js";
@@ -30,6 +30,12 @@ describe("countUsage", () => {
     expect(usage.prompt_tokens).toBe(12);
     expect(usage.completion_tokens).toBe(21);
     expect(usage.total_tokens).toBe(33);
+  });
+
+  it("uses a prompt count made earlier instead of counting the prompt again", async () => {
+    const usage = await countUsage([{ prompt: "not counted here", promptTokens: 7, content: "hello", reasoning: "" }], counter);
+    expect(usage.prompt_tokens).toBe(7);
+    expect(usage.completion_tokens).toBe(1);
   });
 
   it("treats special-token text as plain text", async () => {
@@ -65,6 +71,24 @@ describe("O200kTokenCounter", () => {
     setImmediate(() => (ran = true));
     expect(await counter.count(["hello world", "", "<|endoftext|>"])).toEqual([2, 0, countO200k(o200kRanks(), "<|endoftext|>")]);
     expect(ran).toBe(false);
+  });
+});
+
+describe("countSoon", () => {
+  it("counts on the next turn of the event loop, not while the caller is still sending", async () => {
+    const calls: string[] = [];
+    const spy: TokenCounter = {
+      count: async (texts) => {
+        calls.push(...texts);
+        return counter.count(texts);
+      },
+      close: async () => {},
+    };
+    const counted = countSoon(spy, "hello world");
+    expect(calls).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual(["hello world"]);
+    expect(await counted).toBe(2);
   });
 });
 
