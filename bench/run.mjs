@@ -2,7 +2,8 @@
 // side with the upstream called directly and a bare node:http pass-through proxy, on loopback only.
 // Writes bench/results/latest.json and docs/benchmarks.md. Knobs: BENCH_SECONDS (per run, default 5),
 // BENCH_REPEATS (default 3; medians are reported).
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import autocannon from "autocannon";
 import { Agent, request } from "undici";
@@ -367,6 +368,24 @@ ${table([
 The adapter serves ${Math.round(latency.adapterShareOfBareProxy * 100)}% of the bare proxy's throughput (the median of the per-round ratios);
 the three processes share the machine's ${machine.cpus} cores with autocannon.
 
+## Recent runs
+
+Each run of \`npm run bench\` is kept in \`bench/results/runs/\`; the last ${Math.min(5, recentRuns().length)}, with the bare proxy beside
+the adapter, show how much of the spread is the machine's:
+
+${table([
+  ["run (commit)", "added p50", "completions/s at 50 connections", "share of the bare proxy", "peak RSS, 5,000 streams", "bare proxy: added p50, requests/s"],
+  ["---", "---", "---", "---", "---", "---"],
+  ...recentRuns().map((run) => [
+    `${run.date.slice(0, 16).replace("T", " ")} (${run.commit ?? "?"})`,
+    `${run.latency.addedP50Us.adapter} µs`,
+    run.latency.fiftyConnections.adapter.rps,
+    `${Math.round(run.latency.adapterShareOfBareProxy * 100)}%`,
+    `${run.streams.peakRssMB ?? run.streams.rssMB} MB`,
+    `${run.latency.addedP50Us.bareProxy} µs, ${run.latency.fiftyConnections.bareProxy.rps}`,
+  ]),
+])}
+
 ## Waiting queries cost polls, not requests
 
 Requests waiting on queries that never finish, in one workspace, polled every 100 ms:
@@ -423,6 +442,29 @@ plain byte-pair merge is quadratic: about 250 ms) takes ${tokens.longWordMs} ms 
   writeFileSync(new URL("../docs/benchmarks.md", here), doc);
 }
 
+/** The commit measured (with "+" when the tree has changes), or null outside a git checkout. */
+function currentCommit() {
+  try {
+    const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "src"], { encoding: "utf8" }).trim() !== "";
+    return dirty ? `${commit}+` : commit;
+  } catch {
+    return null;
+  }
+}
+
+/** The last five kept runs, oldest first. */
+function recentRuns() {
+  const folder = new URL("results/runs/", here);
+  let names = [];
+  try {
+    names = readdirSync(folder).filter((name) => name.endsWith(".json")).sort();
+  } catch {
+    return [];
+  }
+  return names.slice(-5).map((name) => JSON.parse(readFileSync(new URL(name, folder), "utf8")));
+}
+
 function table(rows) {
   return rows.map((row) => `| ${row.join(" | ")} |`).join("\n");
 }
@@ -450,9 +492,12 @@ try {
   const tokens = await part("tokens", tokenCounting);
   if (only) process.exit(0);
 
-  const results = { date: new Date().toISOString(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
+  // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.
+  mkdirSync(new URL("results/runs/", here), { recursive: true });
+  writeFileSync(new URL(`results/runs/${results.date.replaceAll(":", "-")}.json`, here), `${JSON.stringify(results, null, 2)}\n`);
   writeDocs(results);
 
   console.log("wrote bench/results/latest.json and docs/benchmarks.md");
