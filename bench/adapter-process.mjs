@@ -13,7 +13,6 @@ delay.enable();
 
 process.on("message", async (message) => {
   if (message === "reset") delay.reset();
-  if (message === "timing") { const t = globalThis.__t; console.error([...t.sums].sort().map(([k, v]) => `${k}: ${(v * 1000 / t.n).toFixed(0)} µs`).join("\n"), `\n(n=${t.n})`); t.sums.clear(); t.n = 0; }
   if (message === "exit") process.exit(0);
   if (message === "heap-snapshot") {
     global.gc?.();
@@ -30,7 +29,6 @@ process.on("message", async (message) => {
         cpuMicros: process.cpuUsage().user + process.cpuUsage().system,
         loopActiveMs: performance.eventLoopUtilization().active,
         requests: Number((await adapter.metrics.registry.getSingleMetric("adapter_http_requests_total")?.get())?.values.reduce((sum, value) => sum + value.value, 0) ?? 0),
-        heapSpaces: Object.fromEntries((await import("node:v8")).getHeapSpaceStatistics().map((space) => [space.space_name, Math.round(space.space_size / 2 ** 20)])),
         eventLoopDelayP99Ms: delay.percentile(99) / 1e6,
         eventLoopDelayMaxMs: delay.max / 1e6,
         openStreams: adapter.lifecycle.openStreams,

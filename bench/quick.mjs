@@ -1,7 +1,8 @@
 // `node bench/quick.mjs`: adapter requests/s at 50 connections against the instant upstream, for
 // trying optimisations quickly (the full comparison is `npm run bench`). It also prints the
 // adapter's CPU time per request (event loop, and the whole process with the token worker), which
-// is steadier than requests/s on a shared machine.
+// is steadier than requests/s on a shared machine. ADAPTER_NODE_OPTIONS passes Node flags to the
+// adapter's process only (for trying V8 settings).
 import { loadAdapter, startProcess, statsOf } from "./processes.mjs";
 
 const start = startProcess;
