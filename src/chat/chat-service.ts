@@ -44,7 +44,10 @@ export interface ChatJob {
    * controller per request: each is an EventTarget, which an open stream would otherwise hold two of.
    */
   controller: AbortController;
-  /** Called with choice 0's content once the answer is complete, before its end is sent (conversations). */
+  /**
+   * Streamed answers: called with choice 0's content once it is complete, before the stream ends
+   * (conversations). A non-streamed answer is remembered by the route once it is written.
+   */
   onAnswered?: (content: string) => Promise<void>;
 }
 
@@ -104,7 +107,6 @@ export class ChatService {
       finished,
       this.options.tokens,
     );
-    await job.onAnswered?.(completion.choices[0]?.message.content ?? "");
     return completion;
   }
 

@@ -23,7 +23,7 @@ export interface RankTable {
 const SLOT_INTS = 4;
 
 /** FNV-1a over `bytes[from, to)`: the table's hash. */
-export function hashBytes(bytes: Uint8Array, from: number, to: number): number {
+function hashBytes(bytes: Uint8Array, from: number, to: number): number {
   let hash = 0x811c9dc5;
   for (let index = from; index < to; index += 1) hash = Math.imul(hash ^ (bytes[index] as number), 0x01000193);
   return hash >>> 0;
@@ -69,10 +69,9 @@ for (const [index, char] of [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu
  * a table. Decoding by hand keeps the 200,000 lines from becoming 200,000 objects.
  */
 export function parseTiktoken(text: string): RankTable {
-  const lines = forEachLine(text, () => {});
   let maxRank = 0;
   let byteCount = 0;
-  forEachLine(text, (start, space, end) => {
+  const lines = forEachLine(text, (start, space, end) => {
     maxRank = Math.max(maxRank, Number(text.slice(space + 1, end)));
     byteCount += Math.floor(((space - start) * 3) / 4);
   });

@@ -24,7 +24,7 @@ export function countSoon(counter: TokenCounter, text: string): Promise<number> 
 }
 
 /** Characters counted between two turns of the event loop: about half a millisecond of counting. */
-export const SLICE_CHARS = 16_384;
+const SLICE_CHARS = 16_384;
 
 /**
  * Counts on the event loop, with the compact o200k table (rank-table.ts) and the ASCII-first
@@ -138,7 +138,12 @@ export class WorkerTokenCounter implements TokenCounter {
     const jobs = this.queued;
     this.queued = [];
     if (this.worker) this.worker.postMessage(jobs);
-    else for (const { id } of jobs) this.pending.get(id)?.reject(new Error("token worker stopped"));
+    else {
+      for (const { id } of jobs) {
+        this.pending.get(id)?.reject(new Error("token worker stopped"));
+        this.pending.delete(id);
+      }
+    }
   }
 
   private failAll(): void {

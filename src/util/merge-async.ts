@@ -6,11 +6,6 @@
  * aborts their signal so that a source waiting on it ends at once.
  */
 export async function* mergeAsync<T>(sources: readonly AsyncGenerator<T>[]): AsyncGenerator<{ index: number; value: T }> {
-  if (sources.length === 1) {
-    // One source needs no race: its values pass straight through (less held per open stream).
-    for await (const value of sources[0] as AsyncGenerator<T>) yield { index: 0, value };
-    return;
-  }
   const pending = new Map<number, Promise<{ index: number; result: IteratorResult<T> }>>();
   const pull = (index: number) =>
     pending.set(
