@@ -1,11 +1,11 @@
 import type { RequestListener } from "node:http";
 import type { Logger } from "pino";
 import { createAuthenticator } from "./auth/authenticate.js";
-import { ChatService } from "./chat/chat-service.js";
+import { ChatService } from "./answer/answer-service.js";
 import type { Config } from "./config/config.js";
-import { type ConversationStore, MemoryConversationStore } from "./conversations/conversation-store.js";
+import { type ConversationStore, MemoryConversationStore } from "./stores/conversation-store.js";
 import { Conversations } from "./conversations/conversations.js";
-import { RedisConversationStore } from "./conversations/redis-conversation-store.js";
+import { RedisConversationStore } from "./stores/redis-conversation-store.js";
 import { createApp } from "./http/app.js";
 import { ConcurrencyLimit } from "./http/concurrency-limit.js";
 import { Lifecycle } from "./http/lifecycle.js";

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { credentialHash } from "./credential-hash.js";
 import { AuthenticationError } from "../errors/adapter-error.js";
-import { bearerCredential } from "../http/request-context.js";
+import { bearerCredential } from "./bearer-credential.js";
 
 /** Who is calling, as the rest of the adapter needs it. */
 export interface Identity {
@@ -12,7 +12,7 @@ export interface Identity {
   principal: string;
 }
 
-/** How clients are authenticated (DESIGN.md, Credentials). */
+/** How clients are authenticated (docs/architecture.md#credentials). */
 export type Authenticator = (request: IncomingMessage) => Identity;
 
 /**

@@ -1,9 +1,5 @@
 import { z } from "zod";
-
-/** The interaction modes of the interface (§ Chat completion request: `model`). */
-export const MODES = ["ask", "reason", "build"] as const;
-/** One interaction mode. */
-export type Mode = (typeof MODES)[number];
+import type { Mode } from "../core/modes.js";
 
 const integer = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
@@ -73,7 +69,7 @@ export interface Config {
   /** Upstream base URL; undefined means "start the embedded workspace". */
   workspaceBaseUrl: string | undefined;
   defaultWorkspace: string | undefined;
-  /** Per-mode deadline for a query to finish (DESIGN.md, Contract item 5). */
+  /** Per-mode deadline for a query to finish (docs/upstream-assumptions.md#terminal-states-and-deadlines). */
   queryTimeoutMs: Record<Mode, number>;
   pollIntervalMinMs: number;
   pollIntervalMaxMs: number;
@@ -81,7 +77,7 @@ export interface Config {
   maxChoices: number;
   /** Name of the interaction-mode field in the create body (the interface does not show it). */
   modeField: string;
-  /** Where query steps go in the response (DESIGN.md, Contract item 6). */
+  /** Where query steps go in the response (docs/upstream-assumptions.md#steps). */
   stepsOutput: "reasoning" | "content" | "none";
   /** `markdown` also appends a Sources list to the content, for UIs that ignore annotations. */
   citationStyle: "annotations" | "markdown";

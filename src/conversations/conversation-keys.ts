@@ -1,6 +1,6 @@
 import { hash } from "node:crypto";
-import type { ChatMessage } from "../openai/chat-request.js";
-import { messageText } from "../translate/extract-prompt.js";
+import type { ChatMessage } from "../dialects/chat-completions/chat-request.js";
+import { messageText } from "../dialects/chat-completions/extract-prompt.js";
 
 /** Who and where a conversation belongs to: a hash of the client's credential, and the workspace. */
 export interface ConversationScope {

@@ -1,12 +1,12 @@
 import type { Logger } from "pino";
-import type { ChatMessage } from "../openai/chat-request.js";
+import type { ChatMessage } from "../dialects/chat-completions/chat-request.js";
 import {
   type ConversationScope,
   conversationIdKey,
   historyLookupKey,
   historyRememberKey,
 } from "./conversation-keys.js";
-import type { ConversationStore } from "./conversation-store.js";
+import type { ConversationStore } from "../stores/conversation-store.js";
 
 /** Values chat UIs send as a conversation id before a conversation has one. */
 const PLACEHOLDER_IDS = new Set(["", "new", "null", "undefined", "none"]);
@@ -19,7 +19,7 @@ export interface ConversationHints {
 }
 
 /**
- * Conversation continuity (DESIGN.md, Conversation continuity): OpenAI clients resend the whole
+ * Conversation continuity (docs/architecture.md#conversations): OpenAI clients resend the whole
  * history each turn while the workspace keeps a thread under a query id. After a turn this
  * remembers (history + answer) → query id, and a client conversation id → query id; a later
  * request whose history or conversation id matches continues that query. The store failing is

@@ -50,7 +50,7 @@ export interface EmbeddedWorkspaceControl {
 const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 /**
- * A faithful stand-in for the Workspace Knowledge Service (DESIGN.md, The embedded workspace):
+ * A faithful stand-in for the Workspace Knowledge Service (docs/architecture.md#the-embedded-workspace):
  * Health, Workspaces (list) and Queries (create, continue, list) over a folder of documents, with
  * the interface's 401/404/422 rules and pagination. Not a mock: it answers from real search.
  */
@@ -227,7 +227,7 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
   return { app, control };
 }
 
-/** § List rules: `limit` 1..100 (default 20) and an opaque `cursor`; anything else is a 422. */
+/** docs/architecture.md#listing-and-pagination: `limit` 1..100 (default 20) and an opaque `cursor`; anything else is a 422. */
 function readPage(
   request: Request,
   response: Response,

@@ -4,7 +4,7 @@
  * the stream writer maps them to an SSE error event.
  */
 
-/** One FastAPI-style validation problem, as the interface's 422 body lists them (§ Errors). */
+/** One FastAPI-style validation problem, as the interface's 422 body lists them (docs/architecture.md#errors). */
 export interface ValidationIssue {
   loc: (string | number)[];
   msg: string;

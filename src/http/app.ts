@@ -2,7 +2,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from "node:http
 import express, { type Express } from "express";
 import type { Logger } from "pino";
 import type { Authenticator } from "../auth/authenticate.js";
-import type { ChatService } from "../chat/chat-service.js";
+import type { ChatService } from "../answer/answer-service.js";
 import type { Config } from "../config/config.js";
 import type { Conversations } from "../conversations/conversations.js";
 import type { Metrics } from "../metrics/metrics.js";

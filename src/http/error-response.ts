@@ -2,11 +2,11 @@ import type { ServerResponse } from "node:http";
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "pino";
 import { type AdapterError, NotFoundError, toAdapterError } from "../errors/adapter-error.js";
-import type { ErrorBody } from "../openai/chat-completion.js";
+import type { ErrorBody } from "../errors/error-body.js";
 import { factsOf } from "./request-log.js";
 
 /**
- * The body of an error: the interface's `detail` (§ Errors) beside an OpenAI-style `error`
+ * The body of an error: the interface's `detail` (docs/architecture.md#errors) beside an OpenAI-style `error`
  * object, which OpenAI SDKs read (without it they print "status code (no body)").
  */
 export function errorBody(error: AdapterError): ErrorBody {

@@ -1,12 +1,9 @@
 import { z } from "zod";
-import { MODES } from "../config/config.js";
-import {
-  chatCompletionChunkSchema,
-  chatCompletionSchema,
-  errorBodySchema,
-  modelSchema,
-} from "../openai/chat-completion.js";
-import { chatCompletionRequestSchema } from "../openai/chat-request.js";
+import { MODES } from "../core/modes.js";
+import { chatCompletionChunkSchema, chatCompletionSchema } from "../dialects/chat-completions/chat-completion.js";
+import { errorBodySchema } from "../errors/error-body.js";
+import { modelSchema } from "./routes/model-schema.js";
+import { chatCompletionRequestSchema } from "../dialects/chat-completions/chat-request.js";
 
 /** JSON Schema 2020-12 (what OpenAPI 3.1 uses) of a zod schema; refinements the format cannot say are left out. */
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {

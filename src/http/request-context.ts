@@ -1,26 +1,9 @@
 import type { IncomingMessage } from "node:http";
-import { AuthenticationError, type ValidationIssue } from "../errors/adapter-error.js";
-
-/** Workspace ids the adapter forwards: letters, digits and `._:-`, at most 128 (always a valid header value). */
-export const WORKSPACE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+import { ID_MESSAGE, ID_PATTERN } from "../core/ids.js";
+import type { ValidationIssue } from "../errors/adapter-error.js";
 
 /**
- * The bearer credential of a request (§ Authentication 1). Missing, empty or of another scheme
- * gives 401 `{detail}`; the credential itself never appears in an error.
- */
-export function bearerCredential(request: IncomingMessage): string {
-  const header = request.headers.authorization;
-  // Greedy, then trimmed: a lazy credential before `\s*$` backtracked quadratically over a long
-  // header (16 KB of spaces cost 0.2 s per request, before authentication).
-  const credential = header ? /^Bearer[ \t]+(\S[^\r\n]*)$/i.exec(header)?.[1]?.trimEnd() : undefined;
-  if (!credential) throw new AuthenticationError("Not authenticated");
-  // A credential that could not be sent on as a header value is as good as no credential.
-  if (!/^[\x21-\x7e]+$/.test(credential)) throw new AuthenticationError("Invalid authentication credentials");
-  return credential;
-}
-
-/**
- * The workspace of a request (DESIGN.md, Workspace selection): the `Service-Workspace` header,
+ * The workspace of a request (docs/architecture.md#workspace-selection): the `Service-Workspace` header,
  * else the workspace named in the model (`<workspace>/ask`), else the configured default.
  * Returns the workspace, or the 422 issue that explains why there is none.
  */
@@ -32,14 +15,14 @@ export function resolveWorkspace(
   const header = request.headers["service-workspace"];
   const value = Array.isArray(header) ? header[0] : header;
   if (value !== undefined && value !== "") {
-    if (!WORKSPACE_ID.test(value)) {
+    if (!ID_PATTERN.test(value)) {
       return {
         issue: {
           loc: ["header", "service-workspace"],
-          msg: "String should match pattern '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$'",
+          msg: ID_MESSAGE,
           type: "string_pattern_mismatch",
           input: value,
-          ctx: { pattern: WORKSPACE_ID.source },
+          ctx: { pattern: ID_PATTERN.source },
         },
       };
     }

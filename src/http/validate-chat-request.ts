@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { RequestValidationError, type ValidationIssue } from "../errors/adapter-error.js";
-import type { ChatCompletionRequest, chatCompletionRequestSchema } from "../openai/chat-request.js";
-import { type ModelChoice, parseModel } from "../translate/parse-model.js";
+import type { ChatCompletionRequest, chatCompletionRequestSchema } from "../dialects/chat-completions/chat-request.js";
+import { type ModelChoice, parseModel } from "../core/model.js";
 import { inspectJson } from "./inspect-json.js";
 import { resolveWorkspace } from "./request-context.js";
 import { toValidationIssues } from "./validation-issues.js";
@@ -15,7 +15,7 @@ export interface ValidChatRequest {
 
 /**
  * Validates a chat request as a whole, header and body together, so that a 422 lists every
- * problem at once (§ Errors: the FastAPI `{detail: [...]}` body).
+ * problem at once (docs/architecture.md#errors: the FastAPI `{detail: [...]}` body).
  */
 export function validateChatRequest(
   request: IncomingMessage,

@@ -12,7 +12,7 @@ const TYPE_NAMES: Record<string, [type: string, msg: string]> = {
 };
 
 /**
- * Maps zod issues to the interface's 422 items (§ Errors: `{loc, msg, type, input?, ctx?}`),
+ * Maps zod issues to the interface's 422 items (docs/architecture.md#errors: `{loc, msg, type, input?, ctx?}`),
  * worded and typed as FastAPI/pydantic does, so clients of the service see one error dialect.
  */
 export function toValidationIssues(

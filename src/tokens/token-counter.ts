@@ -4,7 +4,7 @@ import { countO200k, pieceBoundaryNear } from "./count-o200k.js";
 import type { CountJob, CountResult } from "./count-worker.js";
 import { o200kRanks, type RankTable } from "./rank-table.js";
 
-/** Counts o200k tokens of texts (DESIGN.md, Contract item 8), without blocking the event loop on long ones. */
+/** Counts o200k tokens of texts (docs/upstream-assumptions.md#usage), without blocking the event loop on long ones. */
 export interface TokenCounter {
   count(texts: readonly string[]): Promise<number[]>;
   close(): Promise<void>;

@@ -4,7 +4,7 @@ import type { UpstreamQuery } from "./query-schemas.js";
 import type { Caller, WorkspaceClient } from "./workspace-client.js";
 
 /**
- * `POST /queries` with a client-chosen id (DESIGN.md, Contract item 2). When the answer is lost
+ * `POST /queries` with a client-chosen id (docs/upstream-assumptions.md#query-ids-and-lost-creates). When the answer is lost
  * (connection broke, 5xx, timeout), the query may exist anyway; repeating the create with the same
  * id would start a second turn of it, so the adapter first looks for the id in the list and
  * carries on with what it finds. Only when it is not there is the original error reported.
@@ -26,7 +26,7 @@ export async function createQuery(
   }
 }
 
-/** Looks for a query id in the first `maxListPages` pages of `GET /queries` (§ List rules). */
+/** Looks for a query id in the first `maxListPages` pages of `GET /queries` (docs/architecture.md#listing-and-pagination). */
 export async function findQuery(
   client: WorkspaceClient,
   caller: Caller,

@@ -1,14 +1,14 @@
 import { z } from "zod";
 
-// Schemas for what the Workspace Knowledge Service sends (§ Query, § Page object). They keep only
+// Schemas for what the Workspace Knowledge Service sends (docs/architecture.md#queries, docs/architecture.md#listing-and-pagination). They keep only
 // what the adapter reads and accept anything else (looseObject, nullish), so that an upstream that
 // adds fields or omits optional ones does not break us. Steps and sources stay `unknown` here and
 // are read by tolerant translators.
 
-/** The realtime subscription position of a query (§ Query `since`). */
+/** The realtime subscription position of a query (docs/architecture.md#queries `since`). */
 export const streamPositionSchema = z.looseObject({ offset: z.number(), epoch: z.string() });
 
-/** A query, as `POST /queries` returns it and as `GET /queries` lists it (§ Query). */
+/** A query, as `POST /queries` returns it and as `GET /queries` lists it (docs/architecture.md#queries). */
 export const upstreamQuerySchema = z.looseObject({
   id: z.string().min(1),
   content: z.string().nullish(),
@@ -32,7 +32,7 @@ export const upstreamQuerySchema = z.looseObject({
 /** A query as the upstream sent it. */
 export type UpstreamQuery = z.infer<typeof upstreamQuerySchema>;
 
-/** A page of any list endpoint (§ Page object); items are validated one by one by the caller. */
+/** A page of any list endpoint (docs/architecture.md#listing-and-pagination); items are validated one by one by the caller. */
 export const upstreamPageSchema = z.looseObject({
   data: z.array(z.unknown()),
   next_cursor: z.string().nullish(),
@@ -41,7 +41,7 @@ export const upstreamPageSchema = z.looseObject({
 /** One page of a list. */
 export type UpstreamPage = z.infer<typeof upstreamPageSchema>;
 
-/** An error body of the upstream (§ Errors): `detail` is a message or a 422 list. */
+/** An error body of the upstream (docs/architecture.md#errors): `detail` is a message or a 422 list. */
 export const upstreamErrorSchema = z.looseObject({
   detail: z.union([
     z.string(),

@@ -6,12 +6,12 @@ import {
   mergeSnapshots,
   type QuerySnapshot,
   snapshotChanged,
-  toQuerySnapshot,
-} from "./query-snapshot.js";
+} from "../core/query-snapshot.js";
+import { toQuerySnapshot } from "./to-query-snapshot.js";
 import { followPages, type PageRequest } from "./follow-pages.js";
 import type { Caller, WorkspaceClient } from "./workspace-client.js";
 
-/** Settings of the shared pollers (DESIGN.md, Contract item 3). */
+/** Settings of the shared pollers (docs/upstream-assumptions.md#polling). */
 export interface WatcherOptions {
   client: WorkspaceClient;
   clock: Clock;
@@ -45,7 +45,7 @@ export type WatchEnd = "PROCESSED" | "FAILED" | "timeout" | "cancelled" | "error
  * Follows queries until they end. Polling is shared: one poller per (credential, workspace)
  * lists `GET /queries?limit=100` once per interval for every request waiting in that workspace,
  * follows `next_cursor` (never built or edited) only while some waited-for id is still missing,
- * and stops when nothing waits. The interface has no `GET /queries/{id}` (§ Endpoints).
+ * and stops when nothing waits. The interface has no `GET /queries/{id}` (docs/architecture.md#queries).
  */
 export class QueryWatcher {
   private readonly pollers = new Map<string, WorkspacePoller>();

@@ -20,7 +20,7 @@ import {
   upstreamQuerySchema,
 } from "./query-schemas.js";
 
-/** Who a call is made for: the credential to present and the workspace to select (§ Authentication). */
+/** Who a call is made for: the credential to present and the workspace to select (docs/architecture.md#authentication-and-workspaces). */
 export interface Caller {
   credential: string;
   workspace: string;
@@ -58,7 +58,7 @@ export interface WorkspacePage {
   hasMore: boolean;
 }
 
-/** The calls the adapter makes to the Workspace Knowledge Service (§ Endpoints, Queries area). */
+/** The calls the adapter makes to the Workspace Knowledge Service (docs/architecture.md#queries, Queries area). */
 export interface WorkspaceClient {
   readonly baseUrl: string;
   createQuery(caller: Caller, body: Record<string, unknown>, signal?: AbortSignal): Promise<UpstreamQuery>;
@@ -67,9 +67,9 @@ export interface WorkspaceClient {
     page: { limit: number; cursor?: string },
     signal?: AbortSignal,
   ): Promise<QueryPage>;
-  /** `GET /workspaces` (§ Endpoints): one page of the workspaces the credential can list. */
+  /** `GET /workspaces` (docs/architecture.md#queries): one page of the workspaces the credential can list. */
   listWorkspaces(credential: string, page: { limit: number; cursor?: string }, signal?: AbortSignal): Promise<WorkspacePage>;
-  /** `GET /health`: whether the upstream answers at all (no credential, § Authentication 3). */
+  /** `GET /health`: whether the upstream answers at all (no credential, docs/architecture.md#authentication-and-workspaces). */
   checkHealth(signal?: AbortSignal): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -97,7 +97,7 @@ export interface WorkspaceClientOptions {
 /**
  * An undici keep-alive client for the upstream (a pooled Agent: measured about 3x faster per
  * call than global fetch). It never follows redirects, bounds time and size, and turns every
- * failure into the adapter's error hierarchy (DESIGN.md, Contract item 9).
+ * failure into the adapter's error hierarchy (docs/upstream-assumptions.md#upstream-errors).
  */
 export function createWorkspaceClient(options: WorkspaceClientOptions): WorkspaceClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
@@ -327,7 +327,7 @@ function backoff(attempt: number, signal: AbortSignal | undefined): Promise<void
   return sleep(Math.random() * ceiling, undefined, signal ? { signal } : undefined);
 }
 
-/** Maps a non-2xx upstream answer (DESIGN.md, Contract item 9). */
+/** Maps a non-2xx upstream answer (docs/upstream-assumptions.md#upstream-errors). */
 export function statusError(
   status: number,
   text: string,

@@ -150,7 +150,7 @@ describe("embedded workspace answers", () => {
       stepDelayMs: 0,
     });
     const response = await request(app).post("/queries").set(auth).send({ content: "markers", mode: "ask" });
-    const { citeSources } = await import("../../src/translate/cite-sources.js");
+    const { citeSources } = await import("../../src/answer/cite-sources.js");
     const { annotations, sources } = citeSources(response.body.output, []);
     expect(sources).toHaveLength(2);
     expect(sources.every((source) => source.cited)).toBe(true);

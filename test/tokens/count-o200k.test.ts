@@ -20,7 +20,7 @@ const TRICKY = [
 
 describe("countO200k", () => {
   it("counts what gpt-tokenizer counts on the project's documents, line by line and whole", () => {
-    const files = ["README.md", ...readdirSync("docs").map((name) => `docs/${name}`), "src/translate/cite-sources.ts"];
+    const files = ["README.md", ...readdirSync("docs").map((name) => `docs/${name}`), "src/answer/cite-sources.ts"];
     const texts = files.flatMap((file) => {
       const text = readFileSync(file, "utf8");
       return [text, ...text.split("\n")];

@@ -2,13 +2,13 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { Authenticator } from "../../auth/authenticate.js";
-import type { ChatJob, ChatService } from "../../chat/chat-service.js";
+import type { ChatJob, ChatService } from "../../answer/answer-service.js";
 import type { Config } from "../../config/config.js";
 import { type ConversationHints, type Conversations, conversationIdFrom } from "../../conversations/conversations.js";
 import { ClientClosedError, toAdapterError } from "../../errors/adapter-error.js";
-import type { ChatCompletionChunk } from "../../openai/chat-completion.js";
-import { chatCompletionRequestSchema } from "../../openai/chat-request.js";
-import { planQueries } from "../../translate/plan-queries.js";
+import type { ChatCompletionChunk } from "../../dialects/chat-completions/chat-completion.js";
+import { chatCompletionRequestSchema } from "../../dialects/chat-completions/chat-request.js";
+import { planQueries } from "../../plan/plan-queries.js";
 import type { ConcurrencyLimit } from "../concurrency-limit.js";
 import { reportError, sendJson } from "../error-response.js";
 import type { Lifecycle } from "../lifecycle.js";
@@ -40,9 +40,9 @@ export interface ChatRouteOptions {
 }
 
 /**
- * `POST /v1/chat/completions` (§ Chat completion rules), on plain `node:http`: the hot path skips
+ * `POST /v1/chat/completions` (docs/architecture.md#the-chat-completion-resource), on plain `node:http`: the hot path skips
  * Express's router and request decoration, which cost more than half of its throughput (measured,
- * docs/benchmarks.md). Reads like the data flow of DESIGN.md: read → authenticate → validate →
+ * docs/benchmarks.md). Reads like the data flow (docs/architecture.md#data-flow-of-one-request): read → authenticate → validate →
  * find the conversation → plan → run → translate → write.
  */
 export function createChatHandler(

@@ -1,14 +1,14 @@
 import { Router } from "express";
 import type { Authenticator } from "../../auth/authenticate.js";
-import { MODES } from "../../config/config.js";
+import { MODES } from "../../core/modes.js";
 import { credentialHash } from "../../auth/credential-hash.js";
 import { NotFoundError } from "../../errors/adapter-error.js";
-import type { Model } from "../../openai/chat-completion.js";
-import { MODEL_PATTERN } from "../../openai/chat-request.js";
+import type { Model } from "./model-schema.js";
+import { MODEL_PATTERN } from "../../core/model.js";
 import { followPages, type PageRequest } from "../../upstream/follow-pages.js";
 import type { WorkspaceClient } from "../../upstream/workspace-client.js";
 import type { Clock } from "../../util/clock.js";
-import { WORKSPACE_ID } from "../request-context.js";
+import { ID_PATTERN } from "../../core/ids.js";
 
 /** What the models route needs. */
 export interface ModelsRouteOptions {
@@ -40,7 +40,7 @@ export function modelsRouter(options: ModelsRouteOptions): Router {
     const signal = AbortSignal.timeout(listTimeoutMs);
     const ids: string[] = [];
     const list = (request: PageRequest) => options.client.listWorkspaces(credential, request, signal);
-    for await (const page of followPages(list, maxPages)) ids.push(...page.ids.filter((id) => WORKSPACE_ID.test(id)));
+    for await (const page of followPages(list, maxPages)) ids.push(...page.ids.filter((id) => ID_PATTERN.test(id)));
     return [...new Set(ids)];
   }
 

@@ -1,0 +1,173 @@
+import type { CompletionSource, FileCitation } from "../dialects/chat-completions/chat-completion.js";
+import { codePointOffsets } from "./code-points.js";
+import { toPage } from "../core/source-record.js";
+import { FILENAME, PAGE, parseReferences } from "./parse-references.js";
+import { mergeSource, type SourceRecord, sourceKey } from "../core/source-record.js";
+
+/** The citations of one answer: annotations over the content, and every source with `cited`. */
+export interface Citations {
+  annotations: FileCitation[];
+  sources: CompletionSource[];
+}
+
+/** Extensions a bracketed name must have to count as a citation when no source names it. */
+const DOCUMENT_EXTENSIONS = new Set(
+  "pdf md markdown mdx txt text rst adoc docx doc odt rtf pptx ppt odp key xlsx xls ods csv tsv html htm xml json jsonl yaml yml eml msg epub pages numbers tex ipynb".split(
+    " ",
+  ),
+);
+
+// One pass over the body finds every marker form of docs/upstream-assumptions.md#sources-and-citations:
+// 【…†handbook.pdf】, [^1] (not a footnote definition), and [...] that is neither a link,
+// a definition nor a reference-style link; the bracket's text is classified afterwards.
+const MARKER = /【([^】\n]{1,300})】|\[\^(\d{1,4})\](?!:)|\[([^[\]\n]{1,300})\](?![(:[])/g;
+const NUMBER_LIST = /^\s*\d{1,4}(?:\s*(?:[,;]|[-–])\s*\d{1,4})*\s*$/;
+const SINGLE_NUMBER = /^\d{1,4}$/;
+const MAX_RANGE = 50;
+
+/**
+ * Finds the citations of an answer (docs/upstream-assumptions.md#sources-and-citations). `content` is the final text;
+ * `structured` the sources the upstream listed. Markers become `file_citation` annotations whose
+ * `start_index`/`end_index` are code-point offsets (end exclusive) shifted by `offset`; a source
+ * with at least one marker pointing at it has `cited: true`.
+ */
+export function citeSources(content: string, structured: SourceRecord[], offset = 0): Citations {
+  const list = new SourceList();
+  const structuredIndexes = structured.map((source) => list.add(source));
+  const references = parseReferences(content);
+  const byNumber = new Map<number, number>();
+  for (const entry of references?.entries ?? []) byNumber.set(entry.number, list.add(entry.source));
+
+  const body = maskCode(content.slice(0, references?.start ?? content.length));
+  const found: { start: number; end: number; targets: number[] }[] = [];
+  for (const match of body.matchAll(MARKER)) {
+    const [text, lenticular, footnote, bracket] = match;
+    let targets: number[] = [];
+    if (lenticular !== undefined) targets = list.resolveName(lenticular.split("†").pop() ?? "", null);
+    else if (footnote !== undefined) targets = resolveNumbers(footnote);
+    else if (bracket !== undefined && NUMBER_LIST.test(bracket)) targets = resolveNumbers(bracket);
+    else if (bracket !== undefined) targets = resolveNames(bracket);
+    if (targets.length > 0) found.push({ start: match.index, end: match.index + text.length, targets });
+  }
+
+  const utf16: number[] = [];
+  for (const marker of found) utf16.push(marker.start, marker.end);
+  const offsets = codePointOffsets(content, utf16);
+  const annotations: FileCitation[] = [];
+  const cited = new Set<number>();
+  for (let index = 0; index < found.length; index += 1) {
+    const { targets } = found[index] as (typeof found)[number];
+    const start = (offsets[2 * index] ?? 0) + offset;
+    const end = (offsets[2 * index + 1] ?? 0) + offset;
+    const names: string[] = [];
+    for (const target of targets) {
+      cited.add(target);
+      const name = list.displayName(target);
+      if (names.includes(name)) continue;
+      names.push(name);
+      annotations.push({ type: "file_citation", file_citation: { filename: name }, start_index: start, end_index: end });
+    }
+  }
+  const sources: CompletionSource[] = [];
+  list.records.forEach(({ filename, title, page, snippet }, index) => {
+    sources.push({ filename, title, page, snippet, cited: cited.has(index) });
+  });
+  return { annotations, sources };
+
+  function resolveNumbers(text: string): number[] {
+    const targets: number[] = [];
+    for (const number of expandNumbers(text)) {
+      const target = references ? byNumber.get(number) : structuredIndexes[number - 1];
+      if (target !== undefined && !targets.includes(target)) targets.push(target);
+    }
+    return targets;
+  }
+
+  function resolveNames(text: string): number[] {
+    const parts = text.split(/\s*;\s*/);
+    const parsed = parts.map(parseNameMarker);
+    if (parsed.some((part) => part === null)) return [];
+    return parsed.flatMap((part) => (part ? list.resolveName(part.filename, part.page) : []));
+  }
+}
+
+/** The sources of one answer, merged by document and page, in first-seen order. */
+class SourceList {
+  readonly records: SourceRecord[] = [];
+  private readonly byKey = new Map<string, number[]>();
+
+  /**
+   * Adds a source, merged into a known one for the same document and page whose title does not
+   * disagree (two sections of one file stay two sources); returns its index.
+   */
+  add(source: SourceRecord): number {
+    const key = sourceKey(source);
+    const known = this.byKey.get(key)?.find((index) => {
+      const title = this.records[index]?.title;
+      return !title || !source.title || title.toLowerCase() === source.title.toLowerCase();
+    });
+    if (known !== undefined) {
+      this.records[known] = mergeSource(this.records[known] as SourceRecord, source);
+      return known;
+    }
+    this.records.push(source);
+    this.byKey.set(key, [...(this.byKey.get(key) ?? []), this.records.length - 1]);
+    return this.records.length - 1;
+  }
+
+  /**
+   * Sources a name marker points at: known sources of that filename or title (of that page, when
+   * the marker names one); else a new source, when the name has a document extension.
+   */
+  resolveName(rawName: string, page: number | null): number[] {
+    const name = rawName.trim();
+    const lower = name.toLowerCase();
+    const matches: number[] = [];
+    this.records.forEach((record, index) => {
+      if (record.filename?.toLowerCase() === lower || record.title?.toLowerCase() === lower)
+        matches.push(index);
+    });
+    if (page === null && matches.length > 0) return matches;
+    const samePage = matches.filter((index) => this.records[index]?.page === page);
+    if (samePage.length > 0) return samePage;
+    const known = matches.length > 0 ? this.records[matches[0] as number] : undefined;
+    if (!known && !DOCUMENT_EXTENSIONS.has(lower.split(".").pop() ?? "")) return [];
+    const filename = known ? known.filename : name;
+    return [this.add({ filename, title: known?.title ?? null, page, snippet: null })];
+  }
+
+  displayName(index: number): string {
+    const record = this.records[index];
+    return record?.filename ?? record?.title ?? "source";
+  }
+}
+
+/** `handbook.pdf`, `handbook.pdf, p. 4`, `handbook.pdf p.4`, `handbook.pdf#page=4`; null otherwise. */
+function parseNameMarker(text: string): { filename: string; page: number | null } | null {
+  const filename = new RegExp(`^\\s*(${FILENAME.source})`).exec(text)?.[1];
+  if (!filename) return null;
+  const rest = text.slice(text.indexOf(filename) + filename.length);
+  const page = PAGE.exec(rest);
+  const leftover = page ? rest.replace(page[0], "") : rest;
+  if (!/^[\s,;:()–-]*$/.test(leftover)) return null;
+  return { filename: filename.trim(), page: page ? toPage(page[1]) : null };
+}
+
+/** `1, 3` → [1, 3]; `2-4` → [2, 3, 4] (bounded, so `[1-99999]` cannot cost much). */
+function expandNumbers(text: string): number[] {
+  if (SINGLE_NUMBER.test(text)) return [Number.parseInt(text, 10)];
+  const numbers: number[] = [];
+  for (const part of text.split(/\s*[,;]\s*/)) {
+    const [from, to] = part.split(/\s*[-–]\s*/).map((value) => Number.parseInt(value, 10));
+    if (from === undefined || Number.isNaN(from)) continue;
+    const last = to === undefined || Number.isNaN(to) ? from : Math.min(to, from + MAX_RANGE);
+    for (let number = from; number <= last; number += 1) numbers.push(number);
+  }
+  return numbers;
+}
+
+/** Blanks out fenced and inline code (same length) so `array[1]` in code is not a citation. */
+function maskCode(text: string): string {
+  if (!text.includes("`")) return text;
+  return text.replace(/```[\s\S]*?(?:```|$)|`[^`\n]*`/g, (code) => " ".repeat(code.length));
+}

@@ -1,0 +1,40 @@
+import type { Usage } from "../dialects/chat-completions/chat-completion.js";
+import type { UpstreamUsage } from "../core/usage.js";
+import type { TokenCounter } from "../tokens/token-counter.js";
+
+/** What one choice's usage is counted from. */
+export interface UsageInput {
+  prompt: string;
+  /** The prompt's count, when it was counted already (while the upstream worked on it). */
+  promptTokens?: number | undefined;
+  content: string;
+  reasoning: string;
+  upstream?: UpstreamUsage | undefined;
+}
+
+/**
+ * Usage of one or more choices (docs/upstream-assumptions.md#usage). The upstream reports no tokens, so
+ * the o200k tokenizer counts the prompt sent (once per choice, as each choice is its own query)
+ * and what was returned: the content (with any `<think>` block or Sources list in it) and the
+ * `reasoning_content`; the latter is part of `completion_tokens`, as OpenAI counts reasoning, and
+ * also shown in `completion_tokens_details`. Upstream numbers win where present.
+ */
+export async function countUsage(choices: readonly UsageInput[], counter: TokenCounter): Promise<Usage> {
+  const texts = choices.flatMap((choice) => [choice.promptTokens === undefined ? choice.prompt : "", choice.content, choice.reasoning]);
+  const counts = await counter.count(texts);
+  let promptTokens = 0;
+  let completionTokens = 0;
+  let reasoningTokens = 0;
+  choices.forEach((choice, index) => {
+    const [prompt = 0, content = 0, reasoning = 0] = counts.slice(index * 3, index * 3 + 3);
+    promptTokens += choice.upstream?.prompt_tokens ?? choice.promptTokens ?? prompt;
+    completionTokens += choice.upstream?.completion_tokens ?? content + reasoning;
+    reasoningTokens += reasoning;
+  });
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+    completion_tokens_details: { reasoning_tokens: reasoningTokens },
+  };
+}

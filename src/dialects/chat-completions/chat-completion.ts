@@ -1,0 +1,88 @@
+import { z } from "zod";
+import { citedSourceSchema } from "../../core/source-record.js";
+
+/** A `file_citation` annotation (docs/architecture.md#the-chat-completion-resource), spanning a citation marker in the content. */
+export const fileCitationSchema = z.object({
+  type: z.literal("file_citation"),
+  file_citation: z.object({ filename: z.string() }),
+  start_index: z.int().nullable(),
+  end_index: z.int().nullable(),
+});
+/** One annotation of a completion message. */
+export type FileCitation = z.infer<typeof fileCitationSchema>;
+
+/** A source the answer drew on (docs/architecture.md#the-chat-completion-resource); `cited` says whether a marker points at it. */
+export const completionSourceSchema = citedSourceSchema;
+/** One source of a completion message. */
+export type CompletionSource = z.infer<typeof completionSourceSchema>;
+
+/** Token usage (docs/architecture.md#the-chat-completion-resource), with OpenAI's reasoning-token detail. */
+export const usageSchema = z.object({
+  prompt_tokens: z.int(),
+  completion_tokens: z.int(),
+  total_tokens: z.int(),
+  completion_tokens_details: z.object({ reasoning_tokens: z.int() }).optional(),
+});
+/** Token usage of a completion. */
+export type Usage = z.infer<typeof usageSchema>;
+
+/** The assistant message of a choice (docs/architecture.md#the-chat-completion-resource), OpenAI's fields plus the interface's. */
+export const completionMessageSchema = z.object({
+  role: z.literal("assistant"),
+  content: z.string(),
+  refusal: z.null(),
+  reasoning_content: z.string().optional(),
+  annotations: z.array(fileCitationSchema),
+  sources: z.array(completionSourceSchema),
+});
+/** The assistant message of a choice. */
+export type CompletionMessage = z.infer<typeof completionMessageSchema>;
+
+/** A `chat.completion` (docs/architecture.md#the-chat-completion-resource). */
+export const chatCompletionSchema = z.object({
+  id: z.string(),
+  object: z.literal("chat.completion"),
+  created: z.int(),
+  model: z.string(),
+  choices: z.array(
+    z.object({
+      index: z.int(),
+      message: completionMessageSchema,
+      logprobs: z.null(),
+      finish_reason: z.literal("stop"),
+    }),
+  ),
+  usage: usageSchema,
+});
+/** A whole non-streamed response. */
+export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
+
+/** The delta of one streamed choice. */
+export const chunkDeltaSchema = z.object({
+  role: z.literal("assistant").optional(),
+  content: z.string().optional(),
+  reasoning_content: z.string().optional(),
+  annotations: z.array(fileCitationSchema).optional(),
+  sources: z.array(completionSourceSchema).optional(),
+});
+/** The delta of one streamed choice. */
+export type ChunkDelta = z.infer<typeof chunkDeltaSchema>;
+
+/** A `chat.completion.chunk`: one SSE event of a streamed response. */
+export const chatCompletionChunkSchema = z.object({
+  id: z.string(),
+  object: z.literal("chat.completion.chunk"),
+  created: z.int(),
+  model: z.string(),
+  choices: z.array(
+    z.object({
+      index: z.int(),
+      delta: chunkDeltaSchema,
+      logprobs: z.null(),
+      finish_reason: z.literal("stop").nullable(),
+    }),
+  ),
+  usage: usageSchema.nullable().optional(),
+});
+/** One streamed chunk. */
+export type ChatCompletionChunk = z.infer<typeof chatCompletionChunkSchema>;
