@@ -8,7 +8,7 @@ import { cpus, totalmem } from "node:os";
 import autocannon from "autocannon";
 import { Agent, request } from "undici";
 import { O200kTokenCounter, WorkerTokenCounter } from "../dist/src/tokens/token-counter.js";
-import { countUsage } from "../dist/src/translate/count-usage.js";
+import { countUsage } from "../dist/src/answer/count-usage.js";
 import { startProcess, statsOf } from "./processes.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
