@@ -69,7 +69,11 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
   const realtime =
     options.realtime === false
       ? null
-      : createEmbeddedRealtime({ view: (query, at) => store.view(query, at), now: () => clock.now(), stepDelayMs: options.stepDelayMs });
+      : createEmbeddedRealtime({
+        view: (query, at) => store.view(query, at),
+        now: () => clock.now(),
+        stepDelayMs: options.stepDelayMs,
+      });
   const keys = options.apiKeys ? new Set(options.apiKeys) : null;
   const faults: InjectedFault[] = [];
   const control: EmbeddedWorkspaceControl = {
