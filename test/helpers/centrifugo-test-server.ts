@@ -23,7 +23,7 @@ export interface TestServerOptions {
   /** Connection tokens accepted; any other closes the socket with 3500 "invalid token", as Centrifugo does. */
   connectionTokens?: string[];
   /** Subscription token expected per channel; a wrong one gets error 103 "permission denied". */
-  subscriptionTokens?: Record<string, string>;
+  subscriptionTokens?: Record<string, string> | ((channel: string) => string);
   /** Server ping interval in seconds (0: no pings). */
   pingSeconds?: number;
 }
@@ -161,7 +161,8 @@ export class CentrifugoTestServer {
     if (method === "subscribe") {
       const request = command.subscribe as { channel: string; token?: string; recover?: boolean; offset?: number; epoch?: string };
       if (this.subscribeError) return this.send(peer, { id, error: this.subscribeError });
-      const expected = this.options.subscriptionTokens?.[request.channel];
+      const tokens = this.options.subscriptionTokens;
+      const expected = typeof tokens === "function" ? tokens(request.channel) : tokens?.[request.channel];
       if (expected !== undefined && request.token !== expected) return this.send(peer, { id, error: { code: 103, message: "permission denied" } });
       const top = this.top(request.channel);
       const result: Record<string, unknown> = { recoverable: true, positioned: true, epoch: this.epoch, offset: top };

@@ -170,7 +170,10 @@ export class RealtimeHub implements RealtimeSubscriber {
     // Before the first connect succeeds, any failure means the endpoint cannot be reached now:
     // waiting for the client's reconnects would only delay nothing, since polling runs anyway.
     client.on("error", (context) => {
-      if (!connection.connected && context.type === "transport") this.fail(connection, "connect_failed", "could not connect");
+      if (connection.connected) return;
+      if (context.type === "transport") this.fail(connection, "connect_failed", "could not connect");
+      // An expired connection token (109): the client would only try again with the same one.
+      else if (context.type === "connect" && context.error.code === 109) this.fail(connection, "token_refused", "109 token expired");
     });
     client.on("connecting", (context) => {
       if (!connection.connected && context.code !== 0) this.fail(connection, "connect_failed", context.reason);
