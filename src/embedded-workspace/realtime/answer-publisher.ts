@@ -43,7 +43,7 @@ export class AnswerPublisher {
     stepDelayMs: number,
   ) {
     this.leadMs = stepDelayMs / 2;
-    this.tickMs = Math.max(5, Math.min(25, Math.round(this.leadMs / 4)));
+    this.tickMs = Math.max(5, Math.min(25, Math.round(this.leadMs / 12)));
   }
 
   /** Queries being published now. */
