@@ -34,6 +34,9 @@ process.on("message", async (message) => {
         openStreams: adapter.lifecycle.openStreams,
         listCalls: Number((await adapter.metrics.listCalls.get()).values[0]?.value ?? 0),
         waitingQueries: adapter.watcher.waitingQueries,
+        realtimeConnections: adapter.realtime?.openConnections ?? 0,
+        realtimeSubscriptions: adapter.realtime?.activeSubscriptions ?? 0,
+        realtimePublications: Number((await adapter.metrics.realtimePublications.get()).values[0]?.value ?? 0),
       },
     });
   }

@@ -10,6 +10,7 @@ import { Agent, request } from "undici";
 import { O200kTokenCounter, WorkerTokenCounter } from "../dist/src/tokens/token-counter.js";
 import { countUsage } from "../dist/src/answer/count-usage.js";
 import { startProcess, statsOf } from "./processes.mjs";
+import { channelStreams, realtimeLatency } from "./realtime.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -296,7 +297,7 @@ async function tokenCounting() {
 
 /** Writes docs/benchmarks.md from a result set (\`BENCH_DOCS_ONLY=1\` rewrites it from results/latest.json). */
 function writeDocs(results) {
-  const { machine, latency, waiting, streams, tokens } = results;
+  const { machine, latency, waiting, streams, tokens, realtime, channels } = results;
   const SECONDS = results.seconds;
   const REPEATS = results.repeats;
   const one = latency.oneAtATime;
@@ -321,6 +322,25 @@ function writeDocs(results) {
       `${tokens.longestBlockMs} ms (${tokens.inlineLongestBlockMs} ms without the worker)`,
       Math.max(tokens.longestBlockMs, tokens.inlineLongestBlockMs) <= 5,
     ],
+    ...(realtime
+      ? [
+          [
+            "first content after the first publication, with the channel (p99)",
+            "≤ 20 ms",
+            `${realtime.channel.firstContentAfterFirstPublication.p99Ms} ms`,
+            realtime.channel.firstContentAfterFirstPublication.p99Ms <= 20,
+          ],
+          [
+            "answer ended after the query ended, with the channel (p99, streamed and plain)",
+            "≤ 50 ms",
+            `${realtime.channel.streamEndAfterQueryEnded.p99Ms} ms, ${realtime.channel.plainAnswerAfterQueryEnded.p99Ms} ms`,
+            Math.max(realtime.channel.streamEndAfterQueryEnded.p99Ms, realtime.channel.plainAnswerAfterQueryEnded.p99Ms) <= 50,
+          ],
+        ]
+      : []),
+    ...(channels
+      ? [[`event-loop delay p99 with ${channels.streams} streams with channels open`, "≤ 20 ms", `${channels.eventLoopDelayP99Ms} ms`, channels.eventLoopDelayP99Ms <= 20]]
+      : []),
   ];
   const doc = `# Benchmarks
 
@@ -403,7 +423,7 @@ ${streams.keepAlivesReceived} keep-alives received in all), sampled while they o
 adapter's RSS was at most ${streams.peakRssMB} MB and ${streams.rssMB} MB at the end (${streams.baselineRssMB} MB before, after one finished completion),
 and its event-loop delay p99 ${streams.eventLoopDelayP99Ms} ms (max ${streams.eventLoopDelayMaxMs} ms) while they were open.
 
-## What shaped these numbers
+${realtimeSection(realtime, channels)}## What shaped these numbers
 
 - The profile (\`npm run bench:profile\`) showed Express's router and request decoration costing more
   than half of the chat route's throughput (an isolated test: 3.2k vs 7.5k requests/s), so
@@ -442,6 +462,39 @@ plain byte-pair merge is quadratic: about 250 ms) takes ${tokens.longWordMs} ms 
   writeFileSync(new URL("../docs/benchmarks.md", here), doc);
 }
 
+/** The realtime channel's section of docs/benchmarks.md (empty for runs from before it was measured). */
+function realtimeSection(realtime, channels) {
+  if (!realtime || !channels) return "";
+  const row = (name, figures) => [name, `${figures.p50Ms} ms`, `${figures.p99Ms} ms`, `${figures.maxMs} ms`];
+  return `## The realtime channel
+
+Against an upstream whose list shows no partial output (\`bench/channel-upstream.mjs\`: a query's first
+word is published 150 ms after its create, a word every 5 ms after that, and it ends at 300 ms;
+requests start every 50 ms and overlap), ${realtime.channel.firstContentAfterFirstPublication.samples} streamed and as many plain requests per setting:
+
+${table([
+  ["", "p50", "p99", "max"],
+  ["---", "---", "---", "---"],
+  row("first content after the first publication, with the channel", realtime.channel.firstContentAfterFirstPublication),
+  row("the same, polling alone", realtime.polling.firstContentAfterFirstPublication),
+  row("stream ended after the query ended, with the channel", realtime.channel.streamEndAfterQueryEnded),
+  row("the same, polling alone", realtime.polling.streamEndAfterQueryEnded),
+  row("plain answer after the query ended, with the channel", realtime.channel.plainAnswerAfterQueryEnded),
+  row("the same, polling alone", realtime.polling.plainAnswerAfterQueryEnded),
+])}
+
+Polling alone, the text arrives only when the list shows it (here: at the end, all at once). With the
+channel the adapter made ${realtime.channel.listCalls} list calls against ${realtime.polling.listCalls} polling alone: each ending query's
+terminal status is confirmed by a list call at once (calls that overlap are shared).
+
+${channels.streams} concurrent streams with their channels open (queries that never finish; the embedded workspace
+publishes their steps, then nothing) share ${channels.connections} connection with ${channels.subscriptions} subscriptions: the adapter's RSS was at most
+${channels.peakRssMB} MB (${channels.baselineRssMB} MB before) and its event-loop delay p99 ${channels.eventLoopDelayP99Ms} ms (max ${channels.eventLoopDelayMaxMs} ms). Once they were
+closed, ${channels.afterClose.connections} connections and ${channels.afterClose.subscriptions} subscriptions were left.
+
+`;
+}
+
 /** The commit measured (with "+" when the tree has changes), or null outside a git checkout. */
 function currentCommit() {
   try {
@@ -478,7 +531,7 @@ if (process.env.BENCH_DOCS_ONLY) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|waiting|streams|tokens runs one part (for trying changes; nothing is written).
+  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels runs one part (for trying changes; nothing is written).
   const only = process.env.BENCH_ONLY;
   const part = async (name, run) => {
     if (only && only !== name) return undefined;
@@ -490,9 +543,11 @@ try {
   const waiting = await part("waiting", waitingQueries);
   const streams = await part("streams", () => idleStreams(Number(process.env.BENCH_STREAMS ?? 5000)));
   const tokens = await part("tokens", tokenCounting);
+  const realtime = await part("realtime", () => realtimeLatency(start));
+  const channels = await part("channels", () => channelStreams(start));
   if (only) process.exit(0);
 
-  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
   // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.

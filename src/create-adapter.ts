@@ -12,6 +12,8 @@ import { Lifecycle } from "./http/lifecycle.js";
 import { Metrics } from "./metrics/metrics.js";
 import { type TokenCounter, WorkerTokenCounter } from "./tokens/token-counter.js";
 import { QueryWatcher } from "./upstream/query-watcher.js";
+import { hostPolicy } from "./upstream/realtime/allowed-hosts.js";
+import { RealtimeHub } from "./upstream/realtime/realtime-hub.js";
 import { createWorkspaceClient, type WorkspaceClient } from "./upstream/workspace-client.js";
 import { type Clock, systemClock } from "./util/clock.js";
 import { createLogger } from "./util/create-logger.js";
@@ -23,6 +25,8 @@ export interface Adapter {
   app: RequestListener;
   client: WorkspaceClient;
   watcher: QueryWatcher;
+  /** Follows queries' realtime channels; undefined with `REALTIME=off`. */
+  realtime: RealtimeHub | undefined;
   conversations: Conversations;
   lifecycle: Lifecycle;
   limit: ConcurrencyLimit;
@@ -52,6 +56,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     openStreams: () => lifecycle.openStreams,
     waitingQueries: () => watcher.waitingQueries,
     pollers: () => watcher.activePollers,
+    realtimeConnections: () => realtime?.openConnections ?? 0,
+    realtimeSubscriptions: () => realtime?.activeSubscriptions ?? 0,
   });
   const client =
     effects.client ??
@@ -67,6 +73,16 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         metrics.upstreamSeconds.observe({ endpoint }, seconds);
       },
     });
+  // docs/architecture.md#the-realtime-channel: followed only to the hosts the policy allows.
+  const realtime =
+    config.realtime === "off"
+      ? undefined
+      : new RealtimeHub({
+        policy: hostPolicy(upstreamUrl, config.realtimeAllowedHosts),
+        logger,
+        onFallback: (reason) => metrics.realtimeFallbacks.inc({ reason }),
+        onPublication: () => metrics.realtimePublications.inc(),
+      });
   const watcher = new QueryWatcher({
     client,
     clock,
@@ -75,6 +91,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     maxListPages: config.maxListPages,
     onPoll: ({ pages }) => metrics.listCalls.inc(pages),
     onPollError: (error) => logger.warn({ err: { message: (error as Error).message } }, "poll failed"),
+    ...(realtime ? { realtime } : {}),
   });
   const tokens = effects.tokens ?? new WorkerTokenCounter(undefined, { isIdle: () => limit.inFlight <= 1 });
   const chat = new ChatService({
@@ -112,12 +129,14 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     app,
     client,
     watcher,
+    realtime,
     conversations,
     lifecycle,
     limit,
     metrics,
     logger,
     close: async () => {
+      realtime?.close();
       await Promise.all([client.close(), conversations.close(), tokens.close()]);
     },
   };

@@ -79,6 +79,7 @@ export class ChatService {
       deadlineMs: this.options.queryTimeoutMs[mode],
       label: `${mode} query ${initial.id}`,
       signal: job.controller.signal,
+      channel: initial.channel,
       onEnd: (end) => this.options.onQueryEnd?.(mode, end),
     });
   }

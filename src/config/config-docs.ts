@@ -44,6 +44,14 @@ export const CONFIG_DOCS: Record<keyof typeof environmentSchema.shape, VariableD
     meaning: "Headers that carry a client conversation id",
   },
   MODELS_CACHE_SECONDS: { default: "`60`", meaning: "How long the workspace list behind `GET /v1/models` is cached per credential" },
+  REALTIME: {
+    default: "`auto`",
+    meaning: "`auto` streams a query's answer from its realtime channel as it is written (polling still confirms it); `off` only polls",
+  },
+  REALTIME_ALLOWED_HOSTS: {
+    default: "unset (the upstream's own host)",
+    meaning: "Comma-separated hosts (`*.example.com` for subdomains) a query's `ws_url` may point to; others are never contacted",
+  },
   UPSTREAM_TIMEOUT_MS: {
     default: "`30000`",
     meaning: "Bound on waiting for an upstream answer's headers, and on each pause while reading its body",

@@ -57,6 +57,8 @@ export const environmentSchema = z.object({
   CONVERSATION_MAX_ENTRIES: integer(10_000, 1),
   CONVERSATION_ID_HEADERS: z.string().default("x-conversation-id,x-openwebui-chat-id"),
   MODELS_CACHE_SECONDS: integer(60, 0),
+  REALTIME: z.enum(["auto", "off"]).default("auto"),
+  REALTIME_ALLOWED_HOSTS: z.string().default(""),
   EMBEDDED_DOCUMENTS_DIR: optionalText,
   EMBEDDED_STEP_DELAY_MS: integer(120, 0, 60_000),
   EMBEDDED_WORKSPACES: z.string().default("demo"),
@@ -114,6 +116,10 @@ export interface Config {
   /** Request headers that carry a client conversation id, lower-cased, in order of preference. */
   conversationIdHeaders: string[];
   modelsCacheSeconds: number;
+  /** `auto` follows a query's realtime channel when it has one (docs/upstream-assumptions.md#realtime); `off` only polls. */
+  realtime: "auto" | "off";
+  /** Hosts a `ws_url` may point to, lower-case; empty means the upstream's own host. */
+  realtimeAllowedHosts: string[];
   embedded: { documentsDir: string | undefined; stepDelayMs: number; workspaces: string[] };
 }
 
@@ -187,6 +193,8 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     conversationMaxEntries: env.CONVERSATION_MAX_ENTRIES,
     conversationIdHeaders: list(env.CONVERSATION_ID_HEADERS).map((name) => name.toLowerCase()),
     modelsCacheSeconds: env.MODELS_CACHE_SECONDS,
+    realtime: env.REALTIME,
+    realtimeAllowedHosts: list(env.REALTIME_ALLOWED_HOSTS).map((host) => host.toLowerCase()),
     embedded: {
       documentsDir: env.EMBEDDED_DOCUMENTS_DIR,
       stepDelayMs: env.EMBEDDED_STEP_DELAY_MS,

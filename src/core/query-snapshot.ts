@@ -1,3 +1,4 @@
+import type { RealtimeChannel } from "./realtime-channel.js";
 import type { SourceRecord } from "./source-record.js";
 import type { UpstreamUsage } from "./usage.js";
 
@@ -13,6 +14,8 @@ export interface QuerySnapshot {
   /** Structured sources found on the query or its steps (docs/upstream-assumptions.md#sources-and-citations). */
   sources: SourceRecord[];
   usage: UpstreamUsage | undefined;
+  /** The create answer's realtime channel, when it has a complete one; list items never carry it. */
+  channel?: RealtimeChannel;
 }
 
 /** Whether a query has ended (PROCESSED or FAILED). */

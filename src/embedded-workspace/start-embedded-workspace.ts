@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { projectRoot } from "../util/package-info.js";
 import { DocumentIndex, loadPassages } from "./document-index.js";
+import type { EmbeddedRealtime } from "./realtime/embedded-realtime.js";
 import {
   createEmbeddedWorkspace,
   type EmbeddedWorkspaceControl,
@@ -15,6 +16,8 @@ export interface RunningWorkspace {
   url: string;
   control: EmbeddedWorkspaceControl;
   server: Server;
+  /** Its realtime channel (null when turned off). */
+  realtime: EmbeddedRealtime | null;
   close(): Promise<void>;
 }
 
@@ -34,8 +37,9 @@ export function defaultDocuments(): string[] {
 /** Indexes the documents and serves the embedded workspace over HTTP on loopback. */
 export async function startEmbeddedWorkspace(options: StartOptions): Promise<RunningWorkspace> {
   const index = new DocumentIndex(await loadPassages(options.documents ?? defaultDocuments()));
-  const { app, control } = createEmbeddedWorkspace({ ...options, index });
+  const { app, control, realtime } = createEmbeddedWorkspace({ ...options, index });
   const server = createServer(app);
+  if (realtime) server.on("upgrade", (request, socket, head) => realtime.handleUpgrade(request, socket, head));
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -47,8 +51,10 @@ export async function startEmbeddedWorkspace(options: StartOptions): Promise<Run
     url: `http://${host}:${address.port}`,
     control,
     server,
+    realtime,
     close: () =>
       new Promise<void>((resolve) => {
+        realtime?.close();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

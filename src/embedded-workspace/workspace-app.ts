@@ -5,6 +5,7 @@ import type { Clock } from "../util/clock.js";
 import { composeAnswer } from "./compose-answer.js";
 import type { DocumentIndex } from "./document-index.js";
 import { type QueryFault, QueryStore } from "./query-store.js";
+import { createEmbeddedRealtime, type EmbeddedRealtime } from "./realtime/embedded-realtime.js";
 
 /** An HTTP-level fault to inject, for tests of the adapter's upstream handling. */
 export interface InjectedFault {
@@ -29,6 +30,8 @@ export interface EmbeddedWorkspaceOptions {
   /** Name of the interaction-mode field of the create body. */
   modeField?: string;
   clock?: Clock;
+  /** Offer a realtime channel with every query (default true); false leaves queries to polling. */
+  realtime?: boolean;
 }
 
 /** What a test can read and steer of a running embedded workspace. */
@@ -57,10 +60,20 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
   app: Express;
   control: EmbeddedWorkspaceControl;
+  /** Its realtime channel, to serve on the HTTP server's `upgrade` (null when turned off). */
+  realtime: EmbeddedRealtime | null;
 } {
   const clock = options.clock ?? { now: () => Date.now() };
   const store = new QueryStore(options.stepDelayMs);
   const modeField = options.modeField ?? "mode";
+  const realtime =
+    options.realtime === false
+      ? null
+      : createEmbeddedRealtime({
+        view: (query, at) => store.view(query, at),
+        now: () => clock.now(),
+        stepDelayMs: options.stepDelayMs,
+      });
   const keys = options.apiKeys ? new Set(options.apiKeys) : null;
   const faults: InjectedFault[] = [];
   const control: EmbeddedWorkspaceControl = {
@@ -139,7 +152,8 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
       response.socket?.destroy();
       return;
     }
-    response.json({ ...store.view(query, clock.now()), run_id: randomUUID() });
+    const channel = realtime?.open(query, request.headers.authorization ?? "", request.headers.host);
+    response.json({ ...store.view(query, clock.now()), run_id: randomUUID(), ...channel });
   });
 
   app.get("/queries", authenticate, requireWorkspace, (request, response) => {
@@ -224,7 +238,7 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
     return fault ? respondWithFault(fault, response) : false;
   }
 
-  return { app, control };
+  return { app, control, realtime };
 }
 
 /** docs/architecture.md#listing-and-pagination: `limit` 1..100 (default 20) and an opaque `cursor`; anything else is a 422. */

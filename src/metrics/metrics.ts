@@ -5,8 +5,8 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 /**
  * The adapter's Prometheus metrics, in a registry of its own (so that several adapters in one
  * process, as in tests, do not collide). What an operator needs to see: traffic and latency by
- * route, mode and status; upstream calls and errors; how queries end; open streams; and that
- * polling is shared (list calls against waiting queries).
+ * route, mode and status; upstream calls and errors; how queries end; open streams; that
+ * polling is shared (list calls against waiting queries); and how realtime channels fare.
  */
 export class Metrics {
   readonly registry = new Registry();
@@ -47,9 +47,22 @@ export class Metrics {
     help: "GET /queries calls made by the shared pollers (pages included)",
     registers: [this.registry],
   });
+  readonly realtimePublications = new Counter({
+    name: "adapter_realtime_publications_total",
+    help: "Publications received on queries' realtime channels",
+    registers: [this.registry],
+  });
+  readonly realtimeFallbacks = new Counter({
+    name: "adapter_realtime_fallbacks_total",
+    help: "Queries whose realtime channel was not followed or was given up (polled alone), by reason",
+    labelNames: ["reason"] as const,
+    registers: [this.registry],
+  });
   readonly openStreams: Gauge;
   readonly waitingQueries: Gauge;
   readonly pollers: Gauge;
+  readonly realtimeConnections: Gauge;
+  readonly realtimeSubscriptions: Gauge;
 
   /** `sources` are read at scrape time: the gauges describe state owned elsewhere. */
   constructor(sources: MetricSources, options: { processMetrics?: boolean } = {}) {
@@ -74,6 +87,16 @@ export class Metrics {
       "Shared pollers running (one per credential and workspace with waiting queries)",
       sources.pollers,
     );
+    this.realtimeConnections = gauge(
+      "adapter_realtime_connections",
+      "Realtime (Centrifugo) connections open or opening, one per endpoint and connection token in use",
+      sources.realtimeConnections ?? (() => 0),
+    );
+    this.realtimeSubscriptions = gauge(
+      "adapter_realtime_subscriptions",
+      "Realtime channel subscriptions held (one per followed query)",
+      sources.realtimeSubscriptions ?? (() => 0),
+    );
   }
 }
 
@@ -82,4 +105,6 @@ export interface MetricSources {
   openStreams: () => number;
   waitingQueries: () => number;
   pollers: () => number;
+  realtimeConnections?: () => number;
+  realtimeSubscriptions?: () => number;
 }

@@ -6,7 +6,7 @@ import { z } from "zod";
 // are read by tolerant translators.
 
 /** The realtime subscription position of a query (docs/architecture.md#queries `since`). */
-export const streamPositionSchema = z.looseObject({ offset: z.number(), epoch: z.string() });
+export const streamPositionSchema = z.looseObject({ offset: z.int().nonnegative(), epoch: z.string() });
 
 /** A query, as `POST /queries` returns it and as `GET /queries` lists it (docs/architecture.md#queries). */
 export const upstreamQuerySchema = z.looseObject({
@@ -16,11 +16,12 @@ export const upstreamQuerySchema = z.looseObject({
   output: z.string().nullish(),
   steps: z.array(z.unknown()).nullish(),
   run_id: z.string().nullish(),
-  channel: z.string().nullish(),
-  token: z.string().nullish(),
-  subscription_token: z.string().nullish(),
-  ws_url: z.string().nullish(),
-  since: streamPositionSchema.nullish(),
+  // The realtime fields only make the answer faster: a malformed one means polling, never a 502.
+  channel: z.string().nullish().catch(null),
+  token: z.string().nullish().catch(null),
+  subscription_token: z.string().nullish().catch(null),
+  ws_url: z.string().nullish().catch(null),
+  since: streamPositionSchema.nullish().catch(null),
   usage: z
     .looseObject({
       prompt_tokens: z.int().nonnegative().nullish(),

@@ -7,6 +7,9 @@ import {
   type QuerySnapshot,
   snapshotChanged,
 } from "../core/query-snapshot.js";
+import type { RealtimeChannel } from "../core/realtime-channel.js";
+import { ChannelFollow, type PollPace } from "./realtime/channel-follow.js";
+import type { RealtimeSubscriber } from "./realtime/realtime-hub.js";
 import { toQuerySnapshot } from "./to-query-snapshot.js";
 import { followPages, type PageRequest } from "./follow-pages.js";
 import type { Caller, WorkspaceClient } from "./workspace-client.js";
@@ -23,6 +26,10 @@ export interface WatcherOptions {
   maxConsecutiveFailures?: number;
   onPoll?: (event: { workspace: string; pages: number; waiting: number }) => void;
   onPollError?: (error: unknown) => void;
+  /** Follows queries' realtime channels; without it (`REALTIME=off`) every query is polled alone. */
+  realtime?: RealtimeSubscriber;
+  /** Quiet time after which a live channel no longer relaxes its query's polling (default: twice the longest interval). */
+  channelSilenceMs?: number;
 }
 
 /** One watch: a query to follow, for whom, until when. */
@@ -34,6 +41,8 @@ export interface WatchRequest {
   /** Describes the query in a timeout message (`ask query …`). */
   label: string;
   signal: AbortSignal;
+  /** The query's realtime channel, from the create answer: followed alongside the poller when given. */
+  channel?: RealtimeChannel;
   /** Told once how the watch ended: the terminal status, a timeout, an error, or cancelled. */
   onEnd?: (end: WatchEnd) => void;
 }
@@ -46,6 +55,9 @@ export type WatchEnd = "PROCESSED" | "FAILED" | "timeout" | "cancelled" | "error
  * lists `GET /queries?limit=100` once per interval for every request waiting in that workspace,
  * follows `next_cursor` (never built or edited) only while some waited-for id is still missing,
  * and stops when nothing waits. The interface has no `GET /queries/{id}` (docs/architecture.md#queries).
+ * A query's realtime channel, when it has one, feeds the same snapshot stream (merged with the
+ * list, which stays the source of truth) and makes the poller confirm its end at once
+ * (docs/upstream-assumptions.md#realtime).
  */
 export class QueryWatcher {
   private readonly pollers = new Map<string, WorkspacePoller>();
@@ -81,6 +93,18 @@ export class QueryWatcher {
         request.deadlineMs,
       );
       poller.add(mailbox);
+      const { realtime } = this.options;
+      if (request.channel && realtime) {
+        const active = poller;
+        mailbox.follow = new ChannelFollow(
+          latest,
+          request.channel,
+          realtime,
+          { offer: (snapshot) => box.offer(snapshot), pollSoon: () => active.pollSoon(), repace: () => active.repace() },
+          this.options.clock,
+          this.options.channelSilenceMs ?? 2 * this.options.pollIntervalMaxMs,
+        );
+      }
       while (true) {
         const next = await mailbox.take();
         if (!next) return;
@@ -95,6 +119,7 @@ export class QueryWatcher {
     } finally {
       if (deadline !== null) this.options.clock.clearTimeout(deadline);
       if (mailbox) {
+        mailbox.follow?.close();
         mailbox.stop();
         poller?.remove(mailbox);
       }
@@ -121,6 +146,8 @@ interface Waiter {
   readonly since: number;
   deliver(snapshot: QuerySnapshot): void;
   fail(error: unknown): void;
+  /** How soon it wants the next poll (its realtime channel may make that sooner or later). */
+  pace(now: number): PollPace;
 }
 
 /** The poller of one (credential, workspace): one list call per interval for all its waiters. */
@@ -130,6 +157,8 @@ class WorkspacePoller {
   private dueAt = Number.POSITIVE_INFINITY;
   private inFlight: AbortController | null = null;
   private failures = 0;
+  /** A poll was asked for while one was in flight: poll again as soon as it ends. */
+  private again = false;
 
   constructor(
     private readonly options: WatcherOptions,
@@ -159,6 +188,17 @@ class WorkspacePoller {
     if (this.waiters.size === 0) this.stop();
   }
 
+  /** Polls now, or right after the poll in flight (a channel showed a query's end). */
+  pollSoon(): void {
+    if (this.inFlight) this.again = true;
+    else if (this.waiters.size > 0) this.schedule(0);
+  }
+
+  /** Brings the next poll forward if the waiters' pace now asks for it sooner. */
+  repace(): void {
+    if (this.waiters.size > 0) this.schedule(this.nextDelay());
+  }
+
   private stop(): void {
     if (this.timer !== null) this.options.clock.clearTimeout(this.timer);
     this.timer = null;
@@ -185,13 +225,20 @@ class WorkspacePoller {
   /**
    * The interval adapts to the youngest waiting query: fast while it is new (most answers come
    * within seconds), slower as it ages (a long `build` query needs no 10 polls a second), and
-   * slower again while polls fail.
+   * slower again while polls fail. A query whose realtime channel is live and speaking needs only
+   * the slowest interval; one whose channel showed its end needs the fastest.
    */
   private nextDelay(): number {
     const { pollIntervalMinMs: min, pollIntervalMaxMs: max, clock } = this.options;
+    const now = clock.now();
     let youngest = Number.POSITIVE_INFINITY;
-    for (const set of this.waiters.values())
-      for (const waiter of set) youngest = Math.min(youngest, clock.now() - waiter.since);
+    for (const set of this.waiters.values()) {
+      for (const waiter of set) {
+        const pace = waiter.pace(now);
+        if (pace === "urgent") youngest = 0;
+        else if (pace === "normal") youngest = Math.min(youngest, now - waiter.since);
+      }
+    }
     const byAge = Math.max(min, Math.min(max, youngest / 4));
     return Math.min(max, byAge * 2 ** Math.min(this.failures, 5));
   }
@@ -227,7 +274,9 @@ class WorkspacePoller {
       if (this.inFlight === controller) this.inFlight = null;
       this.options.onPoll?.({ workspace: this.caller.workspace, pages, waiting: this.waiters.size });
     }
-    if (this.waiters.size > 0) this.schedule(this.nextDelay());
+    const again = this.again;
+    this.again = false;
+    if (this.waiters.size > 0) this.schedule(again ? 0 : this.nextDelay());
   }
 }
 
@@ -255,6 +304,8 @@ class Mailbox implements Waiter {
   private closed = false;
   private wake: (() => void) | null = null;
   readonly id: string;
+  /** The query's realtime channel, when followed: list snapshots are merged with it. */
+  follow: ChannelFollow | null = null;
 
   constructor(
     /** The last snapshot the consumer saw: what a new one is compared with. */
@@ -266,10 +317,20 @@ class Mailbox implements Waiter {
     signal.addEventListener("abort", this);
   }
 
+  /** A snapshot from the poller. */
   deliver(snapshot: QuerySnapshot): void {
+    this.offer(this.follow ? this.follow.fromList(snapshot) : snapshot);
+  }
+
+  /** A snapshot to hand on, unless it shows nothing new. */
+  offer(snapshot: QuerySnapshot): void {
     if (!snapshotChanged(this.latest ?? this.seen, snapshot)) return;
     this.latest = snapshot;
     this.notify();
+  }
+
+  pace(now: number): PollPace {
+    return this.follow ? this.follow.pace(now) : "normal";
   }
 
   fail(error: unknown): void {

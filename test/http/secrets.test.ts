@@ -2,6 +2,8 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmbeddedWorkspace, type RunningWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
+import { CentrifugoTestServer } from "../helpers/centrifugo-test-server.js";
+import { ChannelUpstream } from "../helpers/channel-upstream.js";
 import { postStream } from "../helpers/read-sse.js";
 import { chatBody, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
 
@@ -81,5 +83,64 @@ describe("the bearer credential never leaks", () => {
     expect(line.queryIds).toHaveLength(1);
     expect(typeof line.ms).toBe("number");
     expect(logLines.join("\n")).not.toContain("very private question");
+  });
+});
+
+describe("realtime tokens never leak", () => {
+  it("in logs at trace level or metrics, whether the channel works, is refused, unreachable or foreign", async () => {
+    const secrets = { connection: "ctok-canary-51c0e8", subscription: "stok-canary-9b7d22", inUrl: "urltok-canary-3e6f40" };
+    const server = await CentrifugoTestServer.start({ connectionTokens: [secrets.connection], subscriptionTokens: () => secrets.subscription });
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    let fields: Record<string, unknown> = {};
+    const upstream = await ChannelUpstream.start((id) => ({
+      channel: `queries:${id}`,
+      token: secrets.connection,
+      subscription_token: secrets.subscription,
+      ws_url: `${server.url}?token=${secrets.inUrl}`,
+      since: { offset: 0, epoch: server.epoch },
+      ...fields,
+    }));
+    const running = await startAdapter(upstream.url, { POLL_INTERVAL_MAX_MS: "50" }, pino({ level: "trace" }, sink));
+    try {
+      const variants: Record<string, unknown>[] = [
+        {},
+        { token: `${secrets.connection}-forged` },
+        { subscription_token: `${secrets.subscription}-forged` },
+        { ws_url: `ws://127.0.0.1:1/connection/websocket?token=${secrets.inUrl}` },
+        { ws_url: `ws://localhost:${new URL(server.url).port}/connection/websocket?token=${secrets.inUrl}` },
+      ];
+      for (const variant of variants) {
+        fields = variant;
+        const before = upstream.queries.size;
+        const answer = fetch(`${running.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: "Bearer sk-test", "service-workspace": "acme", "content-type": "application/json" },
+          body: JSON.stringify(chatBody("leave", { stream: true })),
+        }).then((response) => response.text());
+        while (upstream.queries.size === before) await new Promise((resolve) => setTimeout(resolve, 5));
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        const query = upstream.last!;
+        query.status = "PROCESSED";
+        query.output = "Done.";
+        server.publish(`queries:${query.id}`, { status: "PROCESSED" });
+        expect(await answer).toContain("Done.");
+      }
+      const metrics = await (await fetch(`${running.url}/metrics`)).text();
+      expect(metrics).toContain("adapter_realtime_fallbacks_total");
+      expect(lines.length).toBeGreaterThan(5);
+      for (const text of [metrics, ...lines]) {
+        for (const secret of Object.values(secrets)) expect(text).not.toContain(secret.slice(5));
+      }
+    } finally {
+      await running.close();
+      await upstream.close();
+      await server.close();
+    }
   });
 });
