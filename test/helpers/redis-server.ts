@@ -20,8 +20,19 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Starts redis-server (installed by .ci/run from Debian's packages; `apt-get install redis-server` locally). */
+/**
+ * A Redis for a test: the one REDIS_URL names when set (stop() then only disconnects), else a
+ * redis-server of its own (installed by .ci/run from Debian's packages; `apt-get install
+ * redis-server` locally). Suites that use it are declared with `describeWith(REDIS, …)`.
+ */
 export async function startRedis(): Promise<RedisServer> {
+  const given = process.env.REDIS_URL;
+  if (given) {
+    const client = new Redis(given, { maxRetriesPerRequest: 0 });
+    client.on("error", () => undefined);
+    await client.ping();
+    return { url: given, client, stop: async () => client.disconnect() };
+  }
   const port = await freePort();
   const child: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
     stdio: "ignore",

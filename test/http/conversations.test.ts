@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describeWith, REDIS } from "../helpers/external-programs.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
 import { API_KEY, headers, type RunningAdapter, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
 import { postStream } from "../helpers/read-sse.js";
@@ -143,7 +144,7 @@ describe("conversation continuity", () => {
   });
 });
 
-describe("conversations in Redis", () => {
+describeWith(REDIS, "conversations in Redis", () => {
   let redis: RedisServer;
   let first: RunningAdapter;
   let second: RunningAdapter;
@@ -168,7 +169,7 @@ describe("conversations in Redis", () => {
   });
 
   it("stores namespaced keys with a TTL and no credential or message text", async () => {
-    const keys = await redis.client.keys("*");
+    const keys = await redis.client.keys("workspace-openai-adapter:conversation:*");
     expect(keys.length).toBeGreaterThan(0);
     for (const key of keys) {
       expect(key).toMatch(/^workspace-openai-adapter:conversation:[hc]:[A-Za-z0-9_-]{43}$/);
