@@ -107,7 +107,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const store =
     effects.conversationStore ??
     (config.redisUrl
-      ? new RedisConversationStore(config.redisUrl)
+      ? new RedisConversationStore(config.redisUrl, `${config.redisKeyPrefix}conversation:`)
       : new MemoryConversationStore(config.conversationMaxEntries, () => clock.now()));
   const conversations = new Conversations(store, { ttlSeconds: config.conversationTtlSeconds, logger });
   const app = createApp({

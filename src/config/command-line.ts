@@ -1,31 +1,42 @@
-import { CONFIG_DOCS, flagOf, helpText } from "./config-docs.js";
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import { environmentSchema } from "./config.js";
+import { FLAG_ALIASES, flagOf, helpText } from "./config-docs.js";
 
 /** What the command line asks for: run (with these environment overrides), or print and exit. */
 export type CommandLine =
   | { kind: "run"; environment: Record<string, string> }
   | { kind: "print"; text: string; exitCode: number };
 
-const FLAGS = new Map(Object.keys(CONFIG_DOCS).map((variable) => [flagOf(variable), variable]));
+/** Flag name (without dashes) → the variable it sets: one per variable, plus the short aliases. */
+const VARIABLE_OF: Record<string, string> = {
+  ...Object.fromEntries(Object.keys(environmentSchema.shape).map((variable) => [flagOf(variable).slice(2), variable])),
+  ...FLAG_ALIASES,
+};
+
+const OPTIONS: ParseArgsConfig["options"] = {
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
+  ...Object.fromEntries(Object.keys(VARIABLE_OF).map((flag) => [flag, { type: "string" as const }])),
+};
 
 /**
- * Reads the command line: `--help`, `--version`, and one flag per environment variable
- * (`--port 9000` or `--port=9000` sets `PORT`), so the CLI and the environment cannot drift apart.
+ * Reads the command line with `node:util`'s parseArgs: `--help`, `--version`, and one flag per
+ * environment variable (`--port 9000` or `--port=9000` sets `PORT`), so the CLI and the
+ * environment cannot drift apart. Unknown flags and missing values exit with code 2.
  */
 export function parseCommandLine(argv: readonly string[], version: string): CommandLine {
+  let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  try {
+    values = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    return { kind: "print", text: `${(error as Error).message}. See --help.\n`, exitCode: 2 };
+  }
+  if (values.help) return { kind: "print", text: helpText(version), exitCode: 0 };
+  if (values.version) return { kind: "print", text: `${version}\n`, exitCode: 0 };
   const environment: Record<string, string> = {};
-  for (let index = 0; index < argv.length; index += 1) {
-    const argument = argv[index] as string;
-    if (argument === "--help" || argument === "-h") return { kind: "print", text: helpText(version), exitCode: 0 };
-    if (argument === "--version" || argument === "-v") return { kind: "print", text: `${version}\n`, exitCode: 0 };
-    const [flag, inline] = argument.includes("=") ? [argument.slice(0, argument.indexOf("=")), argument.slice(argument.indexOf("=") + 1)] : [argument, undefined];
-    const variable = FLAGS.get(flag as string);
-    if (!variable) {
-      return { kind: "print", text: `Unknown option ${JSON.stringify(argument)}. See --help.\n`, exitCode: 2 };
-    }
-    const value = inline ?? argv[index + 1];
-    if (value === undefined) return { kind: "print", text: `Option ${flag} needs a value. See --help.\n`, exitCode: 2 };
-    if (inline === undefined) index += 1;
-    environment[variable] = value;
+  for (const [flag, value] of Object.entries(values)) {
+    const variable = VARIABLE_OF[flag];
+    if (variable && typeof value === "string") environment[variable] = value;
   }
   return { kind: "run", environment };
 }

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import type { Mode } from "../core/modes.js";
 
 const integer = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
@@ -10,151 +9,104 @@ const optionalText = z
   .transform((value) => (value === "" ? undefined : value))
   .optional();
 
-/**
- * Every environment variable the adapter reads, with its default. The README's configuration
- * table is written from this schema; a bad value stops start-up with the variable's name.
- */
-export const environmentSchema = z.object({
-  PORT: integer(8080, 0, 65535),
-  HOST: z.string().min(1).default("127.0.0.1"),
-  WORKSPACE_BASE_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
-  DEFAULT_WORKSPACE: optionalText,
-  QUERY_TIMEOUT_MS: optionalInteger(1),
-  ASK_TIMEOUT_MS: optionalInteger(1),
-  REASON_TIMEOUT_MS: optionalInteger(1),
-  BUILD_TIMEOUT_MS: optionalInteger(1),
-  POLL_INTERVAL_MIN_MS: integer(100, 5),
-  POLL_INTERVAL_MAX_MS: integer(2000, 5),
-  MAX_LIST_PAGES: integer(10, 1, 1000),
-  MAX_CHOICES: integer(8, 1, 128),
-  MODE_FIELD: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a plain field name")
-    .default("mode"),
-  STEPS_OUTPUT: z.enum(["reasoning", "content", "none"]).default("reasoning"),
-  CITATION_STYLE: z.enum(["annotations", "markdown"]).default("annotations"),
-  UPSTREAM_TIMEOUT_MS: integer(30_000, 1),
-  UPSTREAM_CONNECT_TIMEOUT_MS: integer(5_000, 1),
-  UPSTREAM_CONNECTIONS: integer(128, 1),
-  UPSTREAM_KEEPALIVE_MS: integer(30_000, 100),
-  UPSTREAM_MAX_BODY_BYTES: integer(32 * 1024 * 1024, 1024),
-  MAX_MESSAGES: integer(1000, 1),
-  MAX_JSON_DEPTH: integer(32, 4, 1000),
-  MAX_CONCURRENT_REQUESTS: integer(4000, 1),
-  MAX_CONCURRENT_PER_WORKSPACE: integer(2000, 1),
-  SHUTDOWN_GRACE_MS: integer(10_000, 0),
-  SERVER_HEADERS_TIMEOUT_MS: integer(10_000, 100),
-  SERVER_REQUEST_TIMEOUT_MS: integer(30_000, 100),
-  CORS_ORIGINS: z.string().default(""),
-  SSE_KEEPALIVE_MS: integer(15_000, 10),
-  BODY_LIMIT_BYTES: integer(1024 * 1024, 1024),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  LOG_FORMAT: z.enum(["auto", "json", "pretty"]).default("auto"),
-  WORKSPACE_API_KEY: optionalText,
-  ADAPTER_API_KEYS: z.string().default(""),
-  REDIS_URL: optionalText.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
-  CONVERSATION_TTL_SECONDS: integer(7 * 24 * 3600, 1),
-  CONVERSATION_MAX_ENTRIES: integer(10_000, 1),
-  CONVERSATION_ID_HEADERS: z.string().default("x-conversation-id,x-openwebui-chat-id"),
-  MODELS_CACHE_SECONDS: integer(60, 0),
-  REALTIME: z.enum(["auto", "off"]).default("auto"),
-  REALTIME_ALLOWED_HOSTS: z.string().default(""),
-  EMBEDDED_DOCUMENTS_DIR: optionalText,
-  EMBEDDED_STEP_DELAY_MS: integer(120, 0, 60_000),
-  EMBEDDED_WORKSPACES: z.string().default("demo"),
-});
-
-/** The validated configuration the rest of the adapter is built from. */
-export interface Config {
-  port: number;
-  host: string;
-  /** Upstream base URL; undefined means "start the embedded workspace". */
-  workspaceBaseUrl: string | undefined;
-  defaultWorkspace: string | undefined;
-  /** Per-mode deadline for a query to finish (docs/upstream-assumptions.md#terminal-states-and-deadlines). */
-  queryTimeoutMs: Record<Mode, number>;
-  pollIntervalMinMs: number;
-  pollIntervalMaxMs: number;
-  maxListPages: number;
-  maxChoices: number;
-  /** Name of the interaction-mode field in the create body (the interface does not show it). */
-  modeField: string;
-  /** Where query steps go in the response (docs/upstream-assumptions.md#steps). */
-  stepsOutput: "reasoning" | "content" | "none";
-  /** `markdown` also appends a Sources list to the content, for UIs that ignore annotations. */
-  citationStyle: "annotations" | "markdown";
-  upstreamTimeoutMs: number;
-  upstreamConnectTimeoutMs: number;
-  /** Size of the keep-alive pool to the upstream, and how long an idle connection is kept. */
-  upstreamConnections: number;
-  upstreamKeepAliveMs: number;
-  upstreamMaxBodyBytes: number;
-  maxMessages: number;
-  /** Deepest JSON nesting accepted in a request body. */
-  maxJsonDepth: number;
-  maxConcurrentRequests: number;
-  maxConcurrentPerWorkspace: number;
-  /** Time in-flight requests get to finish after SIGTERM before open streams are ended. */
-  shutdownGraceMs: number;
-  serverHeadersTimeoutMs: number;
-  serverRequestTimeoutMs: number;
-  /** Origins allowed to call from a browser; empty turns CORS off. */
-  corsOrigins: string[];
-  /** Idle time after which a stream gets a `: keep-alive` comment. */
-  sseKeepAliveMs: number;
-  bodyLimitBytes: number;
-  logLevel: z.infer<typeof environmentSchema>["LOG_LEVEL"];
-  /** `auto`: pretty lines at a terminal, JSON otherwise. */
-  logFormat: "auto" | "json" | "pretty";
-  /** Deployment-held upstream key; when set, only `adapterApiKeys` are accepted from clients. */
-  workspaceApiKey: string | undefined;
-  adapterApiKeys: string[];
-  /** Shared conversation store; unset keeps conversations in process. */
-  redisUrl: string | undefined;
-  conversationTtlSeconds: number;
-  conversationMaxEntries: number;
-  /** Request headers that carry a client conversation id, lower-cased, in order of preference. */
-  conversationIdHeaders: string[];
-  modelsCacheSeconds: number;
-  /** `auto` follows a query's realtime channel when it has one (docs/upstream-assumptions.md#realtime); `off` only polls. */
-  realtime: "auto" | "off";
-  /** Hosts a `ws_url` may point to, lower-case; empty means the upstream's own host. */
-  realtimeAllowedHosts: string[];
-  embedded: { documentsDir: string | undefined; stepDelayMs: number; workspaces: string[] };
+/** What the README table and `--help` show of a variable: what it does, and its default as a reader should see it. */
+export interface VariableDoc {
+  meaning: string;
+  shown: string;
 }
 
-/** Thrown when the environment holds a bad value; its message names every variable at fault. */
-export class ConfigError extends Error {}
+/** A variable's schema with its documentation attached (read back by `variableDoc`). */
+function documented<T extends z.ZodType>(schema: T, meaning: string, shown?: string): T {
+  return schema.meta({ description: meaning, shown: shown ?? defaultShown(schema) });
+}
 
-/** Reads and validates the configuration from an environment (process.env in production). */
-export function loadConfig(environment: Record<string, string | undefined>): Config {
-  const parsed = environmentSchema.safeParse(environment);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
-  }
-  const env = parsed.data;
+function defaultShown(schema: z.ZodType): string {
+  const def = schema._zod.def as { type: string; defaultValue?: unknown };
+  if (def.type !== "default" || def.defaultValue === "" || def.defaultValue === undefined) return "unset";
+  return `\`${String(def.defaultValue)}\``;
+}
+
+/**
+ * Every environment variable the adapter reads: its type, default and meaning, once. The
+ * `Config` type, the README's configuration table and `--help` are all derived from it; a bad
+ * value stops start-up with the variable's name. Adding a variable is one entry here (and its
+ * field in `toConfig` when the adapter reads it under another name).
+ */
+export const environmentSchema = z.object({
+  PORT: documented(integer(8080, 0, 65535), "Port to listen on"),
+  HOST: documented(z.string().min(1).default("127.0.0.1"), "Address to listen on (`0.0.0.0` in a container)"),
+  WORKSPACE_BASE_URL: documented(optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()), "Base URL of the Workspace Knowledge Service; unset starts the embedded workspace"),
+  DEFAULT_WORKSPACE: documented(optionalText, "Workspace used when a request names none", "unset (`demo` with the embedded workspace)"),
+  WORKSPACE_API_KEY: documented(optionalText, "A workspace key the adapter presents upstream itself (team set-up); requires `ADAPTER_API_KEYS`"),
+  ADAPTER_API_KEYS: documented(z.string().default(""), "Comma-separated client keys accepted when `WORKSPACE_API_KEY` is set"),
+  QUERY_TIMEOUT_MS: documented(optionalInteger(1), "Sets the deadline of all three modes at once"),
+  ASK_TIMEOUT_MS: documented(optionalInteger(1), "Deadline for an `ask` query to finish (wins over `QUERY_TIMEOUT_MS`)", "`120000`"),
+  REASON_TIMEOUT_MS: documented(optionalInteger(1), "Deadline for a `reason` query", "`300000`"),
+  BUILD_TIMEOUT_MS: documented(optionalInteger(1), "Deadline for a `build` query", "`600000`"),
+  POLL_INTERVAL_MIN_MS: documented(integer(100, 5), "Poll interval while the youngest waiting query is new"),
+  POLL_INTERVAL_MAX_MS: documented(integer(2000, 5), "Poll interval for long-running queries"),
+  MAX_LIST_PAGES: documented(integer(10, 1, 1000), "Pages of `GET /queries` followed per poll to find waiting queries"),
+  MAX_CHOICES: documented(integer(8, 1, 128), "Largest `n` accepted"),
+  MODE_FIELD: documented(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a plain field name").default("mode"), "Name of the interaction-mode field in the create body"),
+  STEPS_OUTPUT: documented(z.enum(["reasoning", "content", "none"]).default("reasoning"), "Where steps go: `reasoning`, `content` (inside `<think>`) or `none`"),
+  CITATION_STYLE: documented(z.enum(["annotations", "markdown"]).default("annotations"), "`markdown` also appends a Sources list to the content, for UIs that ignore annotations"),
+  SSE_KEEPALIVE_MS: documented(integer(15_000, 10), "Silence after which a stream gets a `: keep-alive` comment"),
+  REDIS_URL: documented(optionalText.pipe(z.url({ protocol: /^rediss?$/ }).optional()), "`redis://…` (or `rediss://…`) to share state between replicas; unset keeps it in process"),
+  REDIS_KEY_PREFIX: documented(z.string().min(1).default("workspace-openai-adapter:"), "Prefix of every key the adapter writes in Redis"),
+  CONVERSATION_TTL_SECONDS: documented(integer(7 * 24 * 3600, 1), "How long a conversation is remembered after its last turn"),
+  CONVERSATION_MAX_ENTRIES: documented(integer(10_000, 1), "Bound of the in-process conversation memory"),
+  CONVERSATION_ID_HEADERS: documented(z.string().default("x-conversation-id,x-openwebui-chat-id"), "Headers that carry a client conversation id"),
+  MODELS_CACHE_SECONDS: documented(integer(60, 0), "How long the workspace list behind `GET /v1/models` is cached per credential"),
+  REALTIME: documented(z.enum(["auto", "off"]).default("auto"), "`auto` streams a query's answer from its realtime channel as it is written (polling still confirms it); `off` only polls"),
+  REALTIME_ALLOWED_HOSTS: documented(z.string().default(""), "Comma-separated hosts (`*.example.com` for subdomains) a query's `ws_url` may point to; others are never contacted", "unset (the upstream's own host)"),
+  UPSTREAM_TIMEOUT_MS: documented(integer(30_000, 1), "Bound on waiting for an upstream answer's headers, and on each pause while reading its body"),
+  UPSTREAM_CONNECT_TIMEOUT_MS: documented(integer(5_000, 1), "Bound on opening a connection to the upstream"),
+  UPSTREAM_MAX_BODY_BYTES: documented(integer(32 * 1024 * 1024, 1024), "Largest upstream response read; a larger one is a 502"),
+  UPSTREAM_CONNECTIONS: documented(integer(128, 1), "Keep-alive connections pooled to the upstream"),
+  UPSTREAM_KEEPALIVE_MS: documented(integer(30_000, 100), "How long an idle pooled upstream connection is kept"),
+  BODY_LIMIT_BYTES: documented(integer(1024 * 1024, 1024), "Largest request body (413 beyond)"),
+  MAX_MESSAGES: documented(integer(1000, 1), "Most messages accepted in one request"),
+  MAX_JSON_DEPTH: documented(integer(32, 4, 1000), "Deepest JSON nesting accepted in a request body"),
+  MAX_CONCURRENT_REQUESTS: documented(integer(4000, 1), "Requests in flight before new ones get a fast 429"),
+  MAX_CONCURRENT_PER_WORKSPACE: documented(integer(2000, 1), "The same, per workspace"),
+  SHUTDOWN_GRACE_MS: documented(integer(10_000, 0), "After SIGTERM/SIGINT, time in-flight requests get before open streams are ended"),
+  SERVER_HEADERS_TIMEOUT_MS: documented(integer(10_000, 100), "A client must send its request headers within this time"),
+  SERVER_REQUEST_TIMEOUT_MS: documented(integer(30_000, 100), "A client must send its whole request within this time (the answer's stream is not bounded)"),
+  CORS_ORIGINS: documented(z.string().default(""), "Comma-separated browser origins allowed to call the adapter; `*` for any", "unset (CORS off)"),
+  LOG_LEVEL: documented(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"), "`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`"),
+  LOG_FORMAT: documented(z.enum(["auto", "json", "pretty"]).default("auto"), "`json`, `pretty`, or `auto` (pretty at a terminal, JSON otherwise)"),
+  EMBEDDED_DOCUMENTS_DIR: documented(optionalText, "Folder of documents the embedded workspace answers from (`--documents`)", "this README and `docs/`"),
+  EMBEDDED_STEP_DELAY_MS: documented(integer(120, 0, 60_000), "Pace of the embedded workspace: a step every so often, output chunks every half of it; `0` answers at once"),
+  EMBEDDED_WORKSPACES: documented(z.string().default("demo"), "Comma-separated workspace ids the embedded workspace knows"),
+});
+
+/** The environment after validation, before it is shaped into `Config`. */
+type Environment = z.output<typeof environmentSchema>;
+
+const list = (value: string) =>
+  value
+    .split(",")
+    .map((item) => item.trim())
+    .filter(Boolean);
+
+/** The environment shaped as the adapter reads it; cross-variable rules are checked here. */
+function toConfig(env: Environment, context: z.RefinementCtx) {
   if (env.POLL_INTERVAL_MIN_MS > env.POLL_INTERVAL_MAX_MS) {
-    throw new ConfigError(
-      "Invalid configuration:\n  POLL_INTERVAL_MIN_MS: must not be greater than POLL_INTERVAL_MAX_MS",
-    );
+    context.addIssue({ code: "custom", path: ["POLL_INTERVAL_MIN_MS"], message: "must not be greater than POLL_INTERVAL_MAX_MS" });
   }
-  const list = (value: string) =>
-    value
-      .split(",")
-      .map((item) => item.trim())
-      .filter(Boolean);
   const adapterApiKeys = list(env.ADAPTER_API_KEYS);
   if (env.WORKSPACE_API_KEY && adapterApiKeys.length === 0) {
-    throw new ConfigError(
-      "Invalid configuration:\n  ADAPTER_API_KEYS: required when WORKSPACE_API_KEY is set (the adapter would otherwise lend its key to anyone)",
-    );
+    context.addIssue({
+      code: "custom",
+      path: ["ADAPTER_API_KEYS"],
+      message: "required when WORKSPACE_API_KEY is set (the adapter would otherwise lend its key to anyone)",
+    });
   }
-  const timeout = (specific: number | undefined, fallback: number) =>
-    specific ?? env.QUERY_TIMEOUT_MS ?? fallback;
+  const timeout = (specific: number | undefined, fallback: number) => specific ?? env.QUERY_TIMEOUT_MS ?? fallback;
   return {
     port: env.PORT,
     host: env.HOST,
+    /** Upstream base URL; undefined means "start the embedded workspace". */
     workspaceBaseUrl: env.WORKSPACE_BASE_URL?.replace(/\/+$/, ""),
     defaultWorkspace: env.DEFAULT_WORKSPACE,
     queryTimeoutMs: {
@@ -189,11 +141,14 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     workspaceApiKey: env.WORKSPACE_API_KEY,
     adapterApiKeys,
     redisUrl: env.REDIS_URL,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX,
     conversationTtlSeconds: env.CONVERSATION_TTL_SECONDS,
     conversationMaxEntries: env.CONVERSATION_MAX_ENTRIES,
+    /** Lower-cased, in order of preference. */
     conversationIdHeaders: list(env.CONVERSATION_ID_HEADERS).map((name) => name.toLowerCase()),
     modelsCacheSeconds: env.MODELS_CACHE_SECONDS,
     realtime: env.REALTIME,
+    /** Lower-case; empty means the upstream's own host. */
     realtimeAllowedHosts: list(env.REALTIME_ALLOWED_HOSTS).map((host) => host.toLowerCase()),
     embedded: {
       documentsDir: env.EMBEDDED_DOCUMENTS_DIR,
@@ -201,4 +156,31 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       workspaces: list(env.EMBEDDED_WORKSPACES),
     },
   };
+}
+
+/** The whole configuration schema: the environment in, the adapter's `Config` out. */
+export const configSchema = environmentSchema.transform(toConfig);
+
+/** The validated configuration the rest of the adapter is built from. */
+export type Config = z.output<typeof configSchema>;
+
+/** Thrown when the environment holds a bad value; its message names every variable at fault. */
+export class ConfigError extends Error {}
+
+/** Reads and validates the configuration from an environment (process.env in production). */
+export function loadConfig(environment: Record<string, string | undefined>): Config {
+  const parsed = configSchema.safeParse(environment);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  return parsed.data;
+}
+
+/** The documentation of every variable, in schema order (the README table and `--help`). */
+export function variableDocs(): [name: string, doc: VariableDoc][] {
+  return Object.entries(environmentSchema.shape).map(([name, schema]) => {
+    const meta = (schema as z.ZodType).meta() as { description: string; shown: string };
+    return [name, { meaning: meta.description, shown: meta.shown }];
+  });
 }

@@ -57,5 +57,18 @@ describe("the command line", () => {
     expect(parseCommandLine(["-v"], "1.2.3")).toEqual({ kind: "print", text: "1.2.3\n", exitCode: 0 });
     expect(parseCommandLine(["--nope"], "1.2.3")).toMatchObject({ kind: "print", exitCode: 2 });
     expect(parseCommandLine(["--port"], "1.2.3")).toMatchObject({ kind: "print", exitCode: 2 });
+    expect(parseCommandLine(["--documents", "./my-folder"], "1.2.3")).toEqual({
+      kind: "run",
+      environment: { EMBEDDED_DOCUMENTS_DIR: "./my-folder" },
+    });
+  });
+
+  it("documents every variable of the schema in --help", async () => {
+    const { parseCommandLine } = await import("../../src/config/command-line.js");
+    const { environmentSchema } = await import("../../src/config/config.js");
+    const help = parseCommandLine(["--help"], "1.2.3");
+    for (const name of Object.keys(environmentSchema.shape)) {
+      expect(help.kind === "print" && help.text).toContain(`(${name}`);
+    }
   });
 });
