@@ -2,7 +2,7 @@
 // to the benchmark on request (IPC), so that the client's own sockets are not counted against it.
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { loadConfig } from "../dist/src/config/config.js";
-import { createAdapter } from "../dist/src/create-adapter.js";
+import { createAdapter } from "../dist/src/server/create-adapter.js";
 import { startServer } from "../dist/src/server/start-server.js";
 
 const config = loadConfig({ ...process.env, PORT: "0", HOST: "127.0.0.1" });

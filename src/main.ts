@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { parseCommandLine } from "./config/command-line.js";
 import { packageVersion } from "./util/package-info.js";
 import { type Config, ConfigError, loadConfig } from "./config/config.js";
-import { createAdapter } from "./create-adapter.js";
+import { createAdapter } from "./server/create-adapter.js";
 import { startServer } from "./server/start-server.js";
 import {
   type RunningWorkspace,

@@ -1,32 +1,22 @@
 import type { Mode } from "../core/modes.js";
-import { ClientClosedError, QueryFailedError } from "../errors/adapter-error.js";
-import type { ChatCompletion, ChatCompletionChunk, ChunkDelta } from "../dialects/chat-completions/chat-completion.js";
-import { buildCompletion, completionId, type FinishedChoice } from "../dialects/chat-completions/build-completion.js";
-import { buildMessage, type MessageOptions } from "../dialects/chat-completions/build-message.js";
-import type { PlannedQuery, QueryPlan } from "../plan/plan-queries.js";
-import { countUsage } from "./count-usage.js";
-import {
-  advanceChoice,
-  type ChoiceStreamState,
-  finishChoice,
-  newChoiceStream,
-  ROLE_DELTA,
-} from "../dialects/chat-completions/stream-choice.js";
-import { createQuery } from "../upstream/create-query.js";
 import type { QuerySnapshot } from "../core/query-snapshot.js";
-import { toQuerySnapshot } from "../upstream/to-query-snapshot.js";
-import type { QueryWatcher, WatchEnd } from "../upstream/query-watcher.js";
-import type { Caller, WorkspaceClient } from "../upstream/workspace-client.js";
+import type { UpstreamUsage } from "../core/usage.js";
+import { ClientClosedError, QueryFailedError, toAdapterError } from "../errors/adapter-error.js";
+import type { PlannedQuery, QueryPlan } from "../plan/plan-queries.js";
 import { countSoon, type TokenCounter } from "../tokens/token-counter.js";
-import type { Clock } from "../util/clock.js";
+import { createQuery } from "../upstream/create-query.js";
+import type { QueryWatcher, WatchEnd } from "../upstream/query-watcher.js";
+import { toQuerySnapshot } from "../upstream/to-query-snapshot.js";
+import type { Caller, WorkspaceClient } from "../upstream/workspace-client.js";
 import { mergeAsync } from "../util/merge-async.js";
+import type { AnswerEvent, ChoiceSent, TokenUsage } from "./answer-events.js";
+import { advance, type ChoiceProgress, finish, newProgress } from "./choice-progress.js";
+import { countUsage } from "./count-usage.js";
 
-/** What the chat service is built from: the upstream, the watcher, time, and the settings. */
-export interface ChatServiceOptions {
+/** What the answer service is built from: the upstream, the watcher, the token counter, the deadlines. */
+export interface AnswerServiceOptions {
   client: WorkspaceClient;
   watcher: QueryWatcher;
-  clock: Clock;
-  message: MessageOptions;
   queryTimeoutMs: Record<Mode, number>;
   maxListPages: number;
   tokens: TokenCounter;
@@ -34,9 +24,8 @@ export interface ChatServiceOptions {
   onQueryEnd?: (mode: Mode, state: WatchEnd) => void;
 }
 
-/** One chat request, planned and attributed: what the service needs to answer it. */
-export interface ChatJob {
-  model: string;
+/** One request's answer to produce: planned and attributed. */
+export interface AnswerJob {
   plan: QueryPlan;
   caller: Caller;
   /**
@@ -45,33 +34,80 @@ export interface ChatJob {
    * controller per request: each is an EventTarget, which an open stream would otherwise hold two of.
    */
   controller: AbortController;
-  /**
-   * Streamed answers: called with choice 0's content once it is complete, before the stream ends
-   * (conversations). A non-streamed answer is remembered by the route once it is written.
-   */
-  onAnswered?: (content: string) => Promise<void>;
+  /** Whether the encoder will report usage: the prompt is then counted while the upstream answers. */
+  countsUsage: boolean;
 }
 
 /**
- * Runs planned queries against the upstream: create each (in parallel for `n` > 1), follow it
- * with the shared watcher, and hand back snapshots. The transport (JSON or SSE) is the caller's.
+ * An answer whose queries exist upstream: its events, and how to count its usage once the
+ * encoder says what it sent. Created by `AnswerService.start`.
  */
-export class ChatService {
-  constructor(private readonly options: ChatServiceOptions) {}
+export interface RunningAnswer {
+  /** The query id of each choice, in order. */
+  readonly queryIds: string[];
+  /**
+   * The answer's events (docs/architecture.md#data-flow-of-one-request). `streamed` follows every
+   * snapshot as it comes; otherwise only each choice's final snapshot is translated (the client
+   * gets the final output whole). Ends after the last `finished`, after `failed`, or early and
+   * quietly when the client leaves.
+   */
+  events(streamed: boolean): AsyncGenerator<AnswerEvent>;
+  /** Token usage of what the encoder sent, counting the prompt once per choice. */
+  usage(sent: readonly ChoiceSent[]): Promise<TokenUsage>;
+}
 
-  /** Creates one planned query (docs/architecture.md#data-flow-of-one-request); its answer is the first snapshot. */
-  async create(job: ChatJob, query: PlannedQuery, signal: AbortSignal): Promise<QuerySnapshot> {
-    const created = await createQuery(
-      this.options.client,
-      job.caller,
-      query.createBody,
-      { maxListPages: this.options.maxListPages, signal },
-    );
+/**
+ * The answer core: creates a plan's queries (in parallel for several choices), follows them with
+ * the shared watcher, and turns their snapshots into neutral answer events. Dialects only encode
+ * those events; nothing here knows a wire format.
+ */
+export class AnswerService {
+  constructor(private readonly options: AnswerServiceOptions) {}
+
+  /**
+   * Creates every choice's query first, so that a failure up to there is still an ordinary HTTP
+   * error; the answer's events then follow the queries as they run.
+   */
+  async start(job: AnswerJob): Promise<RunningAnswer> {
+    // Counted while the upstream answers (the create calls below are sent first).
+    const promptTokens = job.countsUsage ? countSoon(this.options.tokens, job.plan.prompt) : undefined;
+    let initials: QuerySnapshot[];
+    try {
+      initials = await Promise.all(job.plan.queries.map((query) => this.create(job, query)));
+    } catch (error) {
+      job.controller.abort();
+      throw error;
+    }
+    const upstreamUsage: (UpstreamUsage | undefined)[] = [];
+    return {
+      queryIds: initials.map((initial) => initial.id),
+      events: (streamed) => this.events(job, initials, streamed, upstreamUsage),
+      usage: async (sent) => {
+        const prompt = await promptTokens;
+        return countUsage(
+          sent.map((choice, index) => ({
+            prompt: job.plan.prompt,
+            promptTokens: prompt,
+            content: choice.content,
+            reasoning: choice.reasoning,
+            upstream: upstreamUsage[index],
+          })),
+          this.options.tokens,
+        );
+      },
+    };
+  }
+
+  private async create(job: AnswerJob, query: PlannedQuery): Promise<QuerySnapshot> {
+    const created = await createQuery(this.options.client, job.caller, query.createBody, {
+      maxListPages: this.options.maxListPages,
+      signal: job.controller.signal,
+    });
     return toQuerySnapshot(created);
   }
 
-  /** Snapshots of a created query until it ends (docs/architecture.md#data-flow-of-one-request); reports how it ended. */
-  watch(job: ChatJob, initial: QuerySnapshot): AsyncGenerator<QuerySnapshot> {
+  /** Snapshots of a created query until it ends; reports how it ended. */
+  private watch(job: AnswerJob, initial: QuerySnapshot): AsyncGenerator<QuerySnapshot> {
     const { mode } = job.plan;
     return this.options.watcher.watch({
       caller: job.caller,
@@ -84,122 +120,38 @@ export class ChatService {
     });
   }
 
-  /** Answers a non-streaming request: every choice's query to its end, then one `chat.completion`. */
-  async complete(job: ChatJob): Promise<ChatCompletion> {
-    const created = Math.floor(this.options.clock.now() / 1000);
-    const { signal } = job.controller;
-    // Counted while the upstream answers (the create calls below are sent first).
-    const promptTokens = countSoon(this.options.tokens, job.plan.prompt);
-    const finished = await Promise.all(
-      job.plan.queries.map(async (query) => {
-        try {
-          let last: QuerySnapshot | undefined;
-          for await (const snapshot of this.watch(job, await this.create(job, query, signal))) last = snapshot;
-          if (signal.aborted || !last) throw new ClientClosedError();
-          return this.finish(last);
-        } catch (error) {
-          // With several choices, one failing stops the others.
-          job.controller.abort();
-          throw error;
-        }
-      }),
-    );
-    const completion = await buildCompletion(
-      { id: completionId(job.plan.queries[0]?.queryId ?? ""), created, model: job.model, prompt: job.plan.prompt, promptTokens },
-      finished,
-      this.options.tokens,
-    );
-    return completion;
-  }
-
-  /**
-   * Starts a streamed answer: every choice's query is created first, so that a failure up to
-   * there is still an ordinary HTTP error; the returned chunks then follow the queries as they run.
-   */
-  async startStream(job: ChatJob, options: { includeUsage: boolean }): Promise<AsyncGenerator<ChatCompletionChunk>> {
-    // Counted while the upstream answers, when usage is asked for.
-    const promptTokens = options.includeUsage ? countSoon(this.options.tokens, job.plan.prompt) : undefined;
-    try {
-      const initials = await Promise.all(job.plan.queries.map((query) => this.create(job, query, job.controller.signal)));
-      return this.streamChunks(job, initials, promptTokens);
-    } catch (error) {
-      job.controller.abort();
-      throw error;
-    }
-  }
-
-  /**
-   * The chunks of a streamed answer, in OpenAI's order: a role chunk per choice, then steps as
-   * `reasoning_content` and output growth as `content` as the watcher sees them, interleaved by
-   * choice; per finished choice its annotations and sources in one chunk and a finish chunk; then,
-   * when asked, one usage chunk with no choices. A FAILED query or a deadline throws.
-   */
-  private async *streamChunks(
-    job: ChatJob,
+  private async *events(
+    job: AnswerJob,
     initials: QuerySnapshot[],
-    /** Given when the client asked for a usage chunk (`stream_options.include_usage`). */
-    promptTokens: Promise<number> | undefined,
-  ): AsyncGenerator<ChatCompletionChunk> {
-    const { message } = this.options;
-    const base = {
-      id: completionId(initials[0]?.id ?? ""),
-      object: "chat.completion.chunk" as const,
-      created: Math.floor(this.options.clock.now() / 1000),
-      model: job.model,
+    streamed: boolean,
+    upstreamUsage: (UpstreamUsage | undefined)[],
+  ): AsyncGenerator<AnswerEvent> {
+    const progress = initials.map((_, index) => newProgress(index));
+    /** The events one snapshot of choice `index` adds; a FAILED query is an error. */
+    const eventsOf = (index: number, snapshot: QuerySnapshot): AnswerEvent[] => {
+      const choice = progress[index] as ChoiceProgress;
+      if (snapshot.status === "FAILED") throw queryFailed(snapshot);
+      if (snapshot.status === "PROCESSED") {
+        upstreamUsage[index] = snapshot.usage;
+        return finish(choice, snapshot);
+      }
+      return streamed ? advance(choice, snapshot) : [];
     };
-    const chunk = (index: number, delta: ChunkDelta, finish: "stop" | null = null): ChatCompletionChunk => ({
-      ...base,
-      choices: [{ index, delta, logprobs: null, finish_reason: finish }],
-    });
-    const states = initials.map(() => newChoiceStream());
-    const finals: QuerySnapshot[] = [];
     try {
-      for (const index of initials.keys()) yield chunk(index, ROLE_DELTA);
-      /** The chunks one snapshot of choice `index` adds. */
-      const chunksOf = (index: number, snapshot: QuerySnapshot): ChatCompletionChunk[] => {
-        const state = states[index] as ChoiceStreamState;
-        if (snapshot.status === "FAILED") throw queryFailed(snapshot);
-        if (snapshot.status !== "PROCESSED") return advanceChoice(state, snapshot, message.stepsOutput).map((delta) => chunk(index, delta));
-        finals[index] = snapshot;
-        return [...finishChoice(state, snapshot, message).map((delta) => chunk(index, delta)), chunk(index, {}, "stop")];
-      };
       const watches = initials.map((initial) => this.watch(job, initial));
       if (watches.length === 1) {
-        // One choice (the usual case) needs no merging: one generator less held per open stream.
-        for await (const snapshot of watches[0] as AsyncGenerator<QuerySnapshot>) yield* chunksOf(0, snapshot);
+        // One choice (the usual case) needs no merging: one generator less held per open answer.
+        for await (const snapshot of watches[0] as AsyncGenerator<QuerySnapshot>) yield* eventsOf(0, snapshot);
       } else {
-        for await (const { index, value } of mergeAsync(watches)) yield* chunksOf(index, value);
+        for await (const { index, value } of mergeAsync(watches)) yield* eventsOf(index, value);
       }
-      if (finals.filter(Boolean).length < initials.length) throw new ClientClosedError();
-      const first = states[0] as ChoiceStreamState;
-      await job.onAnswered?.(first.prefix + first.output + first.footer);
-      if (promptTokens) {
-        const prompt = await promptTokens;
-        yield {
-          ...base,
-          choices: [],
-          usage: await countUsage(
-            states.map((state, index) => ({
-              prompt: job.plan.prompt,
-              promptTokens: prompt,
-              content: state.prefix + state.output + state.footer,
-              reasoning: message.stepsOutput === "reasoning" ? state.reasoning : "",
-              upstream: finals[index]?.usage,
-            })),
-            this.options.tokens,
-          ),
-        };
-      }
+    } catch (error) {
+      const failure = toAdapterError(error);
+      if (!(failure instanceof ClientClosedError) && !job.controller.signal.aborted) yield { type: "failed", error: failure };
     } finally {
+      // Whatever ended the answer, the other choices' queries need no more following.
       job.controller.abort();
     }
-  }
-
-  /** A terminal snapshot as a finished choice; a FAILED query is an error (docs/upstream-assumptions.md#terminal-states-and-deadlines). */
-  finish(snapshot: QuerySnapshot): FinishedChoice {
-    if (snapshot.status === "FAILED") throw queryFailed(snapshot);
-    const message = buildMessage(snapshot, this.options.message);
-    return { message, usage: snapshot.usage };
   }
 }
 
@@ -207,7 +159,5 @@ export class ChatService {
 export function queryFailed(snapshot: QuerySnapshot): QueryFailedError {
   const reason = snapshot.output.trim();
   const shown = reason.length > 500 ? `${reason.slice(0, 500)}…` : reason;
-  return new QueryFailedError(
-    `The workspace query ${snapshot.id} failed${shown ? `: ${shown}` : " without saying why"}`,
-  );
+  return new QueryFailedError(`The workspace query ${snapshot.id} failed${shown ? `: ${shown}` : " without saying why"}`);
 }

@@ -1,13 +1,13 @@
-import type { CompletionSource, FileCitation } from "../dialects/chat-completions/chat-completion.js";
+import type { Citation } from "./answer-events.js";
 import { codePointOffsets } from "./code-points.js";
 import { toPage } from "../core/source-record.js";
 import { FILENAME, PAGE, parseReferences } from "./parse-references.js";
-import { mergeSource, type SourceRecord, sourceKey } from "../core/source-record.js";
+import { type CitedSource, mergeSource, type SourceRecord, sourceKey } from "../core/source-record.js";
 
-/** The citations of one answer: annotations over the content, and every source with `cited`. */
+/** The citations of one answer: markers over the content, and every source with `cited`. */
 export interface Citations {
-  annotations: FileCitation[];
-  sources: CompletionSource[];
+  citations: Citation[];
+  sources: CitedSource[];
 }
 
 /** Extensions a bracketed name must have to count as a citation when no source names it. */
@@ -27,9 +27,9 @@ const MAX_RANGE = 50;
 
 /**
  * Finds the citations of an answer (docs/upstream-assumptions.md#sources-and-citations). `content` is the final text;
- * `structured` the sources the upstream listed. Markers become `file_citation` annotations whose
- * `start_index`/`end_index` are code-point offsets (end exclusive) shifted by `offset`; a source
- * with at least one marker pointing at it has `cited: true`.
+ * `structured` the sources the upstream listed. Each marker becomes one citation per source it
+ * names, spanning the marker in code points (end exclusive) shifted by `offset`; a source with at
+ * least one marker pointing at it has `cited: true`.
  */
 export function citeSources(content: string, structured: SourceRecord[], offset = 0): Citations {
   const list = new SourceList();
@@ -53,7 +53,7 @@ export function citeSources(content: string, structured: SourceRecord[], offset 
   const utf16: number[] = [];
   for (const marker of found) utf16.push(marker.start, marker.end);
   const offsets = codePointOffsets(content, utf16);
-  const annotations: FileCitation[] = [];
+  const citations: Citation[] = [];
   const cited = new Set<number>();
   for (let index = 0; index < found.length; index += 1) {
     const { targets } = found[index] as (typeof found)[number];
@@ -65,14 +65,14 @@ export function citeSources(content: string, structured: SourceRecord[], offset 
       const name = list.displayName(target);
       if (names.includes(name)) continue;
       names.push(name);
-      annotations.push({ type: "file_citation", file_citation: { filename: name }, start_index: start, end_index: end });
+      citations.push({ source: target, filename: name, start, end });
     }
   }
-  const sources: CompletionSource[] = [];
+  const sources: CitedSource[] = [];
   list.records.forEach(({ filename, title, page, snippet }, index) => {
     sources.push({ filename, title, page, snippet, cited: cited.has(index) });
   });
-  return { annotations, sources };
+  return { citations, sources };
 
   function resolveNumbers(text: string): number[] {
     const targets: number[] = [];

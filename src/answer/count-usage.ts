@@ -1,6 +1,6 @@
-import type { Usage } from "../dialects/chat-completions/chat-completion.js";
 import type { UpstreamUsage } from "../core/usage.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
+import type { TokenUsage } from "./answer-events.js";
 
 /** What one choice's usage is counted from. */
 export interface UsageInput {
@@ -16,10 +16,10 @@ export interface UsageInput {
  * Usage of one or more choices (docs/upstream-assumptions.md#usage). The upstream reports no tokens, so
  * the o200k tokenizer counts the prompt sent (once per choice, as each choice is its own query)
  * and what was returned: the content (with any `<think>` block or Sources list in it) and the
- * `reasoning_content`; the latter is part of `completion_tokens`, as OpenAI counts reasoning, and
- * also shown in `completion_tokens_details`. Upstream numbers win where present.
+ * reasoning; the latter is part of the completion tokens, as OpenAI counts reasoning, and also
+ * reported on its own. Upstream numbers win where present.
  */
-export async function countUsage(choices: readonly UsageInput[], counter: TokenCounter): Promise<Usage> {
+export async function countUsage(choices: readonly UsageInput[], counter: TokenCounter): Promise<TokenUsage> {
   const texts = choices.flatMap((choice) => [choice.promptTokens === undefined ? choice.prompt : "", choice.content, choice.reasoning]);
   const counts = await counter.count(texts);
   let promptTokens = 0;
@@ -31,10 +31,5 @@ export async function countUsage(choices: readonly UsageInput[], counter: TokenC
     completionTokens += choice.upstream?.completion_tokens ?? content + reasoning;
     reasoningTokens += reasoning;
   });
-  return {
-    prompt_tokens: promptTokens,
-    completion_tokens: completionTokens,
-    total_tokens: promptTokens + completionTokens,
-    completion_tokens_details: { reasoning_tokens: reasoningTokens },
-  };
+  return { promptTokens, completionTokens, reasoningTokens };
 }

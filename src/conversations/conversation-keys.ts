@@ -1,6 +1,5 @@
 import { hash } from "node:crypto";
-import type { ChatMessage } from "../dialects/chat-completions/chat-request.js";
-import { messageText } from "../dialects/chat-completions/extract-prompt.js";
+import type { PlainMessage } from "../core/plain-message.js";
 
 /** Who and where a conversation belongs to: a hash of the client's credential, and the workspace. */
 export interface ConversationScope {
@@ -17,14 +16,14 @@ function digest(parts: unknown[]): string {
  * are not part of the upstream thread), with a leading `<think>` block and outer white space
  * removed, since chat UIs strip reasoning and trim when they send the history back.
  */
-function canonical(messages: readonly ChatMessage[]): [string, string][] {
+function canonical(messages: readonly PlainMessage[]): [string, string][] {
   return messages
     .filter((message) => message.role === "user" || message.role === "assistant")
-    .map((message) => [message.role, messageText(message).replace(/^\s*<think>[\s\S]*?<\/think>/, "").trim()]);
+    .map((message) => [message.role, message.text.replace(/^\s*<think>[\s\S]*?<\/think>/, "").trim()]);
 }
 
 /** The key a request is looked up by: its history up to its last assistant message; null on a first turn. */
-export function historyLookupKey(scope: ConversationScope, messages: readonly ChatMessage[]): string | null {
+export function historyLookupKey(scope: ConversationScope, messages: readonly PlainMessage[]): string | null {
   const lastAssistant = messages.findLastIndex((message) => message.role === "assistant");
   if (lastAssistant < 0) return null;
   return `h:${digest([scope.principal, scope.workspace, canonical(messages.slice(0, lastAssistant + 1))])}`;
@@ -33,11 +32,11 @@ export function historyLookupKey(scope: ConversationScope, messages: readonly Ch
 /** The key a finished turn is remembered under: the history through the prompt, plus the answer. */
 export function historyRememberKey(
   scope: ConversationScope,
-  messages: readonly ChatMessage[],
+  messages: readonly PlainMessage[],
   promptIndex: number,
   answer: string,
 ): string {
-  const history = [...messages.slice(0, promptIndex + 1), { role: "assistant", content: answer }];
+  const history = [...messages.slice(0, promptIndex + 1), { role: "assistant", text: answer }];
   return `h:${digest([scope.principal, scope.workspace, canonical(history)])}`;
 }
 

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { ChatMessage } from "../dialects/chat-completions/chat-request.js";
+import type { PlainMessage } from "../core/plain-message.js";
 import {
   type ConversationScope,
   conversationIdKey,
@@ -15,7 +15,7 @@ const PLACEHOLDER_IDS = new Set(["", "new", "null", "undefined", "none"]);
 export interface ConversationHints {
   /** A client-given conversation id (header), authoritative when present. */
   conversationId: string | undefined;
-  messages: readonly ChatMessage[];
+  messages: readonly PlainMessage[];
 }
 
 /**

@@ -87,6 +87,16 @@ export class RequestValidationError extends AdapterError {
   }
 }
 
+/** 405: a known path asked with a method it does not answer; `Allow` lists the ones it does. */
+export class MethodNotAllowedError extends AdapterError {
+  constructor(method: string, path: string, allowed: readonly string[]) {
+    super(405, "invalid_request_error", `${method} is not allowed on ${path}; use ${allowed.join(" or ")}`, {
+      code: "method_not_allowed",
+      headers: { allow: allowed.join(", ") },
+    });
+  }
+}
+
 /** 413: the request body is larger than the configured limit. */
 export class PayloadTooLargeError extends AdapterError {
   constructor(limitBytes: number) {

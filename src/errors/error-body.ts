@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { AdapterError } from "./adapter-error.js";
 
 /** The body of every error response: the interface's `detail` and OpenAI's `error`. */
 export const errorBodySchema = z.object({
@@ -23,3 +24,14 @@ export const errorBodySchema = z.object({
 });
 /** An error response body. */
 export type ErrorBody = z.infer<typeof errorBodySchema>;
+
+/**
+ * The body of an error: the interface's `detail` (docs/architecture.md#errors) beside an OpenAI-style `error`
+ * object, which OpenAI SDKs read (without it they print "status code (no body)").
+ */
+export function errorBody(error: AdapterError): ErrorBody {
+  return {
+    detail: error.detail,
+    error: { message: error.message, type: error.type, param: error.param, code: error.code },
+  };
+}

@@ -1,24 +1,27 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
-import express, { type Express } from "express";
+import express from "express";
 import type { Logger } from "pino";
+import type { AnswerService } from "../answer/answer-service.js";
 import type { Authenticator } from "../auth/authenticate.js";
-import type { ChatService } from "../answer/answer-service.js";
 import type { Config } from "../config/config.js";
 import type { Conversations } from "../conversations/conversations.js";
+import { MethodNotAllowedError, NotFoundError } from "../errors/adapter-error.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import type { Clock } from "../util/clock.js";
 import type { ConcurrencyLimit } from "./concurrency-limit.js";
 import { corsHandler } from "./cors.js";
-import { errorMiddleware, notFoundHandler } from "./error-response.js";
+import { errorMiddleware, sendError } from "./error-response.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { openApiDocument } from "./openapi.js";
-import { observeRequest, pathOf } from "./request-log.js";
-import { createChatHandler } from "./routes/chat-completions.js";
-import { healthRouter } from "./routes/health.js";
-import { modelsRouter } from "./routes/models.js";
+import { pathOf, type ResponseFacts } from "./request-log.js";
+import { type Route, RouteTable } from "./route-table.js";
+import { chatCompletionsRoute } from "./routes/chat-completions.js";
+import { healthRoutes } from "./routes/health.js";
+import { modelsRoutes } from "./routes/models.js";
+import type { KeepAliveSweeps } from "./sse-writer.js";
 
-/** Everything the HTTP app is built from; `main.ts` wires the real ones, tests their own. */
+/** Everything the HTTP app is built from; `createAdapter` wires the real ones, tests their own. */
 export interface AppDependencies {
   config: Pick<
     Config,
@@ -32,13 +35,17 @@ export interface AppDependencies {
     | "sseKeepAliveMs"
     | "conversationIdHeaders"
     | "modelsCacheSeconds"
+    | "stepsOutput"
+    | "citationStyle"
   >;
-  chat: ChatService;
+  answers: AnswerService;
   authenticate: Authenticator;
   conversations: Conversations;
   clock: Clock;
   limit: ConcurrencyLimit;
   lifecycle: Lifecycle;
+  facts: ResponseFacts;
+  sweeps: KeepAliveSweeps;
   metrics: Metrics;
   client: WorkspaceClient;
   logger: Logger;
@@ -49,57 +56,84 @@ export interface AppDependencies {
   newQueryId?: () => string;
 }
 
-const CHAT_PATH = "/v1/chat/completions";
-
-/**
- * Builds the adapter's request listener. It never listens: the entry point owns the port. Every
- * request is observed (request id, log line, metrics), answered for CORS and admitted by the
- * lifecycle; `POST /v1/chat/completions`, the hot path, goes to a plain `node:http` handler, and
- * everything else (models, health, metrics, OpenAPI, unknown paths) to an Express app.
- */
-export function createApp(dependencies: AppDependencies): RequestListener {
-  const { logger, metrics, lifecycle } = dependencies;
-  const handleCors = corsHandler(dependencies.config.corsOrigins);
-  const chat = createChatHandler({ ...dependencies, newQueryId: dependencies.newQueryId });
-  const routes = expressRoutes(dependencies);
-  return (request: IncomingMessage, response: ServerResponse) => {
-    observeRequest(request, response, logger, metrics);
-    if (handleCors(request, response)) return;
-    const path = pathOf(request.url);
-    if (!lifecycle.admit(path, response)) return;
-    if (request.method === "POST" && path === CHAT_PATH) {
-      void chat(request, response);
-      return;
-    }
-    routes(request, response);
-  };
-}
-
-/** The routes off the hot path, in Express: one error middleware maps what they throw. */
-function expressRoutes(dependencies: AppDependencies): Express {
-  const app = express();
-  app.disable("x-powered-by");
-  app.set("etag", false);
-  app.set("query parser", "simple");
-  app.use(healthRouter({ client: dependencies.client, lifecycle: dependencies.lifecycle }));
-  app.use(
-    modelsRouter({
+/** Every route of the adapter, in one list (docs/architecture.md#modules). */
+function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route[] {
+  const { config } = dependencies;
+  return [
+    chatCompletionsRoute({ ...dependencies, newQueryId: dependencies.newQueryId }),
+    ...modelsRoutes({
       created: dependencies.startedAt,
       authenticate: dependencies.authenticate,
       client: dependencies.client,
       clock: dependencies.clock,
-      cacheSeconds: dependencies.config.modelsCacheSeconds,
+      cacheSeconds: config.modelsCacheSeconds,
     }),
-  );
-  const openApi = openApiDocument({ version: dependencies.version, ...dependencies.config });
-  app.get("/openapi.json", (_request, response) => {
-    response.json(openApi);
-  });
-  app.get("/metrics", async (_request, response) => {
-    response.setHeader("content-type", dependencies.metrics.registry.contentType);
-    response.send(await dependencies.metrics.registry.metrics());
-  });
-  app.use(notFoundHandler);
-  app.use(errorMiddleware(dependencies.logger));
-  return app;
+    ...healthRoutes({ client: dependencies.client, lifecycle: dependencies.lifecycle }),
+    {
+      method: "GET",
+      path: "/metrics",
+      handler: {
+        express: async (_request, response) => {
+          response.setHeader("content-type", dependencies.metrics.registry.contentType);
+          response.send(await dependencies.metrics.registry.metrics());
+        },
+      },
+      operation: { summary: "Prometheus metrics", responses: { "200": { description: "Text exposition format" } } },
+    },
+    {
+      method: "GET",
+      path: "/openapi.json",
+      handler: {
+        express: (_request, response) => {
+          response.json(openApiDocument({ version: dependencies.version, ...config, paths: table().openApiPaths() }));
+        },
+      },
+      operation: { summary: "This adapter's OpenAPI 3.1 document", responses: { "200": { description: "The document" } } },
+    },
+  ];
+}
+
+/**
+ * Builds the adapter's request listener. It never listens: the entry point owns the port. Every
+ * request is observed (request id, log line, metrics), answered for CORS, admitted by the
+ * lifecycle, and matched once against the route table: hot routes go to their plain `node:http`
+ * handler, the others to an Express app built from the same table; a known path asked with
+ * another method is a 405 with `Allow`, an unknown one a 404.
+ */
+export function createApp(dependencies: AppDependencies): RequestListener {
+  const { lifecycle, facts } = dependencies;
+  const handleCors = corsHandler(dependencies.config.corsOrigins);
+  const table: RouteTable = new RouteTable(routesOf(dependencies, () => table));
+  const expressApp = express();
+  expressApp.disable("x-powered-by");
+  expressApp.set("etag", false);
+  expressApp.set("query parser", "simple");
+  for (const route of table.routes) {
+    if (!("express" in route.handler)) continue;
+    const path = RouteTable.expressPath(route.path);
+    if (route.method === "GET") expressApp.get(path, route.handler.express);
+    else if (route.method === "POST") expressApp.post(path, route.handler.express);
+    else expressApp.delete(path, route.handler.express);
+  }
+  expressApp.use(errorMiddleware(dependencies.logger, facts));
+
+  return (request: IncomingMessage, response: ServerResponse) => {
+    const known = facts.observe(request, response);
+    if (handleCors(request, response)) return;
+    const path = pathOf(request.url);
+    if (!lifecycle.admit(path, response)) return;
+    const match = table.match(request.method, path);
+    if (match.kind === "none") {
+      sendError(response, new NotFoundError(`No route for ${request.method} ${path}`));
+      return;
+    }
+    if (match.kind === "method-not-allowed") {
+      sendError(response, new MethodNotAllowedError(request.method ?? "", path, match.allowed));
+      return;
+    }
+    known.route = match.label;
+    const { handler } = match.route;
+    if ("fast" in handler) handler.fast(request, response);
+    else expressApp(request, response);
+  };
 }

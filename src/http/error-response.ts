@@ -1,20 +1,9 @@
 import type { ServerResponse } from "node:http";
-import type { ErrorRequestHandler, RequestHandler } from "express";
+import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
-import { type AdapterError, NotFoundError, toAdapterError } from "../errors/adapter-error.js";
-import type { ErrorBody } from "../errors/error-body.js";
-import { factsOf } from "./request-log.js";
-
-/**
- * The body of an error: the interface's `detail` (docs/architecture.md#errors) beside an OpenAI-style `error`
- * object, which OpenAI SDKs read (without it they print "status code (no body)").
- */
-export function errorBody(error: AdapterError): ErrorBody {
-  return {
-    detail: error.detail,
-    error: { message: error.message, type: error.type, param: error.param, code: error.code },
-  };
-}
+import { type AdapterError, toAdapterError } from "../errors/adapter-error.js";
+import { errorBody } from "../errors/error-body.js";
+import type { ResponseFacts } from "./request-log.js";
 
 /** Writes an error response: status, headers, body. The one place errors become HTTP. */
 export function sendError(response: ServerResponse, error: AdapterError): void {
@@ -49,13 +38,9 @@ export function reportError(error: unknown, response: ServerResponse, logger: Lo
 }
 
 /** The Express error middleware: every error thrown in an Express route ends here. */
-export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+export function errorMiddleware(logger: Logger, facts: ResponseFacts): ErrorRequestHandler {
   return (error, _request, response, _next) => {
-    reportError(error, response, logger, factsOf(response).requestId);
+    reportError(error, response, logger, facts.of(response).requestId);
   };
 }
 
-/** Unknown paths: a 404 in the same body shape as every other error. */
-export const notFoundHandler: RequestHandler = (request) => {
-  throw new NotFoundError(`No route for ${request.method} ${request.path}`);
-};

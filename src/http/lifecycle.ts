@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { ServiceUnavailableError } from "../errors/adapter-error.js";
 import { sendError } from "./error-response.js";
-import { whenClosed } from "./request-log.js";
+import type { ResponseFacts } from "./request-log.js";
 
 /** A stream that can be ended from outside (the SSE writer), for shutdown. */
 export interface EndableStream {
@@ -18,6 +18,8 @@ export class Lifecycle {
   private inFlight = 0;
   private readonly streams = new Set<EndableStream>();
   private readonly idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly facts: ResponseFacts) {}
 
   /** Whether shutdown has begun (readiness is 503 from then on). */
   get isDraining(): boolean {
@@ -43,7 +45,7 @@ export class Lifecycle {
       return false;
     }
     this.inFlight += 1;
-    whenClosed(response, () => {
+    this.facts.whenClosed(response, () => {
       this.inFlight -= 1;
       if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
     });

@@ -4,7 +4,7 @@ import {
   RequestValidationError,
   UnsupportedMediaTypeError,
 } from "../errors/adapter-error.js";
-import { whenClosed } from "./request-log.js";
+import type { ResponseFacts } from "./request-log.js";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -49,11 +49,11 @@ export async function readJsonBody(request: IncomingMessage, limitBytes: number)
 /**
  * The request's one AbortController: it aborts when the client goes away before the response is
  * complete (it listens on the response: `req.on('close')` fires as soon as the body has been
- * read), and the chat service aborts it when the request's queries no longer need following.
+ * read), and the answer service aborts it when the request's queries no longer need following.
  */
-export function abortWhenClientLeaves(response: ServerResponse): AbortController {
+export function abortWhenClientLeaves(response: ServerResponse, facts: ResponseFacts): AbortController {
   const controller = new AbortController();
-  whenClosed(response, () => {
+  facts.whenClosed(response, () => {
     if (!response.writableFinished) controller.abort();
   });
   return controller;

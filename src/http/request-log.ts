@@ -6,6 +6,8 @@ import type { Metrics } from "../metrics/metrics.js";
 /** What a request's handling learnt that its log line and metrics report. */
 export interface RequestFacts {
   requestId: string;
+  /** The route template it matched (a metric label: a fixed set), or `other`. */
+  route: string;
   workspace?: string;
   mode?: string;
   queryIds?: string[];
@@ -14,73 +16,81 @@ export interface RequestFacts {
   onClose?: (() => void)[];
 }
 
-const facts = new WeakMap<ServerResponse, RequestFacts>();
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const ROUTES = new Set(["/v1/chat/completions", "/v1/models", "/health", "/ready", "/metrics", "/openapi.json"]);
 
 /**
- * Runs `callback` when the response closes. Every part that cares (the log, the lifecycle, the
- * concurrency cap, the client-gone signal, the stream writer) shares the one 'close' listener
- * `observeRequest` adds, which keeps what an open stream holds small.
+ * The facts of every response one adapter is answering, and its one 'close' listener per
+ * response. Owned by the adapter (`createAdapter`), so two adapters in one process share nothing.
  */
-export function whenClosed(response: ServerResponse, callback: () => void): void {
-  const known = facts.get(response);
-  if (known) (known.onClose ??= []).push(callback);
-  else response.once("close", callback);
-}
+export class ResponseFacts {
+  private readonly facts = new WeakMap<ServerResponse, RequestFacts>();
 
-/** The facts of the request a response answers (set by `observeRequest`). */
-export function factsOf(response: ServerResponse): RequestFacts {
-  let known = facts.get(response);
-  if (!known) {
-    known = { requestId: randomUUID() };
-    facts.set(response, known);
+  constructor(
+    private readonly logger: Logger,
+    private readonly metrics: Metrics,
+  ) {}
+
+  /**
+   * Runs `callback` when the response closes. Every part that cares (the log, the lifecycle, the
+   * concurrency cap, the client-gone signal, the stream writer) shares the one 'close' listener
+   * `observe` adds, which keeps what an open stream holds small.
+   */
+  whenClosed(response: ServerResponse, callback: () => void): void {
+    const known = this.facts.get(response);
+    if (known) (known.onClose ??= []).push(callback);
+    else response.once("close", callback);
   }
-  return known;
-}
 
-/**
- * Starts observing a request: a request id (the client's `X-Request-Id` when it is safe, else a new
- * one) echoed in the response, `nosniff`, and when the response closes one log line and its
- * metrics: id, route, workspace, mode, query ids, status, latency. Never headers or message content,
- * so no credential or prompt reaches the logs.
- */
-export function observeRequest(
-  request: IncomingMessage,
-  response: ServerResponse,
-  logger: Logger,
-  metrics: Metrics,
-): RequestFacts {
-  const started = performance.now();
-  const incoming = request.headers["x-request-id"];
-  const known: RequestFacts = { requestId: typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID() };
-  facts.set(response, known);
-  response.setHeader("x-request-id", known.requestId);
-  response.setHeader("x-content-type-options", "nosniff");
-  response.once("close", () => {
-    for (const callback of known.onClose ?? []) callback();
-    const ms = performance.now() - started;
-    const path = pathOf(request.url);
-    const labels = { route: routeOf(path), mode: known.mode ?? "", status: String(response.statusCode) };
-    metrics.requests.inc(labels);
-    metrics.requestSeconds.observe(labels, ms / 1000);
-    logger.info(
-      {
-        requestId: known.requestId,
-        method: request.method,
-        path,
-        status: response.statusCode,
-        workspace: known.workspace,
-        mode: known.mode,
-        queryIds: known.queryIds,
-        continued: known.continued,
-        completed: response.writableFinished,
-        ms: Math.round(ms * 10) / 10,
-      },
-      "request",
-    );
-  });
-  return known;
+  /** The facts of the request a response answers (set by `observe`). */
+  of(response: ServerResponse): RequestFacts {
+    let known = this.facts.get(response);
+    if (!known) {
+      known = { requestId: randomUUID(), route: "other" };
+      this.facts.set(response, known);
+    }
+    return known;
+  }
+
+  /**
+   * Starts observing a request: a request id (the client's `X-Request-Id` when it is safe, else a
+   * new one) echoed in the response, `nosniff`, and when the response closes one log line and its
+   * metrics: id, route, workspace, mode, query ids, status, latency. Never headers or message
+   * content, so no credential or prompt reaches the logs.
+   */
+  observe(request: IncomingMessage, response: ServerResponse): RequestFacts {
+    const started = performance.now();
+    const incoming = request.headers["x-request-id"];
+    const known: RequestFacts = {
+      requestId: typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID(),
+      route: "other",
+    };
+    this.facts.set(response, known);
+    response.setHeader("x-request-id", known.requestId);
+    response.setHeader("x-content-type-options", "nosniff");
+    response.once("close", () => {
+      for (const callback of known.onClose ?? []) callback();
+      const ms = performance.now() - started;
+      const labels = { route: known.route, mode: known.mode ?? "", status: String(response.statusCode) };
+      this.metrics.requests.inc(labels);
+      this.metrics.requestSeconds.observe(labels, ms / 1000);
+      this.logger.info(
+        {
+          requestId: known.requestId,
+          method: request.method,
+          path: pathOf(request.url),
+          status: response.statusCode,
+          workspace: known.workspace,
+          mode: known.mode,
+          queryIds: known.queryIds,
+          continued: known.continued,
+          completed: response.writableFinished,
+          ms: Math.round(ms * 10) / 10,
+        },
+        "request",
+      );
+    });
+    return known;
+  }
 }
 
 /** The path of a request URL, without its query string. */
@@ -88,10 +98,4 @@ export function pathOf(url: string | undefined): string {
   const path = url ?? "/";
   const query = path.indexOf("?");
   return query < 0 ? path : path.slice(0, query);
-}
-
-/** The route of a path, for metric labels: a fixed set, so that random paths cannot grow the label space. */
-function routeOf(path: string): string {
-  if (ROUTES.has(path)) return path;
-  return path.startsWith("/v1/models/") ? "/v1/models/{id}" : "other";
 }

@@ -1,14 +1,15 @@
 import type { ServerResponse } from "node:http";
+import type { SseFrame } from "../core/sse-frame.js";
 import type { AdapterError } from "../errors/adapter-error.js";
-import { errorBody } from "./error-response.js";
-import { whenClosed } from "./request-log.js";
+import type { ResponseFacts } from "./request-log.js";
 
 /**
  * One timer for the keep-alives of every open stream with the same interval: a stream that wrote
  * nothing for `intervalMs` gets a comment. A timer per stream would be one more object each of
  * thousands of open streams holds.
  */
-class KeepAliveSweep {
+/** One interval's sweep (see `KeepAliveSweeps`). */
+export class KeepAliveSweep {
   private readonly writers = new Set<SseWriter>();
   private timer: NodeJS.Timeout | undefined;
 
@@ -41,13 +42,31 @@ class KeepAliveSweep {
   }
 }
 
-const sweeps = new Map<number, KeepAliveSweep>();
 const KEEP_ALIVE_BATCH = 200;
 
 /**
- * Writes a server-sent event stream the way OpenAI clients read it: only `data: <json>` frames
- * (no `event:` lines, which older SDKs mishandle), `data: [DONE]` at the end, a `: keep-alive`
- * comment whenever nothing was written for `keepAliveMs`, and `write()` backpressure respected.
+ * The keep-alive sweeps of one adapter, one per interval in use: owned by the adapter that
+ * `createAdapter` builds, so two adapters in one process share no timer or stream set.
+ */
+export class KeepAliveSweeps {
+  private readonly sweeps = new Map<number, KeepAliveSweep>();
+
+  /** The sweep for streams that beat every `intervalMs`. */
+  of(intervalMs: number): KeepAliveSweep {
+    let sweep = this.sweeps.get(intervalMs);
+    if (!sweep) {
+      sweep = new KeepAliveSweep(intervalMs);
+      this.sweeps.set(intervalMs, sweep);
+    }
+    return sweep;
+  }
+}
+
+/**
+ * Writes a server-sent event stream the way OpenAI clients read it: the frames a dialect encoder
+ * gives (`data:` lines, with an `event:` line only when the frame names one), a `: keep-alive`
+ * comment whenever nothing was written for the sweep's interval, and `write()` backpressure
+ * respected. A stream ended from outside (shutdown) gets the encoder's failure frames.
  */
 export class SseWriter {
   /** When something was last written (performance.now()), for the keep-alive sweep. */
@@ -58,15 +77,13 @@ export class SseWriter {
 
   constructor(
     private readonly response: ServerResponse,
-    keepAliveMs: number,
+    sweep: KeepAliveSweep,
+    facts: ResponseFacts,
+    /** The frames that end this stream when it fails after it began. */
+    private readonly failFrames: (error: AdapterError) => SseFrame[],
   ) {
-    let sweep = sweeps.get(keepAliveMs);
-    if (!sweep) {
-      sweep = new KeepAliveSweep(keepAliveMs);
-      sweeps.set(keepAliveMs, sweep);
-    }
     this.sweep = sweep;
-    whenClosed(response, () => this.stop());
+    facts.whenClosed(response, () => this.stop());
   }
 
   /** Sends the stream's headers at once, so that the client (and any proxy) sees the stream start. */
@@ -87,20 +104,20 @@ export class SseWriter {
     return this.closed || this.response.destroyed;
   }
 
-  /** One `data:` frame; resolves when the socket can take more (or the client is gone). */
-  async send(data: unknown): Promise<void> {
-    await this.write(`data: ${JSON.stringify(data)}\n\n`);
+  /** One event; resolves when the socket can take more (or the client is gone). */
+  async send(frame: SseFrame): Promise<void> {
+    const data = typeof frame.data === "string" ? frame.data : JSON.stringify(frame.data);
+    await this.write(frame.event === undefined ? `data: ${data}\n\n` : `event: ${frame.event}\ndata: ${data}\n\n`);
   }
 
-  /** Ends a failed stream: an OpenAI-style error frame, then `[DONE]` (openai-node raises it as an APIError). */
+  /** Ends a failed stream with its dialect's failure frames. */
   async fail(error: AdapterError): Promise<void> {
-    await this.send({ error: errorBody(error).error });
-    await this.end();
+    for (const frame of this.failFrames(error)) await this.send(frame);
+    this.end();
   }
 
-  /** `data: [DONE]`, then the end of the response. */
-  async end(): Promise<void> {
-    await this.write("data: [DONE]\n\n");
+  /** The end of the response (the dialect's closing frames were sent before). */
+  end(): void {
     this.stop();
     if (!this.response.destroyed) this.response.end();
   }

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "../config/config.js";
-import type { Adapter } from "../create-adapter.js";
+import type { Adapter } from "./create-adapter.js";
 
 /** A listening adapter, and how to stop it gracefully. */
 export interface RunningServer {

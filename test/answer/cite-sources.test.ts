@@ -2,12 +2,9 @@ import { describe, expect, it } from "vitest";
 import { citeSources } from "../../src/answer/cite-sources.js";
 import { codePointLength } from "../../src/answer/code-points.js";
 
-/** The text an annotation spans, in code points, as a Python client would slice it. */
-function spanned(
-  content: string,
-  annotation: { start_index: number | null; end_index: number | null },
-): string {
-  return [...content].slice(annotation.start_index ?? 0, annotation.end_index ?? 0).join("");
+/** The text a citation spans, in code points, as a Python client would slice it. */
+function spanned(content: string, citation: { start: number; end: number }): string {
+  return [...content].slice(citation.start, citation.end).join("");
 }
 
 const handbook = { filename: "handbook.pdf", title: "Employee handbook", page: 4, snippet: "25 days" };
@@ -17,9 +14,9 @@ describe("citeSources", () => {
   it("maps numbered markers to the references section closing the output", () => {
     const content =
       "Leave is 25 days [1]. Passwords need 14 characters [2].\n\nSources:\n[1] handbook.pdf, p. 4 — Employee handbook\n[2] security.md — Passwords";
-    const { annotations, sources } = citeSources(content, []);
+    const { citations, sources } = citeSources(content, []);
     expect(
-      annotations.map((annotation) => [annotation.file_citation.filename, spanned(content, annotation)]),
+      citations.map((citation) => [citation.filename, spanned(content, citation)]),
     ).toEqual([
       ["handbook.pdf", "[1]"],
       ["security.md", "[2]"],
@@ -32,9 +29,9 @@ describe("citeSources", () => {
 
   it("maps numbers to structured sources when there is no references section", () => {
     const content = "Leave is 25 days [2] and policies apply [1, 2].";
-    const { annotations, sources } = citeSources(content, [policy, handbook]);
+    const { citations, sources } = citeSources(content, [policy, handbook]);
     expect(
-      annotations.map((annotation) => [annotation.file_citation.filename, spanned(content, annotation)]),
+      citations.map((citation) => [citation.filename, spanned(content, citation)]),
     ).toEqual([
       ["handbook.pdf", "[2]"],
       ["policy.md", "[1, 2]"],
@@ -54,16 +51,16 @@ describe("citeSources", () => {
 
   it("reads footnote markers and ignores footnote definitions", () => {
     const content = "Leave is 25 days.[^1]\n\n[^1]: handbook.pdf, p. 4";
-    const { annotations } = citeSources(content, [handbook]);
-    expect(annotations).toHaveLength(1);
-    expect(spanned(content, annotations[0] as never)).toBe("[^1]");
-    expect(annotations[0]?.file_citation.filename).toBe("handbook.pdf");
+    const { citations } = citeSources(content, [handbook]);
+    expect(citations).toHaveLength(1);
+    expect(spanned(content, citations[0] as never)).toBe("[^1]");
+    expect(citations[0]?.filename).toBe("handbook.pdf");
   });
 
   it("reads filename markers, with and without a page, and adds unknown documents as sources", () => {
     const content = "Leave is 25 days [handbook.pdf, p. 4]. Expenses take 30 days [expenses.txt].";
-    const { annotations, sources } = citeSources(content, [handbook]);
-    expect(annotations.map((annotation) => spanned(content, annotation))).toEqual([
+    const { citations, sources } = citeSources(content, [handbook]);
+    expect(citations.map((citation) => spanned(content, citation))).toEqual([
       "[handbook.pdf, p. 4]",
       "[expenses.txt]",
     ]);
@@ -75,37 +72,37 @@ describe("citeSources", () => {
 
   it("reads lenticular markers as OpenAI file search writes them", () => {
     const content = "Leave is 25 days【4:0†handbook.pdf】.";
-    const { annotations } = citeSources(content, []);
-    expect(annotations).toHaveLength(1);
-    expect(spanned(content, annotations[0] as never)).toBe("【4:0†handbook.pdf】");
+    const { citations } = citeSources(content, []);
+    expect(citations).toHaveLength(1);
+    expect(spanned(content, citations[0] as never)).toBe("【4:0†handbook.pdf】");
   });
 
   it("counts offsets in code points when astral characters come before the marker", () => {
     const content = "🎉 Leave 😀 is 25 days 𝒳 [1].\n\nSources:\n[1] handbook.pdf";
-    const { annotations } = citeSources(content, []);
-    const annotation = annotations[0];
-    expect(annotation?.start_index).toBe([...content].indexOf("["));
-    expect(content.indexOf("[")).toBeGreaterThan(annotation?.start_index ?? 0); // UTF-16 would be off by 3
-    expect(spanned(content, annotation as never)).toBe("[1]");
+    const { citations } = citeSources(content, []);
+    const citation = citations[0];
+    expect(citation?.start).toBe([...content].indexOf("["));
+    expect(content.indexOf("[")).toBeGreaterThan(citation?.start ?? 0); // UTF-16 would be off by 3
+    expect(spanned(content, citation as never)).toBe("[1]");
   });
 
   it("shifts offsets by a prefix given in code points", () => {
     const prefix = "<think>\n😀\n</think>\n\n";
     const content = "Leave [1].\n\nSources:\n[1] handbook.pdf";
-    const { annotations } = citeSources(content, [], codePointLength(prefix));
-    expect(spanned(prefix + content, annotations[0] as never)).toBe("[1]");
+    const { citations } = citeSources(content, [], codePointLength(prefix));
+    expect(spanned(prefix + content, citations[0] as never)).toBe("[1]");
   });
 
   it("leaves links, code, checkboxes, unknown numbers and non-documents alone", () => {
     const content =
       "See [the guide](https://example.com) and `items[1]`.\n```\nx = a[2]\n```\n- [x] done [7] [Node.js] [e.g.]\n\nSources:\n[1] handbook.pdf";
-    expect(citeSources(content, []).annotations).toEqual([]);
+    expect(citeSources(content, []).citations).toEqual([]);
   });
 
   it("does not treat the references section's own numbers as citations", () => {
     const content = "Nothing cited here.\n\nSources:\n[1] handbook.pdf\n[2] policy.md";
-    const { annotations, sources } = citeSources(content, []);
-    expect(annotations).toEqual([]);
+    const { citations, sources } = citeSources(content, []);
+    expect(citations).toEqual([]);
     expect(sources.every((source) => !source.cited)).toBe(true);
   });
 
@@ -118,20 +115,20 @@ describe("citeSources", () => {
   it("bounds numeric ranges", () => {
     const content = "All of them [1-9999].";
     const structured = Array.from({ length: 3 }, (_, index) => ({ ...policy, filename: `doc${index}.md` }));
-    expect(citeSources(content, structured).annotations).toHaveLength(3);
+    expect(citeSources(content, structured).citations).toHaveLength(3);
   });
 });
 
 describe("citeSources with several sections of one file", () => {
   it("keeps sections with different titles apart and merges entries that agree", () => {
     const content = "A [1]. B [2].\n\nSources:\n[1] README.md — Using it\n[2] README.md — Errors";
-    const { sources, annotations } = citeSources(content, [
+    const { sources, citations } = citeSources(content, [
       { filename: "README.md", title: null, page: null, snippet: "s" },
     ]);
     expect(sources.map((source) => [source.title, source.cited])).toEqual([
       ["Using it", true],
       ["Errors", true],
     ]);
-    expect(annotations).toHaveLength(2);
+    expect(citations).toHaveLength(2);
   });
 });

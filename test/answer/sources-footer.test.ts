@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildMessage } from "../../src/dialects/chat-completions/build-message.js";
+import { messageFrom as buildMessage } from "../helpers/chat-encoding.js";
 import { sourcesFooter } from "../../src/answer/sources-footer.js";
 import type { QuerySnapshot } from "../../src/core/query-snapshot.js";
 

@@ -151,9 +151,9 @@ describe("embedded workspace answers", () => {
     });
     const response = await request(app).post("/queries").set(auth).send({ content: "markers", mode: "ask" });
     const { citeSources } = await import("../../src/answer/cite-sources.js");
-    const { annotations, sources } = citeSources(response.body.output, []);
+    const { citations, sources } = citeSources(response.body.output, []);
     expect(sources).toHaveLength(2);
     expect(sources.every((source) => source.cited)).toBe(true);
-    expect(annotations).toHaveLength(2);
+    expect(citations).toHaveLength(2);
   });
 });

@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pino, { type Logger } from "pino";
 import { type Config, loadConfig } from "../../src/config/config.js";
-import { type Adapter, createAdapter } from "../../src/create-adapter.js";
+import { type Adapter, type AdapterEffects, createAdapter } from "../../src/server/create-adapter.js";
 import {
   type RunningWorkspace,
   type StartOptions,
@@ -37,9 +37,10 @@ export async function startAdapter(
   upstreamUrl: string,
   environment: Record<string, string> = {},
   logger: Logger = pino({ level: "silent" }),
+  effects: AdapterEffects = {},
 ): Promise<RunningAdapter> {
   const config: Config = loadConfig({ POLL_INTERVAL_MIN_MS: "10", POLL_INTERVAL_MAX_MS: "50", HOST: "127.0.0.1", PORT: "0", ...environment });
-  const adapter = createAdapter(config, upstreamUrl, { logger });
+  const adapter = createAdapter(config, upstreamUrl, { logger, ...effects });
   const running = await startServer(adapter, config);
   return {
     url: running.url,

@@ -58,3 +58,49 @@ describe("graceful shutdown", () => {
     expect(performance.now() - started).toBeLessThan(500);
   });
 });
+
+describe("two adapters in one process", () => {
+  it("share nothing: one shutting down ends its own streams only, and each beats its own keep-alives", async () => {
+    const workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], stepDelayMs: 20 });
+    const first = await startAdapter(workspace.url, { SHUTDOWN_GRACE_MS: "0", DEFAULT_WORKSPACE: "acme", SSE_KEEPALIVE_MS: "20" });
+    const second = await startAdapter(workspace.url, { DEFAULT_WORKSPACE: "acme", SSE_KEEPALIVE_MS: "20" });
+    const open = async (url: string) => {
+      const controller = new AbortController();
+      const response = await fetch(`${url}/v1/chat/completions`, {
+        method: "POST",
+        headers: headers(),
+        body: JSON.stringify(chatBody("leave [fault:stall]", { stream: true })),
+        signal: controller.signal,
+      });
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      let text = "";
+      const done = (async () => {
+        try {
+          for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += new TextDecoder().decode(chunk.value);
+        } catch {
+          // aborted below
+        }
+      })();
+      return { text: () => text, done, abort: () => controller.abort() };
+    };
+    try {
+      const mine = await open(first.url);
+      const theirs = await open(second.url);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await first.shutdown();
+      await mine.done;
+      expect(mine.text()).toContain("service_unavailable");
+      expect(second.adapter.lifecycle.openStreams).toBe(1);
+      const before = theirs.text().split(": keep-alive").length;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(theirs.text().split(": keep-alive").length).toBeGreaterThan(before);
+      expect(theirs.text()).not.toContain("service_unavailable");
+      theirs.abort();
+      await theirs.done;
+    } finally {
+      await first.close().catch(() => undefined);
+      await second.close();
+      await workspace.close();
+    }
+  });
+});

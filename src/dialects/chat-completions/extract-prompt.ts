@@ -1,4 +1,5 @@
 import { RequestValidationError } from "../../errors/adapter-error.js";
+import type { PlainMessage } from "../../core/plain-message.js";
 import type { ChatMessage } from "./chat-request.js";
 
 /** The prompt of a request and where it came from. */
@@ -48,4 +49,9 @@ export function messageText(message: ChatMessage): string {
     .filter((part) => part.type === "text" && typeof part.text === "string")
     .map((part) => part.text as string)
     .join("\n");
+}
+
+/** The messages as conversations compare them: role and text (docs/architecture.md#conversations). */
+export function plainMessages(messages: readonly ChatMessage[]): PlainMessage[] {
+  return messages.map((message) => ({ role: message.role, text: messageText(message) }));
 }

@@ -1,21 +1,27 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
+import type { AnswerService } from "../../answer/answer-service.js";
 import type { Authenticator } from "../../auth/authenticate.js";
-import type { ChatJob, ChatService } from "../../answer/answer-service.js";
 import type { Config } from "../../config/config.js";
 import { type ConversationHints, type Conversations, conversationIdFrom } from "../../conversations/conversations.js";
-import { ClientClosedError, toAdapterError } from "../../errors/adapter-error.js";
-import type { ChatCompletionChunk } from "../../dialects/chat-completions/chat-completion.js";
 import { chatCompletionRequestSchema } from "../../dialects/chat-completions/chat-request.js";
+import { ChatChunkEncoder } from "../../dialects/chat-completions/encode-chunks.js";
+import { ChatCompletionEncoder, completionId } from "../../dialects/chat-completions/encode-completion.js";
+import { extractPrompt, plainMessages } from "../../dialects/chat-completions/extract-prompt.js";
+import { ClientClosedError, toAdapterError } from "../../errors/adapter-error.js";
 import { planQueries } from "../../plan/plan-queries.js";
+import type { Clock } from "../../util/clock.js";
 import type { ConcurrencyLimit } from "../concurrency-limit.js";
-import { reportError, sendJson } from "../error-response.js";
+import { reportError } from "../error-response.js";
+import { errorResponse, workspaceHeader } from "../openapi.js";
+import type { Route } from "../route-table.js";
 import type { Lifecycle } from "../lifecycle.js";
 import { abortWhenClientLeaves, readJsonBody } from "../request-body.js";
-import { factsOf, whenClosed } from "../request-log.js";
-import { SseWriter } from "../sse-writer.js";
+import type { ResponseFacts } from "../request-log.js";
+import type { KeepAliveSweeps } from "../sse-writer.js";
 import { validateChatRequest } from "../validate-chat-request.js";
+import { type AfterDelivery, sendAnswer, streamAnswer } from "../write-answer.js";
 
 /** What the chat route needs. */
 export interface ChatRouteOptions {
@@ -29,97 +35,120 @@ export interface ChatRouteOptions {
     | "modeField"
     | "sseKeepAliveMs"
     | "conversationIdHeaders"
+    | "stepsOutput"
+    | "citationStyle"
   >;
-  chat: ChatService;
+  answers: AnswerService;
   authenticate: Authenticator;
   conversations: Conversations;
   limit: ConcurrencyLimit;
   lifecycle: Lifecycle;
+  facts: ResponseFacts;
+  sweeps: KeepAliveSweeps;
+  clock: Clock;
   logger: Logger;
   newQueryId?: (() => string) | undefined;
 }
 
 /**
- * `POST /v1/chat/completions` (docs/architecture.md#the-chat-completion-resource), on plain `node:http`: the hot path skips
- * Express's router and request decoration, which cost more than half of its throughput (measured,
- * docs/benchmarks.md). Reads like the data flow (docs/architecture.md#data-flow-of-one-request): read → authenticate → validate →
- * find the conversation → plan → run → translate → write.
+ * `POST /v1/chat/completions` (docs/architecture.md#the-chat-completion-resource), on plain
+ * `node:http`: the hot path skips Express's router and request decoration (docs/benchmarks.md).
+ * Reads like the data flow (docs/architecture.md#data-flow-of-one-request): read → authenticate →
+ * validate → find the conversation → plan → run → encode → write → remember.
  */
-export function createChatHandler(
-  options: ChatRouteOptions,
-): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
-  const schema = chatCompletionRequestSchema(options.config);
+export function createChatHandler(options: ChatRouteOptions): (request: IncomingMessage, response: ServerResponse) => void {
+  const { config, facts } = options;
+  const schema = chatCompletionRequestSchema(config);
   const newQueryId = options.newQueryId ?? randomUUID;
+  const encoding = { stepsOutput: config.stepsOutput, citationStyle: config.citationStyle };
+  const sweep = options.sweeps.of(config.sseKeepAliveMs);
+  const streamContext = { sweep, facts, lifecycle: options.lifecycle, logger: options.logger };
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const identity = options.authenticate(request);
-    const raw = await readJsonBody(request, options.config.bodyLimitBytes);
-    const { config } = options;
+    const raw = await readJsonBody(request, config.bodyLimitBytes);
     const { body, model, workspace } = validateChatRequest(request, raw, schema, config.defaultWorkspace, config.maxJsonDepth);
     const release = options.limit.acquire(workspace);
-    whenClosed(response, release);
+    facts.whenClosed(response, release);
+    const { prompt, messageIndex } = extractPrompt(body.messages);
     const scope = { principal: identity.principal, workspace };
     const hints: ConversationHints = {
       conversationId: conversationIdFrom(request.headers, config.conversationIdHeaders),
-      messages: body.messages,
+      messages: plainMessages(body.messages),
     };
-    const continueQueryId = body.query_id ?? ((body.n ?? 1) === 1 ? await options.conversations.find(scope, hints) : null);
-    const plan = planQueries(body, model.mode, { modeField: config.modeField, newQueryId, continueQueryId });
+    const choices = body.n ?? 1;
+    const continueQueryId = body.query_id ?? (choices === 1 ? await options.conversations.find(scope, hints) : null);
+    const plan = planQueries(
+      { prompt, mode: model.mode, choices, continueQueryId, createFields: body.query },
+      { modeField: config.modeField, newQueryId },
+    );
     const queryIds = plan.queries.map((query) => query.queryId);
-    Object.assign(factsOf(response), { workspace, mode: model.mode, queryIds, continued: plan.continued });
+    Object.assign(facts.of(response), { workspace, mode: model.mode, queryIds, continued: plan.continued });
     response.setHeader("service-query-id", queryIds.join(", "));
 
-    const remember = (answer: string) =>
-      options.conversations.remember(scope, hints, { promptIndex: plan.promptIndex, answer, queryId: queryIds[0] as string });
-    const job: ChatJob = {
-      model: body.model,
+    const includeUsage = body.stream_options?.include_usage === true;
+    const answer = await options.answers.start({
       plan,
       caller: { credential: identity.upstreamCredential, workspace },
-      controller: abortWhenClientLeaves(response),
+      controller: abortWhenClientLeaves(response, facts),
+      countsUsage: !body.stream || includeUsage,
+    });
+    const queryId = queryIds[0] as string;
+    const meta = { id: completionId(queryId), created: Math.floor(options.clock.now() / 1000), model: body.model, choices };
+    const remember: AfterDelivery = (sent) => {
+      void options.conversations.remember(scope, hints, { promptIndex: messageIndex, answer: sent[0]?.content ?? "", queryId });
     };
     if (body.stream) {
-      const includeUsage = body.stream_options?.include_usage === true;
-      await writeStream(response, await options.chat.startStream({ ...job, onAnswered: remember }, { includeUsage }));
+      await streamAnswer(response, answer, new ChatChunkEncoder(meta, encoding, includeUsage), streamContext, remember);
       return;
     }
-    const completion = await options.chat.complete(job);
-    response.setHeader("cache-control", "no-store");
-    sendJson(response, completion);
-    // Remembered after the answer is written, in the same turn of the event loop: no next turn of
-    // this client can be read before it (and a Redis SET is on the wire before any later lookup).
-    remember(completion.choices[0]?.message.content ?? "").catch((error: unknown) =>
-      options.logger.warn({ err: { message: (error as Error).message } }, "conversation could not be remembered"),
-    );
+    await sendAnswer(response, answer, new ChatCompletionEncoder(meta, encoding), remember);
   }
 
-  /** Streams the chunks; after the headers, a failure is an error frame and `[DONE]`, never a throw. */
-  async function writeStream(response: ServerResponse, chunks: AsyncGenerator<ChatCompletionChunk>): Promise<void> {
-    const writer = new SseWriter(response, options.config.sseKeepAliveMs);
-    writer.open();
-    const unregister = options.lifecycle.trackStream(writer);
-    try {
-      for await (const chunk of chunks) {
-        await writer.send(chunk);
-        if (writer.isClosed) break;
-      }
-      await writer.end();
-    } catch (error) {
-      const adapterError = toAdapterError(error);
-      if (writer.isClosed || adapterError instanceof ClientClosedError) return;
-      if (adapterError.status >= 500) options.logger.warn({ err: { message: adapterError.message } }, "stream failed");
-      await writer.fail(adapterError);
-    } finally {
-      unregister();
-      await chunks.return(undefined);
-    }
-  }
-
-  return async (request, response) => {
-    try {
-      await handle(request, response);
-    } catch (error) {
+  return (request, response) => {
+    handle(request, response).catch((error: unknown) => {
       if (toAdapterError(error) instanceof ClientClosedError && response.destroyed) return;
-      reportError(error, response, options.logger, factsOf(response).requestId);
-    }
+      reportError(error, response, options.logger, facts.of(response).requestId);
+    });
+  };
+}
+
+/** The route of `POST /v1/chat/completions`, with its OpenAPI operation. */
+export function chatCompletionsRoute(options: ChatRouteOptions): Route {
+  const bearer = [{ bearer: [] }];
+  return {
+    method: "POST",
+    path: "/v1/chat/completions",
+    handler: { fast: createChatHandler(options) },
+    operation: {
+      summary: "Answer from the workspace: one query per choice, JSON or a stream of chunks",
+      security: bearer,
+      parameters: [
+        workspaceHeader,
+        { name: "X-Conversation-Id", in: "header", required: false, schema: { type: "string" }, description: "Continue this conversation's query" },
+      ],
+      requestBody: {
+        required: true,
+        content: { "application/json": { schema: { $ref: "#/components/schemas/ChatCompletionRequest" } } },
+      },
+      responses: {
+        "200": {
+          description: "A completion, or with `stream: true` server-sent events of chunks ending with `data: [DONE]`",
+          headers: { "Service-Query-Id": { description: "The upstream query id(s)", schema: { type: "string" } } },
+          content: {
+            "application/json": { schema: { $ref: "#/components/schemas/ChatCompletion" } },
+            "text/event-stream": { schema: { $ref: "#/components/schemas/ChatCompletionChunk" } },
+          },
+        },
+        "401": errorResponse("No bearer credential, or one the upstream refused"),
+        "404": errorResponse("Passed on from the upstream (a query of another workspace, an unknown workspace)"),
+        "413": errorResponse("Body larger than the limit"),
+        "415": errorResponse("Body not sent as JSON"),
+        "422": errorResponse("Invalid request (FastAPI-style `detail` list)"),
+        "429": errorResponse("Too many requests in flight here, or upstream"),
+        "502": errorResponse("The query FAILED, or the upstream failed or could not be reached"),
+        "504": errorResponse("The query did not finish before its mode's deadline"),
+      },
+    },
   };
 }

@@ -1,9 +1,11 @@
-import { Router } from "express";
+import type { RequestHandler } from "express";
 import type { Authenticator } from "../../auth/authenticate.js";
 import { MODES } from "../../core/modes.js";
 import { credentialHash } from "../../auth/credential-hash.js";
 import { NotFoundError } from "../../errors/adapter-error.js";
 import type { Model } from "./model-schema.js";
+import type { Route } from "../route-table.js";
+import { errorResponse } from "../openapi.js";
 import { MODEL_PATTERN } from "../../core/model.js";
 import { followPages, type PageRequest } from "../../upstream/follow-pages.js";
 import type { WorkspaceClient } from "../../upstream/workspace-client.js";
@@ -30,7 +32,7 @@ const MAX_CACHED_CREDENTIALS = 1000;
  * offer workspaces as models. The list is cached briefly per credential; a slow or failing
  * upstream costs at most `listTimeoutMs` and yields the three plain modes.
  */
-export function modelsRouter(options: ModelsRouteOptions): Router {
+export function modelsRoutes(options: ModelsRouteOptions): Route[] {
   const listTimeoutMs = options.listTimeoutMs ?? 1500;
   const maxPages = options.maxPages ?? 10;
   const cache = new Map<string, { workspaces: Promise<string[]>; expiresAt: number }>();
@@ -61,20 +63,47 @@ export function modelsRouter(options: ModelsRouteOptions): Router {
     return workspaces;
   }
 
-  const router = Router();
-  router.get("/v1/models", async (request, response) => {
+  const list: RequestHandler = async (request, response) => {
     const identity = options.authenticate(request);
     const workspaces = await workspacesOf(identity.upstreamCredential);
     const ids = [...MODES, ...workspaces.flatMap((workspace) => MODES.map((mode) => `${workspace}/${mode}`))];
     response.json({ object: "list", data: ids.map(model) });
-  });
-  router.get("/v1/models/*id", (request, response) => {
+  };
+  const one: RequestHandler = (request, response) => {
     options.authenticate(request);
     const id = (request.params as { id: string[] }).id.join("/");
     if (!MODEL_PATTERN.test(id)) {
       throw new NotFoundError(`The model '${id}' does not exist`, { param: "model", code: "model_not_found" });
     }
     response.json(model(id));
-  });
-  return router;
+  };
+  return [
+    {
+      method: "GET",
+      path: "/v1/models",
+      handler: { express: list },
+      operation: {
+        summary: `The modes (${MODES.join(", ")}) and <workspace>/<mode> for each listed workspace`,
+        security: [{ bearer: [] }],
+        responses: {
+          "200": { description: "Models", content: { "application/json": { schema: { $ref: "#/components/schemas/ModelList" } } } },
+          "401": errorResponse("No bearer credential"),
+        },
+      },
+    },
+    {
+      method: "GET",
+      path: "/v1/models/{id+}",
+      handler: { express: one },
+      operation: {
+        summary: "One model",
+        security: [{ bearer: [] }],
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
+        responses: {
+          "200": { description: "The model", content: { "application/json": { schema: { $ref: "#/components/schemas/Model" } } } },
+          "404": errorResponse("No such model"),
+        },
+      },
+    },
+  ];
 }

@@ -1,23 +1,25 @@
 import type { RequestListener } from "node:http";
 import type { Logger } from "pino";
-import { createAuthenticator } from "./auth/authenticate.js";
-import { ChatService } from "./answer/answer-service.js";
-import type { Config } from "./config/config.js";
-import { type ConversationStore, MemoryConversationStore } from "./stores/conversation-store.js";
-import { Conversations } from "./conversations/conversations.js";
-import { RedisConversationStore } from "./stores/redis-conversation-store.js";
-import { createApp } from "./http/app.js";
-import { ConcurrencyLimit } from "./http/concurrency-limit.js";
-import { Lifecycle } from "./http/lifecycle.js";
-import { Metrics } from "./metrics/metrics.js";
-import { type TokenCounter, WorkerTokenCounter } from "./tokens/token-counter.js";
-import { QueryWatcher } from "./upstream/query-watcher.js";
-import { hostPolicy } from "./upstream/realtime/allowed-hosts.js";
-import { RealtimeHub } from "./upstream/realtime/realtime-hub.js";
-import { createWorkspaceClient, type WorkspaceClient } from "./upstream/workspace-client.js";
-import { type Clock, systemClock } from "./util/clock.js";
-import { createLogger } from "./util/create-logger.js";
-import { packageVersion } from "./util/package-info.js";
+import { createAuthenticator } from "../auth/authenticate.js";
+import { AnswerService } from "../answer/answer-service.js";
+import type { Config } from "../config/config.js";
+import { type ConversationStore, MemoryConversationStore } from "../stores/conversation-store.js";
+import { Conversations } from "../conversations/conversations.js";
+import { RedisConversationStore } from "../stores/redis-conversation-store.js";
+import { createApp } from "../http/app.js";
+import { ConcurrencyLimit } from "../http/concurrency-limit.js";
+import { Lifecycle } from "../http/lifecycle.js";
+import { ResponseFacts } from "../http/request-log.js";
+import { KeepAliveSweeps } from "../http/sse-writer.js";
+import { Metrics } from "../metrics/metrics.js";
+import { type TokenCounter, WorkerTokenCounter } from "../tokens/token-counter.js";
+import { QueryWatcher } from "../upstream/query-watcher.js";
+import { hostPolicy } from "../upstream/realtime/allowed-hosts.js";
+import { RealtimeHub } from "../upstream/realtime/realtime-hub.js";
+import { createWorkspaceClient, type WorkspaceClient } from "../upstream/workspace-client.js";
+import { type Clock, systemClock } from "../util/clock.js";
+import { createLogger } from "../util/create-logger.js";
+import { packageVersion } from "../util/package-info.js";
 
 /** The wired adapter: the app to serve and the parts a test or the entry point may reach. */
 export interface Adapter {
@@ -49,16 +51,17 @@ export interface AdapterEffects {
 export function createAdapter(config: Config, upstreamUrl: string, effects: AdapterEffects = {}): Adapter {
   const logger = effects.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   const clock = effects.clock ?? systemClock;
-  const lifecycle = new Lifecycle();
   const limit = new ConcurrencyLimit(config.maxConcurrentRequests, config.maxConcurrentPerWorkspace);
   // The state gauges read parts built below; they are only read at scrape time.
-  const metrics = new Metrics({
+  const metrics: Metrics = new Metrics({
     openStreams: () => lifecycle.openStreams,
     waitingQueries: () => watcher.waitingQueries,
     pollers: () => watcher.activePollers,
     realtimeConnections: () => realtime?.openConnections ?? 0,
     realtimeSubscriptions: () => realtime?.activeSubscriptions ?? 0,
   });
+  const facts = new ResponseFacts(logger, metrics);
+  const lifecycle = new Lifecycle(facts);
   const client =
     effects.client ??
     createWorkspaceClient({
@@ -94,11 +97,9 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     ...(realtime ? { realtime } : {}),
   });
   const tokens = effects.tokens ?? new WorkerTokenCounter(undefined, { isIdle: () => limit.inFlight <= 1 });
-  const chat = new ChatService({
+  const answers = new AnswerService({
     client,
     watcher,
-    clock,
-    message: { stepsOutput: config.stepsOutput, citationStyle: config.citationStyle },
     queryTimeoutMs: config.queryTimeoutMs,
     maxListPages: config.maxListPages,
     tokens,
@@ -112,12 +113,14 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const conversations = new Conversations(store, { ttlSeconds: config.conversationTtlSeconds, logger });
   const app = createApp({
     config,
-    chat,
+    answers,
     client,
     logger,
     clock,
     conversations,
     lifecycle,
+    facts,
+    sweeps: new KeepAliveSweeps(),
     limit,
     metrics,
     authenticate: createAuthenticator({ workspaceApiKey: config.workspaceApiKey, adapterApiKeys: config.adapterApiKeys }),

@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { ChunkDelta } from "../../../src/dialects/chat-completions/chat-completion.js";
-import { buildMessage, type StepsOutput } from "../../../src/dialects/chat-completions/build-message.js";
+import type { StepsOutput } from "../../../src/dialects/chat-completions/chat-choice.js";
 import type { CitationStyle } from "../../../src/answer/sources-footer.js";
-import { advanceChoice, finishChoice, newChoiceStream } from "../../../src/dialects/chat-completions/stream-choice.js";
+import { advance, finish, newProgress } from "../../../src/answer/choice-progress.js";
+import { deltasOf, messageFrom as buildMessage } from "../../helpers/chat-encoding.js";
 import type { UpstreamQuery } from "../../../src/upstream/query-schemas.js";
 import type { QuerySnapshot } from "../../../src/core/query-snapshot.js";
 import { toQuerySnapshot } from "../../../src/upstream/to-query-snapshot.js";
@@ -13,12 +14,7 @@ const snapshots = (JSON.parse(readFileSync(new URL("../../fixtures/queries/leave
 );
 
 function play(sequence: QuerySnapshot[], stepsOutput: StepsOutput, citationStyle: CitationStyle = "annotations"): ChunkDelta[] {
-  const state = newChoiceStream();
-  const deltas: ChunkDelta[] = [];
-  for (const snapshot of sequence) {
-    deltas.push(...(snapshot.status === "PROCESSED" ? finishChoice(state, snapshot, { stepsOutput, citationStyle }) : advanceChoice(state, snapshot, stepsOutput)));
-  }
-  return deltas;
+  return deltasOf(sequence, { stepsOutput, citationStyle });
 }
 
 function joined(deltas: ChunkDelta[]) {
@@ -29,7 +25,7 @@ function joined(deltas: ChunkDelta[]) {
   };
 }
 
-describe("stream translation of a recorded query", () => {
+describe("chat encoding of a recorded query", () => {
   it.each([
     ["reasoning", "annotations"],
     ["content", "annotations"],
@@ -60,20 +56,24 @@ describe("stream translation of a recorded query", () => {
 
   it("never sends half of a surrogate pair", () => {
     const half = { ...(snapshots[3] as QuerySnapshot), output: "Employees 🏖".slice(0, -1) };
-    const state = newChoiceStream();
-    const deltas = advanceChoice(state, half, "reasoning");
-    const content = deltas.map((delta) => delta.content ?? "").join("");
-    expect(content).toBe("Employees ");
-    const rest = advanceChoice(state, { ...half, output: "Employees 🏖 ok" }, "reasoning");
-    expect(rest.at(-1)?.content).toBe("🏖 ok");
+    const progress = newProgress(0);
+    const text = (events: ReturnType<typeof advance>) => events.map((event) => (event.type === "text" ? event.text : "")).join("");
+    expect(text(advance(progress, half))).toBe("Employees ");
+    expect(text(advance(progress, { ...half, output: "Employees 🏖 ok" }))).toBe("🏖 ok");
   });
 
   it("holds back output the upstream rewrote, and cites over what was actually sent", () => {
-    const state = newChoiceStream();
-    advanceChoice(state, { ...(snapshots[3] as QuerySnapshot), output: "Draft [1]" }, "reasoning");
-    const rewritten = { ...(snapshots[5] as QuerySnapshot), output: "Final answer [1].\n\nSources:\n[1] handbook.md" };
-    const deltas = finishChoice(state, rewritten, { stepsOutput: "reasoning", citationStyle: "annotations" });
-    expect(deltas.some((delta) => delta.content)).toBe(false);
-    expect(state.output).toBe("Draft [1]");
+    const progress = newProgress(0);
+    advance(progress, { ...(snapshots[3] as QuerySnapshot), output: "Draft [1]" });
+    const rewritten = {
+      ...(snapshots[5] as QuerySnapshot),
+      output: "Final answer [1].",
+      sources: [{ filename: "handbook.md", title: null, page: null, snippet: null }],
+    };
+    const events = finish(progress, rewritten);
+    expect(events.some((event) => event.type === "text")).toBe(false);
+    expect(progress.text).toBe("Draft [1]");
+    const cited = events.find((event) => event.type === "cited");
+    expect(cited?.type === "cited" && cited.citations.map((citation) => [citation.start, citation.end])).toEqual([[6, 9]]);
   });
 });

@@ -1,0 +1,100 @@
+import type { ServerResponse } from "node:http";
+import type { Logger } from "pino";
+import type { BodyEncoder, StreamEncoder } from "../answer/answer-encoder.js";
+import type { ChoiceSent } from "../answer/answer-events.js";
+import type { RunningAnswer } from "../answer/answer-service.js";
+import { ClientClosedError, toAdapterError } from "../errors/adapter-error.js";
+import { sendJson } from "./error-response.js";
+import type { Lifecycle } from "./lifecycle.js";
+import type { ResponseFacts } from "./request-log.js";
+import { type KeepAliveSweep, SseWriter } from "./sse-writer.js";
+
+/**
+ * Told what the client received once the answer is delivered (after the JSON body, or after the
+ * stream's last frame): conversations and stored responses are written here, in the same turn of
+ * the event loop, so no later request of the same client can be read before them, and nothing
+ * waits on them. A failure is the callee's to log.
+ */
+export type AfterDelivery = (sent: ChoiceSent[]) => void;
+
+/**
+ * Writes a non-streamed answer (docs/architecture.md#data-flow-of-one-request): every event into the
+ * dialect's encoder, usage counted over what it holds, one JSON body. A `failed` event, or an
+ * answer that never finished (the client left), is thrown for the edge to map.
+ */
+export async function sendAnswer<Body>(
+  response: ServerResponse,
+  answer: RunningAnswer,
+  encoder: BodyEncoder<Body>,
+  afterDelivery?: AfterDelivery,
+): Promise<Body> {
+  let finished = 0;
+  for await (const event of answer.events(false)) {
+    if (event.type === "failed") throw event.error;
+    if (event.type === "finished") finished += 1;
+    encoder.add(event);
+  }
+  if (finished < answer.queryIds.length) throw new ClientClosedError();
+  const sent = encoder.sent();
+  const body = encoder.body(await answer.usage(sent));
+  response.setHeader("cache-control", "no-store");
+  sendJson(response, body);
+  afterDelivery?.(sent);
+  return body;
+}
+
+/** What streaming an answer needs from the adapter. */
+export interface StreamContext {
+  sweep: KeepAliveSweep;
+  facts: ResponseFacts;
+  lifecycle: Lifecycle;
+  logger: Logger;
+}
+
+/**
+ * Streams an answer as server-sent events: the encoder's opening frames, each event's frames as
+ * it comes, usage when the encoder reports it, the closing frames. After the headers, a failure
+ * is the dialect's failure frames, never a throw; a client that leaves ends it quietly (the
+ * answer's controller then stops following the queries).
+ */
+export async function streamAnswer(
+  response: ServerResponse,
+  answer: RunningAnswer,
+  encoder: StreamEncoder,
+  context: StreamContext,
+  afterDelivery?: AfterDelivery,
+): Promise<void> {
+  const writer = new SseWriter(response, context.sweep, context.facts, (error) => encoder.fail(error));
+  writer.open();
+  const unregister = context.lifecycle.trackStream(writer);
+  const events = answer.events(true);
+  try {
+    for (const frame of encoder.open()) await writer.send(frame);
+    let finished = 0;
+    for await (const event of events) {
+      if (event.type === "failed") {
+        if (event.error.status >= 500) context.logger.warn({ err: { message: event.error.message } }, "stream failed");
+        await writer.fail(event.error);
+        return;
+      }
+      if (event.type === "finished") finished += 1;
+      for (const frame of encoder.encode(event)) await writer.send(frame);
+      if (writer.isClosed) return;
+    }
+    if (finished < answer.queryIds.length || writer.isClosed) return;
+    const sent = encoder.sent();
+    const usage = encoder.needsUsage ? await answer.usage(sent) : undefined;
+    for (const frame of encoder.close(usage)) await writer.send(frame);
+    if (writer.isClosed) return;
+    writer.end();
+    afterDelivery?.(sent);
+  } catch (error) {
+    const failure = toAdapterError(error);
+    if (writer.isClosed || failure instanceof ClientClosedError) return;
+    context.logger.warn({ err: { message: failure.message } }, "stream failed");
+    await writer.fail(failure);
+  } finally {
+    unregister();
+    await events.return(undefined);
+  }
+}

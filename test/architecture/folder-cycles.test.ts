@@ -1,0 +1,72 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const src = join(dirname(fileURLToPath(import.meta.url)), "../../src");
+
+/** The top-level folder of a source file (`http` for src/http/routes/models.ts), or `.` for src/*.ts. */
+function folderOf(file: string): string {
+  const parts = relative(src, file).split("/");
+  return parts.length > 1 ? (parts[0] as string) : ".";
+}
+
+/** Folder → the folders its files import from (relative imports inside src only). */
+function folderGraph(): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  const files = readdirSync(src, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile() && entry.name.endsWith(".ts"));
+  for (const entry of files) {
+    const file = join(entry.parentPath, entry.name);
+    const from = folderOf(file);
+    const targets = graph.get(from) ?? new Set<string>();
+    graph.set(from, targets);
+    for (const match of readFileSync(file, "utf8").matchAll(/(?:^|\n)\s*(?:import|export)\b[^"']*?from\s+["'](\.[^"']+)["']/g)) {
+      const target = folderOf(resolve(dirname(file), match[1] as string));
+      if (target !== from) targets.add(target);
+    }
+  }
+  return graph;
+}
+
+/** A cycle in the graph, as a list of folders, or null. */
+function findCycle(graph: Map<string, Set<string>>): string[] | null {
+  const state = new Map<string, "visiting" | "done">();
+  const path: string[] = [];
+  const visit = (node: string): string[] | null => {
+    if (state.get(node) === "done") return null;
+    if (state.get(node) === "visiting") return [...path.slice(path.indexOf(node)), node];
+    state.set(node, "visiting");
+    path.push(node);
+    for (const next of graph.get(node) ?? []) {
+      const cycle = visit(next);
+      if (cycle) return cycle;
+    }
+    path.pop();
+    state.set(node, "done");
+    return null;
+  };
+  for (const node of graph.keys()) {
+    const cycle = visit(node);
+    if (cycle) return cycle;
+  }
+  return null;
+}
+
+describe("the source tree", () => {
+  it("has no import cycle between its folders", () => {
+    const graph = folderGraph();
+    expect(graph.size).toBeGreaterThan(10);
+    expect(findCycle(graph)?.join(" → ") ?? "no cycle").toBe("no cycle");
+  });
+
+  it("keeps the core free of everything else, and the dialects off the HTTP edge", () => {
+    const graph = folderGraph();
+    expect([...(graph.get("core") ?? [])]).toEqual([]);
+    for (const folder of ["answer", "plan", "dialects", "upstream"]) expect(graph.get(folder)?.has("http")).toBe(false);
+  });
+
+  it("finds a cycle when there is one (the checker itself)", () => {
+    const graph = new Map([["a", new Set(["b"])], ["b", new Set(["c"])], ["c", new Set(["a"])]]);
+    expect(findCycle(graph)).toEqual(["a", "b", "c", "a"]);
+  });
+});
