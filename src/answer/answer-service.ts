@@ -127,11 +127,13 @@ export class AnswerService {
     upstreamUsage: (UpstreamUsage | undefined)[],
   ): AsyncGenerator<AnswerEvent> {
     const progress = initials.map((_, index) => newProgress(index));
+    let finished = 0;
     /** The events one snapshot of choice `index` adds; a FAILED query is an error. */
     const eventsOf = (index: number, snapshot: QuerySnapshot): AnswerEvent[] => {
       const choice = progress[index] as ChoiceProgress;
       if (snapshot.status === "FAILED") throw queryFailed(snapshot);
       if (snapshot.status === "PROCESSED") {
+        finished += 1;
         upstreamUsage[index] = snapshot.usage;
         return finish(choice, snapshot);
       }
@@ -149,11 +151,15 @@ export class AnswerService {
       const failure = toAdapterError(error);
       if (!(failure instanceof ClientClosedError) && !job.controller.signal.aborted) yield { type: "failed", error: failure };
     } finally {
-      // Whatever ended the answer, the other choices' queries need no more following.
-      job.controller.abort();
+      // A failure, or a consumer that stopped early: the other choices' queries need no more
+      // following. (With a reason given, aborting builds no DOMException and its stack.)
+      if (finished < initials.length) job.controller.abort(ANSWER_ENDED);
     }
   }
 }
+
+/** The reason the answer service aborts a request's queries when it needs them no more. */
+const ANSWER_ENDED = new ClientClosedError();
 
 /** The error of a FAILED query, with the failure text the upstream gave (its output), shortened. */
 export function queryFailed(snapshot: QuerySnapshot): QueryFailedError {
