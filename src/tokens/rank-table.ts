@@ -5,10 +5,9 @@ import { createRequire } from "node:module";
  * The o200k byte-pair ranks in typed arrays: an open-addressing hash table from a token's bytes
  * to its rank, and every token's bytes back to back. A slot is 16 bytes: rank + 1 (0: empty),
  * length, and the token's first 8 bytes, so looking up a word costs one cache line (the counter
- * runs between requests, when the table has left the CPU's caches; a lookup that reads four
- * arrays took four times as long). About 11 MB, outside the JavaScript heap, with nothing in it
- * for the garbage collector to trace: gpt-tokenizer's own tables are 200,000 strings in a Map,
- * about 55 MB of RSS and a slower full GC. The arrays live on SharedArrayBuffers, so the token
+ * runs between requests, when the table has left the CPU's caches). It lives outside the
+ * JavaScript heap, with nothing in it for the garbage collector to trace (gpt-tokenizer's own
+ * tables are 200,000 strings in a Map). The arrays live on SharedArrayBuffers, so the token
  * worker shares them.
  */
 export interface RankTable {

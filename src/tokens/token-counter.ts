@@ -28,7 +28,7 @@ const SLICE_CHARS = 16_384;
 
 /**
  * Counts on the event loop, with the compact o200k table (rank-table.ts) and the ASCII-first
- * counter (count-o200k.ts; a 1 KB answer takes 10-25 µs). Texts longer than a slice are counted a
+ * counter (count-o200k.ts). Texts longer than a slice are counted a
  * slice at a time, cut where the count cannot change, with a turn of the event loop between
  * slices, so that a 200 KB answer never blocks it for more than about half a millisecond.
  */
@@ -74,12 +74,11 @@ export interface WorkerTokenCounterOptions {
 
 /**
  * Counts on a worker thread while the adapter is busy, and on the event loop while it is idle.
- * Under load, the worker moves the counting to the other core (measured at 50 connections on 2
- * cores: 200 µs of event-loop time per completion, against 320 µs counting inline). Idle, the
- * round trip to a sleeping thread costs about 0.2 ms of latency, ten times what counting a 1 KB
- * answer here costs, so short texts are counted inline then (long ones always go to the worker).
- * Both read one table: its arrays are shared with the worker, so the worker costs its isolate
- * (about 8 MB), not a second tokenizer. Jobs posted in one turn of the loop travel in one message.
+ * Under load, the worker moves the counting to the other core; idle, the round trip to a
+ * sleeping thread costs more latency than counting a short answer here, so short texts are
+ * counted inline then (long ones always go to the worker; docs/benchmarks.md has the numbers).
+ * Both read one table: its arrays are shared with the worker, so the worker costs its isolate,
+ * not a second tokenizer. Jobs posted in one turn of the loop travel in one message.
  * If the worker dies, everything is counted inline.
  */
 export class WorkerTokenCounter implements TokenCounter {

@@ -95,8 +95,8 @@ export interface WorkspaceClientOptions {
 }
 
 /**
- * An undici keep-alive client for the upstream (a pooled Agent: measured about 3x faster per
- * call than global fetch). It never follows redirects, bounds time and size, and turns every
+ * An undici keep-alive client for the upstream (a pooled Agent: much cheaper per call than
+ * global fetch, docs/benchmarks.md). It never follows redirects, bounds time and size, and turns every
  * failure into the adapter's error hierarchy (docs/upstream-assumptions.md#upstream-errors).
  */
 export function createWorkspaceClient(options: WorkspaceClientOptions): WorkspaceClient {
@@ -153,8 +153,8 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
   }
 
   /**
-   * One request through undici's low-level `dispatch` (measured about 25% cheaper per call than
-   * its `request()` API on this path), reading the body with the size bound as it arrives.
+   * One request through undici's low-level `dispatch` (cheaper per call than its `request()` API
+   * on this hot path), reading the body with the size bound as it arrives.
    */
   function exchange({ method, path, headers, body }: Outgoing, signal: AbortSignal | undefined): Promise<Exchange> {
     return new Promise((resolve, reject) => {
