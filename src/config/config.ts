@@ -56,6 +56,8 @@ export const environmentSchema = z.object({
   CONVERSATION_TTL_SECONDS: documented(integer(7 * 24 * 3600, 1), "How long a conversation is remembered after its last turn"),
   CONVERSATION_MAX_ENTRIES: documented(integer(10_000, 1), "Bound of the in-process conversation memory"),
   CONVERSATION_ID_HEADERS: documented(z.string().default("x-conversation-id,x-openwebui-chat-id"), "Headers that carry a client conversation id"),
+  RESPONSES_TTL_SECONDS: documented(integer(30 * 24 * 3600, 1), "How long a stored response (`store` not false) can be retrieved and continued"),
+  RESPONSES_MAX_ENTRIES: documented(integer(10_000, 1), "Bound of the in-process response store (Redis holds them with `REDIS_URL`)"),
   MODELS_CACHE_SECONDS: documented(integer(60, 0), "How long the workspace list behind `GET /v1/models` is cached per credential"),
   REALTIME: documented(z.enum(["auto", "off"]).default("auto"), "`auto` streams a query's answer from its realtime channel as it is written (polling still confirms it); `off` only polls"),
   REALTIME_ALLOWED_HOSTS: documented(z.string().default(""), "Comma-separated hosts (`*.example.com` for subdomains) a query's `ws_url` may point to; others are never contacted", "unset (the upstream's own host)"),
@@ -146,6 +148,8 @@ function toConfig(env: Environment, context: z.RefinementCtx) {
     conversationMaxEntries: env.CONVERSATION_MAX_ENTRIES,
     /** Lower-cased, in order of preference. */
     conversationIdHeaders: list(env.CONVERSATION_ID_HEADERS).map((name) => name.toLowerCase()),
+    responsesTtlSeconds: env.RESPONSES_TTL_SECONDS,
+    responsesMaxEntries: env.RESPONSES_MAX_ENTRIES,
     modelsCacheSeconds: env.MODELS_CACHE_SECONDS,
     realtime: env.REALTIME,
     /** Lower-case; empty means the upstream's own host. */

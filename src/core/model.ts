@@ -1,5 +1,6 @@
+import { z } from "zod";
 import { ID_SOURCE } from "./ids.js";
-import { type Mode, MODES } from "./modes.js";
+import { type Mode, MODES, QUOTED_MODES } from "./modes.js";
 
 /** `<workspace>/<mode>` or a bare mode (docs/architecture.md#workspace-selection). */
 export const MODEL_PATTERN = new RegExp(`^(?:(${ID_SOURCE})/)?(${MODES.join("|")})$`);
@@ -16,3 +17,15 @@ export function parseModel(model: string): ModelChoice | null {
   if (!match) return null;
   return { workspace: match[1], mode: match[2] as Mode };
 }
+
+/** The `model` of an answer request in any dialect: a mode, or `<workspace>/<mode>`; a 422 `literal_error` otherwise. */
+export const modelSchema = z.string().check((context) => {
+  if (!MODEL_PATTERN.test(context.value)) {
+    context.issues.push({
+      code: "custom",
+      input: context.value,
+      message: `Input should be ${QUOTED_MODES} or '<workspace>/<mode>'`,
+      params: { type: "literal_error", ctx: { expected: "'ask', 'reason' or 'build'" } },
+    });
+  }
+});

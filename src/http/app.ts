@@ -7,6 +7,7 @@ import type { Config } from "../config/config.js";
 import type { Conversations } from "../conversations/conversations.js";
 import { MethodNotAllowedError, NotFoundError } from "../errors/adapter-error.js";
 import type { Metrics } from "../metrics/metrics.js";
+import type { ResponseStore } from "../stores/response-store.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import type { Clock } from "../util/clock.js";
 import type { ConcurrencyLimit } from "./concurrency-limit.js";
@@ -19,6 +20,7 @@ import { type Route, RouteTable } from "./route-table.js";
 import { chatCompletionsRoute } from "./routes/chat-completions.js";
 import { healthRoutes } from "./routes/health.js";
 import { modelsRoutes } from "./routes/models.js";
+import { responsesRoutes } from "./routes/responses.js";
 import type { KeepAliveSweeps } from "./sse-writer.js";
 
 /** Everything the HTTP app is built from; `createAdapter` wires the real ones, tests their own. */
@@ -37,10 +39,12 @@ export interface AppDependencies {
     | "modelsCacheSeconds"
     | "stepsOutput"
     | "citationStyle"
+    | "responsesTtlSeconds"
   >;
   answers: AnswerService;
   authenticate: Authenticator;
   conversations: Conversations;
+  responses: ResponseStore;
   clock: Clock;
   limit: ConcurrencyLimit;
   lifecycle: Lifecycle;
@@ -61,6 +65,7 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
   const { config } = dependencies;
   return [
     chatCompletionsRoute({ ...dependencies, newQueryId: dependencies.newQueryId }),
+    ...responsesRoutes({ ...dependencies, newQueryId: dependencies.newQueryId }),
     ...modelsRoutes({
       created: dependencies.startedAt,
       authenticate: dependencies.authenticate,

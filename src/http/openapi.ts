@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { ID_PATTERN } from "../core/ids.js";
 import { chatCompletionChunkSchema, chatCompletionSchema } from "../dialects/chat-completions/chat-completion.js";
+import { responseObjectSchema } from "../dialects/responses/response-object.js";
+import { responseRequestSchema } from "../dialects/responses/response-request.js";
 import { errorBodySchema } from "../errors/error-body.js";
 import { modelSchema } from "./routes/model-schema.js";
 import { chatCompletionRequestSchema } from "../dialects/chat-completions/chat-request.js";
@@ -53,6 +55,8 @@ export function openApiDocument(options: {
         ChatCompletionChunk: jsonSchema(chatCompletionChunkSchema, "output"),
         Model: jsonSchema(modelSchema, "output"),
         ModelList: jsonSchema(z.object({ object: z.literal("list"), data: z.array(modelSchema) }), "output"),
+        ResponseRequest: jsonSchema(responseRequestSchema(options), "input"),
+        Response: jsonSchema(responseObjectSchema, "output"),
         ErrorBody: jsonSchema(errorBodySchema, "output"),
       },
     },

@@ -44,6 +44,12 @@ export class KeepAliveSweep {
 
 const KEEP_ALIVE_BATCH = 200;
 
+/** One frame as it goes on the wire: an `event:` line when it names one, its `data:` line, a blank line. */
+export function formatFrame(frame: SseFrame): string {
+  const data = typeof frame.data === "string" ? frame.data : JSON.stringify(frame.data);
+  return frame.event === undefined ? `data: ${data}\n\n` : `event: ${frame.event}\ndata: ${data}\n\n`;
+}
+
 /**
  * The keep-alive sweeps of one adapter, one per interval in use: owned by the adapter that
  * `createAdapter` builds, so two adapters in one process share no timer or stream set.
@@ -106,8 +112,7 @@ export class SseWriter {
 
   /** One event; resolves when the socket can take more (or the client is gone). */
   async send(frame: SseFrame): Promise<void> {
-    const data = typeof frame.data === "string" ? frame.data : JSON.stringify(frame.data);
-    await this.write(frame.event === undefined ? `data: ${data}\n\n` : `event: ${frame.event}\ndata: ${data}\n\n`);
+    await this.write(formatFrame(frame));
   }
 
   /** Ends a failed stream with its dialect's failure frames. */

@@ -6,6 +6,8 @@ import type { Config } from "../config/config.js";
 import { type ConversationStore, MemoryConversationStore } from "../stores/conversation-store.js";
 import { Conversations } from "../conversations/conversations.js";
 import { RedisConversationStore } from "../stores/redis-conversation-store.js";
+import { RedisResponseStore } from "../stores/redis-response-store.js";
+import { MemoryResponseStore, type ResponseStore } from "../stores/response-store.js";
 import { createApp } from "../http/app.js";
 import { ConcurrencyLimit } from "../http/concurrency-limit.js";
 import { Lifecycle } from "../http/lifecycle.js";
@@ -44,6 +46,7 @@ export interface AdapterEffects {
   newQueryId?: () => string;
   client?: WorkspaceClient;
   conversationStore?: ConversationStore;
+  responseStore?: ResponseStore;
   tokens?: TokenCounter;
 }
 
@@ -111,6 +114,11 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
       ? new RedisConversationStore(config.redisUrl, `${config.redisKeyPrefix}conversation:`)
       : new MemoryConversationStore(config.conversationMaxEntries, () => clock.now()));
   const conversations = new Conversations(store, { ttlSeconds: config.conversationTtlSeconds, logger });
+  const responses =
+    effects.responseStore ??
+    (config.redisUrl
+      ? new RedisResponseStore(config.redisUrl, config.redisKeyPrefix)
+      : new MemoryResponseStore(config.responsesMaxEntries, () => clock.now()));
   const app = createApp({
     config,
     answers,
@@ -118,6 +126,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     logger,
     clock,
     conversations,
+    responses,
     lifecycle,
     facts,
     sweeps: new KeepAliveSweeps(),
@@ -140,7 +149,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     logger,
     close: async () => {
       realtime?.close();
-      await Promise.all([client.close(), conversations.close(), tokens.close()]);
+      await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close()]);
     },
   };
 }

@@ -60,5 +60,22 @@ export const openAIErrors = validatorOf(widened);
 /** Validates against OpenAI's chat schemas exactly as published. */
 export const strictOpenAIErrors = validatorOf(chat);
 
+const responses = load("openai-responses-schemas.json");
+
 /** Validates against OpenAI's Responses API schemas exactly as published. */
-export const responsesErrors = validatorOf(load("openai-responses-schemas.json"));
+export const responsesErrors = validatorOf(responses);
+
+/** The schema of each stream event type (`response.output_text.delta` → `ResponseTextDeltaEvent`). */
+const EVENT_SCHEMAS = new Map(
+  (responses.components.schemas.ResponseStreamEvent as { anyOf: { $ref: string }[] }).anyOf.map(({ $ref }) => {
+    const name = $ref.split("/").pop() as string;
+    const type = (responses.components.schemas[name] as { properties: { type: { enum: string[] } } }).properties.type.enum[0];
+    return [type, name];
+  }),
+);
+
+/** Validates one stream event against the schema of its own type (a clearer report than the union's). */
+export function responseEventErrors(event: { type: string }): string[] {
+  const name = EVENT_SCHEMAS.get(event.type);
+  return name ? responsesErrors(name, event) : [`unknown event type ${event.type}`];
+}

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { ID_MESSAGE, ID_PATTERN } from "../../core/ids.js";
-import { MODEL_PATTERN } from "../../core/model.js";
-import { QUOTED_MODES } from "../../core/modes.js";
+import { modelSchema } from "../../core/model.js";
 
 /** A chat message as the interface describes it (docs/architecture.md#the-chat-completion-resource): role plus string/parts/null content. */
 export const chatMessageSchema = z.looseObject({
@@ -18,16 +17,7 @@ export type ChatMessage = z.infer<typeof chatMessageSchema>;
  */
 export function chatCompletionRequestSchema(options: { maxChoices: number; maxMessages: number }) {
   return z.looseObject({
-    model: z.string().check((context) => {
-      if (!MODEL_PATTERN.test(context.value)) {
-        context.issues.push({
-          code: "custom",
-          input: context.value,
-          message: `Input should be ${QUOTED_MODES} or '<workspace>/<mode>'`,
-          params: { type: "literal_error", ctx: { expected: "'ask', 'reason' or 'build'" } },
-        });
-      }
-    }),
+    model: modelSchema,
     messages: z.array(chatMessageSchema).min(1).max(options.maxMessages),
     stream: z.boolean().nullish(),
     n: z.int().min(1).max(options.maxChoices).nullish(),

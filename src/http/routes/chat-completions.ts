@@ -20,7 +20,7 @@ import type { Lifecycle } from "../lifecycle.js";
 import { abortWhenClientLeaves, readJsonBody } from "../request-body.js";
 import type { ResponseFacts } from "../request-log.js";
 import type { KeepAliveSweeps } from "../sse-writer.js";
-import { validateChatRequest } from "../validate-chat-request.js";
+import { validateRequest } from "../validate-request.js";
 import { type AfterDelivery, sendAnswer, streamAnswer } from "../write-answer.js";
 
 /** What the chat route needs. */
@@ -67,7 +67,7 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const identity = options.authenticate(request);
     const raw = await readJsonBody(request, config.bodyLimitBytes);
-    const { body, model, workspace } = validateChatRequest(request, raw, schema, config.defaultWorkspace, config.maxJsonDepth);
+    const { body, model, workspace } = validateRequest(request, raw, schema, config.defaultWorkspace, config.maxJsonDepth);
     const release = options.limit.acquire(workspace);
     facts.whenClosed(response, release);
     const { prompt, messageIndex } = extractPrompt(body.messages);

@@ -1,0 +1,96 @@
+import { z } from "zod";
+
+/**
+ * A citation in an answer (the Responses API's own `file_citation`): `index` is the code-point
+ * offset of the marker's start in the text (docs/upstream-assumptions.md#sources-and-citations),
+ * `file_id` stable per source. What else is known of the source rides along as extra keys, which
+ * strict clients' schemas strip.
+ */
+export const fileCitationSchema = z.object({
+  type: z.literal("file_citation"),
+  file_id: z.string(),
+  filename: z.string(),
+  index: z.int(),
+  title: z.string().optional(),
+  page: z.int().optional(),
+  snippet: z.string().optional(),
+});
+/** One `file_citation` annotation. */
+export type ResponseFileCitation = z.infer<typeof fileCitationSchema>;
+
+/** The text part of an assistant message. */
+export const outputTextSchema = z.object({
+  type: z.literal("output_text"),
+  text: z.string(),
+  annotations: z.array(fileCitationSchema),
+  logprobs: z.array(z.unknown()),
+});
+/** One output text part. */
+export type OutputText = z.infer<typeof outputTextSchema>;
+
+/** The answer as an assistant message item. */
+export const outputMessageSchema = z.object({
+  type: z.literal("message"),
+  id: z.string(),
+  status: z.enum(["in_progress", "completed", "incomplete"]),
+  role: z.literal("assistant"),
+  content: z.array(outputTextSchema),
+});
+/** The assistant message item. */
+export type OutputMessage = z.infer<typeof outputMessageSchema>;
+
+/** The query's steps as a reasoning item whose summary is their text (docs/upstream-assumptions.md#steps). */
+export const reasoningItemSchema = z.object({
+  type: z.literal("reasoning"),
+  id: z.string(),
+  summary: z.array(z.object({ type: z.literal("summary_text"), text: z.string() })),
+  status: z.enum(["in_progress", "completed", "incomplete"]).optional(),
+});
+/** The reasoning item. */
+export type ReasoningItem = z.infer<typeof reasoningItemSchema>;
+
+/** An output item of a response. */
+export type OutputItem = OutputMessage | ReasoningItem;
+
+/** Token usage as the Responses API reports it (docs/upstream-assumptions.md#usage). */
+export const responseUsageSchema = z.object({
+  input_tokens: z.int(),
+  input_tokens_details: z.object({ cached_tokens: z.int(), cache_write_tokens: z.int() }),
+  output_tokens: z.int(),
+  output_tokens_details: z.object({ reasoning_tokens: z.int() }),
+  total_tokens: z.int(),
+});
+/** Response usage. */
+export type ResponseUsage = z.infer<typeof responseUsageSchema>;
+
+/** The response object, with every field OpenAI's schema requires. */
+export const responseObjectSchema = z.object({
+  id: z.string(),
+  object: z.literal("response"),
+  created_at: z.int(),
+  status: z.enum(["completed", "failed", "in_progress", "cancelled", "queued", "incomplete"]),
+  completed_at: z.int().nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  incomplete_details: z.null(),
+  instructions: z.string().nullable(),
+  max_output_tokens: z.int().nullable(),
+  model: z.string(),
+  output: z.array(z.union([outputMessageSchema, reasoningItemSchema])),
+  parallel_tool_calls: z.boolean(),
+  previous_response_id: z.string().nullable(),
+  reasoning: z.object({ effort: z.string().nullable(), summary: z.string().nullable() }),
+  store: z.boolean(),
+  temperature: z.number().nullable(),
+  text: z.object({ format: z.object({ type: z.literal("text") }) }),
+  tool_choice: z.unknown(),
+  tools: z.array(z.unknown()),
+  top_p: z.number().nullable(),
+  truncation: z.enum(["auto", "disabled"]),
+  /** Absent until the response completes. */
+  usage: responseUsageSchema.optional(),
+  /** Echoed when the request gave one. */
+  user: z.string().optional(),
+  metadata: z.record(z.string(), z.string()),
+});
+/** A response object. */
+export type ResponseObject = z.infer<typeof responseObjectSchema>;
