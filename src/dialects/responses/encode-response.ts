@@ -188,7 +188,8 @@ abstract class ResponseEncoding {
 
   /** The answer as the core gave it: what a stored response replays its events from. */
   get answer(): Pick<ResponseState, "reasoning" | "text" | "citations" | "sources"> {
-    return { reasoning: this.state.reasoning, text: this.state.text, citations: this.state.citations, sources: this.state.sources };
+    const { reasoning, text, citations, sources } = this.state;
+    return { reasoning, text, citations, sources };
   }
 
   protected complete(usage: TokenUsage): ResponseObject {

@@ -73,7 +73,8 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
   const schema = responseRequestSchema(config);
   const newQueryId = options.newQueryId ?? randomUUID;
   const newResponseId = options.newResponseId ?? (() => `resp_${randomUUID().replaceAll("-", "")}`);
-  const streamContext = { sweep: options.sweeps.of(config.sseKeepAliveMs), facts, lifecycle: options.lifecycle, logger: options.logger };
+  const sweep = options.sweeps.of(config.sseKeepAliveMs);
+  const streamContext = { sweep, facts, lifecycle: options.lifecycle, logger: options.logger };
   const seconds = () => Math.floor(options.clock.now() / 1000);
 
   /** A stored response this caller may see: created with the same credential, in the workspace the request names (if it names one). */
@@ -104,7 +105,8 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const id = newResponseId();
     const input = readInput(body.input, id);
     const scope = { principal: identity.principal, workspace };
-    const hints: ConversationHints = { conversationId: conversationIdFrom(request.headers, config.conversationIdHeaders), messages: input.messages };
+    const conversationId = conversationIdFrom(request.headers, config.conversationIdHeaders);
+    const hints: ConversationHints = { conversationId, messages: input.messages };
     const items = await resolveReferences(input.items, identity, workspace);
     const previous = body.previous_response_id ? await visible(body.previous_response_id, identity, workspace, "previous_response_id") : null;
     const referenced = previous ? null : items.lastReferenced;
@@ -130,7 +132,8 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
       const finished = encoder.finished;
       if (!meta.store || !finished || !encoder.usage) return;
       const value: StoredValue = { response: finished, input: items.resolved, meta, answer: encoder.answer, usage: encoder.usage };
-      const entry = { id, principal: identity.principal, workspace, queryId, itemIds: finished.output.map((item) => item.id), value };
+      const itemIds = finished.output.map((item) => item.id);
+      const entry = { id, principal: identity.principal, workspace, queryId, itemIds, value };
       responses.put(entry, config.responsesTtlSeconds).catch((error: unknown) => {
         options.logger.warn({ err: { message: (error as Error).message } }, "response could not be stored");
       });
