@@ -131,7 +131,8 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
       void options.conversations.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId });
       const finished = encoder.finished;
       if (!meta.store || !finished || !encoder.usage) return;
-      const value: StoredValue = { response: finished, input: items.resolved, meta, answer: encoder.answer, usage: encoder.usage };
+      const { answer: sentAnswer, usage } = encoder;
+      const value: StoredValue = { response: finished, input: items.resolved, meta, answer: sentAnswer, usage };
       const itemIds = finished.output.map((item) => item.id);
       const entry = { id, principal: identity.principal, workspace, queryId, itemIds, value };
       responses.put(entry, config.responsesTtlSeconds).catch((error: unknown) => {
