@@ -31,6 +31,8 @@ const round = (value, digits = 2) => Math.round(value * 10 ** digits) / 10 ** di
 const headers = { authorization: "Bearer bench-key", "service-workspace": "bench", "content-type": "application/json" };
 const chatBody = JSON.stringify({ model: "ask", messages: [{ role: "user", content: "How much annual leave do employees get?" }] });
 const streamBody = JSON.stringify({ model: "ask", stream: true, messages: [{ role: "user", content: "How much annual leave do employees get?" }] });
+const responseBody = JSON.stringify({ model: "ask", input: "How much annual leave do employees get?" });
+const responseStreamBody = JSON.stringify({ model: "ask", stream: true, input: "How much annual leave do employees get?" });
 const createBody = JSON.stringify({ content: "How much annual leave do employees get?", mode: "ask" });
 
 /** One autocannon run: throughput and latency. */
@@ -62,7 +64,8 @@ async function loadRounds(targets) {
       runs: rounds.map((figures) => round(figures[name].rps, 0)),
     };
   }
-  return { fifty, share: round(median(rounds.map((figures) => figures.adapter.rps / figures.bareProxy.rps)), 3) };
+  const shareOf = (name) => round(median(rounds.map((figures) => figures[name].rps / figures.bareProxy.rps)), 3);
+  return { fifty, share: shareOf("adapter"), responsesShare: shareOf("responses") };
 }
 
 /** Latency of one request at a time, in microseconds: full response, and time to the first body byte. */
@@ -108,7 +111,13 @@ async function sequentialRounds(targets, count) {
   const added = (name) => medianOf((figures) => figures[name].p50Us - figures.upstream.p50Us);
   return {
     single,
-    addedP50Us: { bareProxy: added("bareProxy"), adapter: added("adapter"), adapterStream: added("adapterStream") },
+    addedP50Us: {
+      bareProxy: added("bareProxy"),
+      adapter: added("adapter"),
+      adapterStream: added("adapterStream"),
+      responses: added("responses"),
+      responsesStream: added("responsesStream"),
+    },
     firstStreamByteAfterCreateUs: medianOf((figures) => figures.adapterStream.firstByteP50Us - figures.upstream.p50Us),
   };
 }
@@ -129,9 +138,11 @@ async function throughputAndLatency() {
     bareProxy: [`${proxy.url}/v1/chat/completions`, chatBody],
     adapter: [`${adapter.url}/v1/chat/completions`, chatBody],
     adapterStream: [`${adapter.url}/v1/chat/completions`, streamBody],
+    responses: [`${adapter.url}/v1/responses`, responseBody],
+    responsesStream: [`${adapter.url}/v1/responses`, responseStreamBody],
   };
   const { single, addedP50Us, firstStreamByteAfterCreateUs } = await sequentialRounds(targets, 1000);
-  const { fifty, share } = await loadRounds(targets);
+  const { fifty, share, responsesShare } = await loadRounds(targets);
   for (const { child } of [upstream, proxy, adapter]) child.kill();
   return {
     oneAtATime: single,
@@ -139,6 +150,7 @@ async function throughputAndLatency() {
     addedP50Us,
     firstStreamByteAfterCreateUs,
     adapterShareOfBareProxy: share,
+    responsesShareOfBareProxy: responsesShare,
   };
 }
 
@@ -307,6 +319,17 @@ function writeDocs(results) {
     ["added p50 latency, one request at a time", "≤ 500 µs", `${latency.addedP50Us.adapter} µs`, latency.addedP50Us.adapter <= 500],
     ["non-streaming completions at 50 connections", "≥ 5,000/s", `${fifty.adapter.rps}/s`, fifty.adapter.rps >= 5000],
     ["share of the bare proxy's throughput", "≥ 35%", `${Math.round(latency.adapterShareOfBareProxy * 100)}%`, latency.adapterShareOfBareProxy >= 0.35],
+    ...(latency.addedP50Us.responses === undefined
+      ? []
+      : [
+          ["Responses API: added p50 latency, one request at a time", "≤ 500 µs", `${latency.addedP50Us.responses} µs`, latency.addedP50Us.responses <= 500],
+          [
+            "Responses API: share of the bare proxy's throughput",
+            "≥ 35%",
+            `${Math.round(latency.responsesShareOfBareProxy * 100)}%`,
+            latency.responsesShareOfBareProxy >= 0.35,
+          ],
+        ]),
     ["first stream byte after the upstream's create answer", "≤ 1 ms", `${latency.firstStreamByteAfterCreateUs} µs`, latency.firstStreamByteAfterCreateUs <= 1000],
     [
       "list calls per poll with 1,000 waiting requests",
@@ -365,6 +388,12 @@ ${table([
   ["bare proxy", `${one.bareProxy.p50Us} µs`, `${one.bareProxy.p99Us} µs`, `${latency.addedP50Us.bareProxy} µs`],
   ["adapter", `${one.adapter.p50Us} µs`, `${one.adapter.p99Us} µs`, `${latency.addedP50Us.adapter} µs`],
   ["adapter, streamed", `${one.adapterStream.p50Us} µs`, `${one.adapterStream.p99Us} µs`, `${latency.addedP50Us.adapterStream} µs`],
+  ...(one.responses
+    ? [
+        ["adapter, Responses API", `${one.responses.p50Us} µs`, `${one.responses.p99Us} µs`, `${latency.addedP50Us.responses} µs`],
+        ["adapter, Responses API streamed", `${one.responsesStream.p50Us} µs`, `${one.responsesStream.p99Us} µs`, `${latency.addedP50Us.responsesStream} µs`],
+      ]
+    : []),
 ])}
 
 Over the bare proxy (the floor for any Node adapter: the same two HTTP hops), the adapter adds
@@ -382,6 +411,7 @@ ${table([
     ["bare proxy", fifty.bareProxy],
     ["adapter", fifty.adapter],
     ["adapter, streamed", fifty.adapterStream],
+    ...(fifty.responses ? [["adapter, Responses API", fifty.responses], ["adapter, Responses API streamed", fifty.responsesStream]] : []),
   ].map(([name, row]) => [name, row.rps, (row.runs ?? []).join(", "), `${row.p50Ms} ms`, `${row.p99Ms} ms`]),
 ])}
 

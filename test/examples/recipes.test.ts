@@ -31,7 +31,18 @@ const readme = readFileSync(join(root, "README.md"), "utf8");
 const example = (name: string) => readFileSync(join(root, "examples", name), "utf8");
 
 describe("recipes", () => {
-  it.each(["curl.sh", "openai-sdk.mjs", "openai_sdk.py", "langchain.mjs", "vercel-ai-sdk.mjs", "librechat.yaml"])(
+  it.each([
+    "curl.sh",
+    "openai-sdk.mjs",
+    "openai_sdk.py",
+    "langchain.mjs",
+    "vercel-ai-sdk.mjs",
+    "librechat.yaml",
+    "openai-sdk-responses.mjs",
+    "openai-agents.mjs",
+    "vercel-ai-sdk-responses.mjs",
+    "langchain-responses.mjs",
+  ])(
     "the README shows %s as it is in examples/",
     (name) => {
       expect(readme).toContain(example(name).trim());
@@ -63,6 +74,32 @@ describe("recipes", () => {
     const { stdout } = await run(process.execPath, [join(root, "examples/vercel-ai-sdk.mjs")], { env: environment, timeout: 20_000 });
     expect(stdout).toMatch(/Sources:\n\[1\] /);
     expect(stdout).toMatch(/usage: \{[\s\S]*(inputTokens|promptTokens)/);
+  });
+
+  it("the OpenAI SDK on the Responses API: citations, a follow-up, a stream and the stored response", async () => {
+    const { stdout } = await run(process.execPath, [join(root, "examples/openai-sdk-responses.mjs")], { env: environment, timeout: 20_000 });
+    expect(stdout).toMatch(/cites README\.md \(file-[0-9a-f]+\) at \d+/);
+    expect(stdout).toMatch(/usage: \{[\s\S]*input_tokens/);
+    expect(stdout).toMatch(/follow-up: \S/);
+    expect(stdout).toMatch(/Using tool: search_documents/);
+    expect(stdout).toMatch(/stored as resp_\w+: completed/);
+  });
+
+  it("the OpenAI Agents SDK: a run and a streamed run", async () => {
+    const { stdout } = await run(process.execPath, [join(root, "examples/openai-agents.mjs")], { env: environment, timeout: 20_000 });
+    expect(stdout.split("Sources:").length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("the Vercel AI SDK on the Responses API: sources, a second turn, reasoning in a stream", async () => {
+    const { stdout } = await run(process.execPath, [join(root, "examples/vercel-ai-sdk-responses.mjs")], { env: environment, timeout: 20_000 });
+    expect(stdout).toMatch(/source: README\.md/);
+    expect(stdout).toMatch(/second turn: \S/);
+    expect(stdout).toMatch(/Using tool: search_documents/);
+  });
+
+  it("LangChain JS on the Responses API: invoke and stream", async () => {
+    const { stdout } = await run(process.execPath, [join(root, "examples/langchain-responses.mjs")], { env: environment, timeout: 20_000 });
+    expect(stdout.split("Sources:").length).toBeGreaterThanOrEqual(3);
   });
 
   it("the OpenAI SDK for Python: compiles (the SDK cannot be installed on this machine to run it)", async () => {
