@@ -265,6 +265,8 @@ describe("the realtime channel", () => {
     await round();
     expect(fast.adapter.realtime?.openConnections).toBe(0);
     expect(fast.adapter.realtime?.activeSubscriptions).toBe(0);
+    // Sockets close asynchronously: give the last ones a moment on a busy machine, then compare.
+    await until(() => JSON.stringify(count()) === JSON.stringify(baseline), 2000, "the baseline of timers and sockets").catch(() => undefined);
     expect(count()).toEqual(baseline);
   });
 });
