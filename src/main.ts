@@ -5,7 +5,9 @@ import { packageVersion } from "./util/package-info.js";
 import { type Config, ConfigError, loadConfig } from "./config/config.js";
 import { createAdapter } from "./server/create-adapter.js";
 import { startServer } from "./server/start-server.js";
+import { documentReader } from "./embedded-workspace/read-document.js";
 import {
+  defaultDocuments,
   type RunningWorkspace,
   startEmbeddedWorkspace,
 } from "./embedded-workspace/start-embedded-workspace.js";
@@ -31,9 +33,10 @@ try {
 
 let embedded: RunningWorkspace | undefined;
 let upstreamUrl = config.workspaceBaseUrl;
+const documentRoots = config.embedded.documentsDir ? [config.embedded.documentsDir] : defaultDocuments();
 if (!upstreamUrl) {
   embedded = await startEmbeddedWorkspace({
-    ...(config.embedded.documentsDir ? { documents: [config.embedded.documentsDir] } : {}),
+    documents: documentRoots,
     workspaces: config.embedded.workspaces,
     stepDelayMs: config.embedded.stepDelayMs,
     modeField: config.modeField,
@@ -42,7 +45,13 @@ if (!upstreamUrl) {
   config = { ...config, defaultWorkspace: config.defaultWorkspace ?? config.embedded.workspaces[0] };
 }
 
-const adapter = createAdapter(config, upstreamUrl);
+// Set once the server listens: the embedded workspace's citations link to the adapter's document page.
+let listening = "";
+const adapter = createAdapter(
+  config,
+  upstreamUrl,
+  embedded ? { documents: documentReader(documentRoots), publicUrl: () => config.publicUrl ?? listening } : {},
+);
 if (embedded) {
   adapter.logger.info(
     { upstream: embedded.url, workspaces: config.embedded.workspaces },
@@ -53,7 +62,8 @@ if (embedded) {
 const running = await startServer(adapter, config);
 const { port } = running.server.address() as AddressInfo;
 const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
-const base = `http://${host.includes(":") ? `[${host}]` : host}:${port}/v1`;
+listening = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+const base = `${listening}/v1`;
 adapter.logger.info({ url: base, upstream: embedded ? "embedded" : upstreamUrl }, "adapter listening");
 const workspace = config.defaultWorkspace ?? "<workspace-id>";
 process.stdout.write(

@@ -142,8 +142,8 @@ class SourceList {
   }
 }
 
-/** `handbook.pdf`, `handbook.pdf, p. 4`, `handbook.pdf p.4`, `handbook.pdf#page=4`; null otherwise. */
-function parseNameMarker(text: string): { filename: string; page: number | null } | null {
+/** A marker that names a file (`handbook.pdf`, `handbook.pdf, p. 4`, `handbook.pdf#page=4`): its filename and page; null otherwise. */
+export function parseNameMarker(text: string): { filename: string; page: number | null } | null {
   const filename = new RegExp(`^\\s*(${FILENAME.source})`).exec(text)?.[1];
   if (!filename) return null;
   const rest = text.slice(text.indexOf(filename) + filename.length);
@@ -170,4 +170,14 @@ function expandNumbers(text: string): number[] {
 function maskCode(text: string): string {
   if (!text.includes("`")) return text;
   return text.replace(/```[\s\S]*?(?:```|$)|`[^`\n]*`/g, (code) => " ".repeat(code.length));
+}
+
+/**
+ * The one document a bracketed marker's text names, when it names one with a document extension
+ * (`handbook.pdf, p. 4` → handbook.pdf, page 4): what a Markdown citation links the marker to.
+ */
+export function namedDocument(text: string): { filename: string; page: number | null } | null {
+  if (text.includes(";")) return null;
+  const named = parseNameMarker(text);
+  return named && DOCUMENT_EXTENSIONS.has(named.filename.toLowerCase().split(".").pop() ?? "") ? named : null;
 }

@@ -124,7 +124,8 @@ export async function loadPassages(paths: readonly string[]): Promise<Passage[]>
   return passages;
 }
 
-async function listDocuments(path: string): Promise<string[]> {
+/** Every document file below a path (a file or a folder), sorted. */
+export async function listDocuments(path: string): Promise<string[]> {
   try {
     const entries = await readdir(path, { withFileTypes: true, recursive: true });
     return entries

@@ -5,6 +5,7 @@ import type { AnswerService } from "../answer/answer-service.js";
 import type { Authenticator } from "../auth/authenticate.js";
 import type { Config } from "../config/config.js";
 import type { Conversations } from "../conversations/conversations.js";
+import type { DocumentReader } from "../core/document-reader.js";
 import { MethodNotAllowedError, NotFoundError } from "../errors/adapter-error.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { ResponseStore } from "../stores/response-store.js";
@@ -18,6 +19,7 @@ import { openApiDocument } from "./openapi.js";
 import { pathOf, type ResponseFacts } from "./request-log.js";
 import { type Route, RouteTable } from "./route-table.js";
 import { chatCompletionsRoute } from "./routes/chat-completions.js";
+import { documentRoutes } from "./routes/documents.js";
 import { healthRoutes } from "./routes/health.js";
 import { modelsRoutes } from "./routes/models.js";
 import { responsesRoutes } from "./routes/responses.js";
@@ -39,6 +41,8 @@ export interface AppDependencies {
     | "modelsCacheSeconds"
     | "stepsOutput"
     | "citationStyle"
+    | "chatAnnotations"
+    | "sourceUrlTemplate"
     | "responsesTtlSeconds"
   >;
   answers: AnswerService;
@@ -58,6 +62,10 @@ export interface AppDependencies {
   /** `created` of the listed models: the time the adapter started, in seconds. */
   startedAt: number;
   newQueryId?: () => string;
+  /** The base URL of the adapter's document page, when it serves the embedded workspace's documents. */
+  documentPage?: () => string;
+  /** The documents that page shows (the embedded workspace's). */
+  documents?: DocumentReader;
 }
 
 /** Every route of the adapter, in one list (docs/architecture.md#modules). */
@@ -74,6 +82,7 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
       cacheSeconds: config.modelsCacheSeconds,
     }),
     ...healthRoutes({ client: dependencies.client, lifecycle: dependencies.lifecycle }),
+    ...(dependencies.documents ? documentRoutes(dependencies.documents) : []),
     {
       method: "GET",
       path: "/metrics",

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { createAuthenticator } from "../auth/authenticate.js";
 import { AnswerService } from "../answer/answer-service.js";
 import type { Config } from "../config/config.js";
+import type { DocumentReader } from "../core/document-reader.js";
 import { type ConversationStore, MemoryConversationStore } from "../stores/conversation-store.js";
 import { Conversations } from "../conversations/conversations.js";
 import { RedisConversationStore } from "../stores/redis-conversation-store.js";
@@ -47,6 +48,10 @@ export interface AdapterEffects {
   client?: WorkspaceClient;
   conversationStore?: ConversationStore;
   responseStore?: ResponseStore;
+  /** The embedded workspace's documents, served at `/documents/...` for citation links. */
+  documents?: DocumentReader;
+  /** The adapter's address as browsers reach it (its document page links start with it). */
+  publicUrl?: () => string;
   tokens?: TokenCounter;
 }
 
@@ -136,6 +141,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     startedAt: Math.floor(clock.now() / 1000),
     version: packageVersion(),
     ...(effects.newQueryId ? { newQueryId: effects.newQueryId } : {}),
+    ...(effects.documents && effects.publicUrl ? { documents: effects.documents, documentPage: effects.publicUrl } : {}),
   });
   return {
     app,

@@ -5,7 +5,8 @@ import { promisify } from "node:util";
 import { load as loadYaml } from "js-yaml";
 import { configSchema } from "librechat-data-provider";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
+import { documentReader } from "../../src/embedded-workspace/read-document.js";
+import { defaultDocuments, type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
 import { projectRoot } from "../../src/util/package-info.js";
 import { type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
 
@@ -19,7 +20,10 @@ let environment: Record<string, string>;
 
 beforeAll(async () => {
   workspace = await startEmbeddedWorkspace({ workspaces: ["demo"], stepDelayMs: 5 });
-  adapter = await startAdapter(workspace.url);
+  // As `npm start` runs it: the embedded workspace's documents served for citation links.
+  let listening = "";
+  adapter = await startAdapter(workspace.url, {}, undefined, { documents: documentReader(defaultDocuments()), publicUrl: () => listening });
+  listening = adapter.url;
   environment = { ...process.env, ADAPTER_URL: `${adapter.url}/v1`, WORKSPACE_API_KEY: "any-key", WORKSPACE_ID: "demo" } as Record<string, string>;
 });
 afterAll(async () => {
@@ -38,6 +42,7 @@ describe("recipes", () => {
     "langchain.mjs",
     "vercel-ai-sdk.mjs",
     "librechat.yaml",
+    "vercel-ai-sdk-chat.mjs",
     "openai-sdk-responses.mjs",
     "openai-agents.mjs",
     "vercel-ai-sdk-responses.mjs",
@@ -74,6 +79,12 @@ describe("recipes", () => {
     const { stdout } = await run(process.execPath, [join(root, "examples/vercel-ai-sdk.mjs")], { env: environment, timeout: 20_000 });
     expect(stdout).toMatch(/Sources:\n\[1\] /);
     expect(stdout).toMatch(/usage: \{[\s\S]*(inputTokens|promptTokens)/);
+  });
+
+  it("the Vercel AI SDK's OpenAI chat model with default settings: text and sources, plain and streamed", async () => {
+    const { stdout } = await run(process.execPath, [join(root, "examples/vercel-ai-sdk-chat.mjs")], { env: environment, timeout: 20_000 });
+    expect(stdout).toMatch(/source: .+ <http:\/\/127\.0\.0\.1:\d+\/documents\/demo\/\S+>/);
+    expect(stdout).toMatch(/\n[1-9]\d* sources/);
   });
 
   it("the OpenAI SDK on the Responses API: citations, a follow-up, a stream and the stored response", async () => {
@@ -133,7 +144,14 @@ describe("recipes", () => {
     const first = await ask("How does the adapter cite sources?", "7c1f0b8e-convo");
     await first.text();
     const second = await ask("And how are streams ended?", "7c1f0b8e-convo");
-    await second.text();
+    const streamed = await second.text();
+    // Citations as Markdown links LibreChat shows: a Sources list linking to the document page.
+    const content = streamed
+      .split("\n\n")
+      .filter((frame) => frame.startsWith("data: {"))
+      .map((frame) => JSON.parse(frame.slice(6)).choices[0]?.delta.content ?? "")
+      .join("");
+    expect(content).toMatch(/\*\*Sources\*\*\n- \[[^\]]+\]\(http:\/\/127\.0\.0\.1:\d+\/documents\/demo\//);
     expect(second.headers.get("service-query-id")).toBe(first.headers.get("service-query-id"));
   });
 });

@@ -49,10 +49,17 @@ describe("streamed chat completions", () => {
     for (const chunk of chunks) expect(openAIErrors("CreateChatCompletionStreamResponse", chunk)).toEqual([]);
     expect(new Set(chunks.map((chunk) => `${chunk.id}|${chunk.created}|${chunk.model}`)).size).toBe(1);
     expect(chunks[0].choices[0].delta).toEqual({ role: "assistant", content: "" });
-    const kinds = chunks.map((chunk) => Object.keys(chunk.choices[0].delta).sort().join("+") || `finish:${chunk.choices[0].finish_reason}`);
+    // Open WebUI's source events ride on chunks with no choices, just before the finish chunk.
+    const sourceEvents = chunks.filter((chunk) => chunk.choices.length === 0);
+    expect(sourceEvents.length).toBeGreaterThan(0);
+    for (const chunk of sourceEvents) expect(chunk.event).toMatchObject({ type: "source", data: { source: { name: expect.any(String) } } });
+    const kinds = chunks
+      .filter((chunk) => chunk.choices.length > 0)
+      .map((chunk) => [Object.keys(chunk.choices[0].delta).sort().join("+"), chunk.choices[0].finish_reason].filter(Boolean).join(":"));
     expect(kinds[0]).toBe("content+role");
-    expect(kinds.at(-1)).toBe("finish:stop");
-    expect(kinds.at(-2)).toBe("annotations+sources");
+    // The finish chunk carries the annotations and sources (Lobe Chat reads them only there).
+    expect(kinds.at(-1)).toBe("annotations+sources:stop");
+    expect(chunks.at(-1).citations.length).toBeGreaterThan(0);
     // Steps come before the output grows, and the output grows over several chunks.
     expect(kinds.indexOf("reasoning_content")).toBeLessThan(kinds.indexOf("content"));
     expect(kinds.filter((kind) => kind === "content").length).toBeGreaterThan(2);

@@ -1,21 +1,28 @@
 import type { AnswerEvent, Citation } from "../../answer/answer-events.js";
 import { codePointLength } from "../../answer/code-points.js";
+import type { SourceLinker } from "../../answer/source-links.js";
 import { type CitationStyle, sourcesFooter } from "../../answer/sources-footer.js";
 import type { CitedSource } from "../../core/source-record.js";
-import type { ChunkDelta, CompletionMessage, FileCitation } from "./chat-completion.js";
+import type { ChatAnnotation, ChunkDelta, CompletionMessage } from "./chat-completion.js";
+import { linkMarkers, type MarkerLinks, newMarkerLinks, shifted } from "./link-markers.js";
 
 /** Where steps go (docs/upstream-assumptions.md#steps). */
 export type StepsOutput = "reasoning" | "content" | "none";
+
+/** The annotation format of a chat answer (docs/architecture.md#citation-formats). */
+export type AnnotationFormat = "file_citation" | "url_citation" | "none";
 
 /** Opening of the reasoning block when steps go into the content. */
 export const THINK_OPEN = "<think>\n";
 /** Closing of the reasoning block: the output follows after a blank line. */
 export const THINK_CLOSE = "\n</think>\n\n";
 
-/** How chat answers are shaped: where steps go and how citations reach the client. */
+/** How a chat answer is shaped: where steps go, how citations reach the client, where sources link to. */
 export interface ChatEncoding {
   stepsOutput: StepsOutput;
   citationStyle: CitationStyle;
+  annotations: AnnotationFormat;
+  links: SourceLinker;
 }
 
 /**
@@ -29,27 +36,37 @@ export interface ChatChoice {
   /** Content sent before the output: the `<think>` block when steps go into the content. */
   prefix: string;
   thinkOpen: boolean;
-  /** Output sent as `content`. */
+  /** Output sent as `content` (with marker links, in the Markdown style). */
   output: string;
   /** The Markdown Sources list sent after the output (citation style `markdown`). */
   footer: string;
-  annotations: FileCitation[];
+  /** Marker links being made (citation style `markdown`). */
+  links: MarkerLinks | null;
+  annotations: ChatAnnotation[];
   sources: CitedSource[];
 }
 
 /** A choice nothing was sent of yet. */
-export function newChatChoice(): ChatChoice {
-  return { reasoning: "", prefix: "", thinkOpen: false, output: "", footer: "", annotations: [], sources: [] };
+export function newChatChoice(encoding: ChatEncoding): ChatChoice {
+  return {
+    reasoning: "",
+    prefix: "",
+    thinkOpen: false,
+    output: "",
+    footer: "",
+    links: encoding.citationStyle === "markdown" ? newMarkerLinks() : null,
+    annotations: [],
+    sources: [],
+  };
 }
 
 /**
- * The deltas one answer event adds to a choice (docs/upstream-assumptions.md#steps and
- * #sources-and-citations): reasoning as `reasoning_content`, or leading the content inside
+ * The content and reasoning deltas one answer event adds to a choice (docs/upstream-assumptions.md#steps
+ * and #sources-and-citations): reasoning as `reasoning_content`, or leading the content inside
  * `<think>` (as Open WebUI and LibreChat show reasoning; a step after the output began is left
- * out); text as `content`; citations as `file_citation` annotations shifted past the `<think>`
- * block, with the sources, complete in one delta (the OpenAI SDK's stream helper keeps only the
- * last value of delta keys it does not know, so they must not be split), after the Markdown
- * Sources list when that style is on.
+ * out); text as `content` (in the Markdown style, a marker that names a document becomes a link to
+ * it, held back until it is complete); at `cited`, the rest, the Markdown Sources list, and the
+ * annotations in the request's format, kept for the choice's last delta (`finalDelta`).
  */
 export function chatDeltas(choice: ChatChoice, event: AnswerEvent, encoding: ChatEncoding): ChunkDelta[] {
   switch (event.type) {
@@ -58,7 +75,7 @@ export function chatDeltas(choice: ChatChoice, event: AnswerEvent, encoding: Cha
         choice.reasoning += event.text;
         return [{ reasoning_content: event.text }];
       }
-      if (encoding.stepsOutput === "none" || choice.output !== "") return [];
+      if (encoding.stepsOutput === "none" || choice.output !== "" || choice.prefix.endsWith(THINK_CLOSE)) return [];
       const opening = choice.thinkOpen ? "" : THINK_OPEN;
       choice.thinkOpen = true;
       choice.reasoning += event.text;
@@ -67,23 +84,34 @@ export function chatDeltas(choice: ChatChoice, event: AnswerEvent, encoding: Cha
     }
     case "text": {
       const closing = closeThink(choice);
-      choice.output += event.text;
-      return [{ content: closing + event.text }];
+      const text = choice.links ? linkMarkers(choice.links, event.text, encoding.links, false) : event.text;
+      choice.output += text;
+      return closing || text ? [{ content: closing + text }] : [];
     }
     case "cited": {
       const deltas: ChunkDelta[] = [];
+      const rest = choice.links ? linkMarkers(choice.links, "", encoding.links, true) : "";
       const closing = closeThink(choice);
-      if (closing) deltas.push({ content: closing });
-      choice.footer = sourcesFooter(choice.output, event.sources, encoding.citationStyle);
+      if (closing || rest) deltas.push({ content: closing + rest });
+      choice.output += rest;
+      choice.footer = sourcesFooter(choice.output, event.sources, encoding.citationStyle, encoding.links);
       if (choice.footer) deltas.push({ content: choice.footer });
-      choice.annotations = fileCitations(event.citations, codePointLength(choice.prefix));
       choice.sources = event.sources;
-      deltas.push({ annotations: choice.annotations, sources: choice.sources });
+      choice.annotations = annotationsOf(choice, event.citations, encoding);
       return deltas;
     }
     default:
       return [];
   }
+}
+
+/**
+ * The last delta of a finished choice: its annotations and sources, complete in one delta (the
+ * OpenAI SDK's stream helper keeps only the last value of delta keys it does not know, so they
+ * must not be split; Lobe Chat reads annotations only from the chunk that finishes the choice).
+ */
+export function finalDelta(choice: ChatChoice): ChunkDelta {
+  return { annotations: choice.annotations, sources: choice.sources };
 }
 
 /** The content a choice's client has: `<think>` block, output, Sources list. */
@@ -109,14 +137,25 @@ export function reasoningSent(choice: ChatChoice, encoding: ChatEncoding): strin
   return encoding.stepsOutput === "reasoning" ? choice.reasoning : "";
 }
 
-/** The interface's `file_citation` annotations (docs/architecture.md#the-chat-completion-resource). */
-function fileCitations(citations: readonly Citation[], offset: number): FileCitation[] {
-  return citations.map((citation) => ({
-    type: "file_citation",
-    file_citation: { filename: citation.filename },
-    start_index: citation.start + offset,
-    end_index: citation.end + offset,
-  }));
+/**
+ * Citations as annotations of the content the client received: spans moved past the `<think>`
+ * block and any marker links inserted before them; `file_citation` (the interface's shape),
+ * `url_citation` (OpenAI's chat shape, with the source's link and title), or none.
+ */
+function annotationsOf(choice: ChatChoice, citations: readonly Citation[], encoding: ChatEncoding): ChatAnnotation[] {
+  if (encoding.annotations === "none") return [];
+  const offset = codePointLength(choice.prefix);
+  const insertions = choice.links?.insertions ?? [];
+  return citations.map((citation) => {
+    const start = shifted(citation.start, insertions) + offset;
+    const end = shifted(citation.end, insertions) + offset;
+    if (encoding.annotations === "file_citation") {
+      return { type: "file_citation", file_citation: { filename: citation.filename }, start_index: start, end_index: end };
+    }
+    const source = choice.sources[citation.source];
+    const url = encoding.links(source ?? { filename: citation.filename, title: null, page: null, snippet: null }).url;
+    return { type: "url_citation", url_citation: { url, title: source?.title ?? citation.filename, start_index: start, end_index: end } };
+  });
 }
 
 function closeThink(choice: ChatChoice): string {

@@ -8,8 +8,26 @@ export const fileCitationSchema = z.object({
   start_index: z.int().nullable(),
   end_index: z.int().nullable(),
 });
-/** One annotation of a completion message. */
+/** An interface `file_citation` annotation. */
 export type FileCitation = z.infer<typeof fileCitationSchema>;
+
+/** OpenAI's chat `url_citation` annotation, spanning a citation marker in the content. */
+export const urlCitationSchema = z.object({
+  type: z.literal("url_citation"),
+  url_citation: z.object({ url: z.string(), title: z.string(), start_index: z.int(), end_index: z.int() }),
+});
+/** A `url_citation` annotation. */
+export type UrlCitation = z.infer<typeof urlCitationSchema>;
+
+/** One annotation of a completion message, in the format chosen for the request. */
+export const annotationSchema = z.union([fileCitationSchema, urlCitationSchema]);
+/** One annotation of a completion message. */
+export type ChatAnnotation = z.infer<typeof annotationSchema>;
+
+/** Perplexity's `search_results` entry, which some chat UIs read beside `citations` (URLs). */
+export const searchResultSchema = z.object({ title: z.string(), url: z.string(), snippet: z.string().optional() });
+/** One search result. */
+export type SearchResult = z.infer<typeof searchResultSchema>;
 
 /** A source the answer drew on (docs/architecture.md#the-chat-completion-resource); `cited` says whether a marker points at it. */
 export const completionSourceSchema = citedSourceSchema;
@@ -32,7 +50,7 @@ export const completionMessageSchema = z.object({
   content: z.string(),
   refusal: z.null(),
   reasoning_content: z.string().optional(),
-  annotations: z.array(fileCitationSchema),
+  annotations: z.array(annotationSchema),
   sources: z.array(completionSourceSchema),
 });
 /** The assistant message of a choice. */
@@ -53,6 +71,9 @@ export const chatCompletionSchema = z.object({
     }),
   ),
   usage: usageSchema,
+  /** Perplexity's convention, read by some chat UIs: the sources' URLs, and their titles and snippets. */
+  citations: z.array(z.string()).optional(),
+  search_results: z.array(searchResultSchema).optional(),
 });
 /** A whole non-streamed response. */
 export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
@@ -62,7 +83,7 @@ export const chunkDeltaSchema = z.object({
   role: z.literal("assistant").optional(),
   content: z.string().optional(),
   reasoning_content: z.string().optional(),
-  annotations: z.array(fileCitationSchema).optional(),
+  annotations: z.array(annotationSchema).optional(),
   sources: z.array(completionSourceSchema).optional(),
 });
 /** The delta of one streamed choice. */
@@ -83,6 +104,10 @@ export const chatCompletionChunkSchema = z.object({
     }),
   ),
   usage: usageSchema.nullable().optional(),
+  citations: z.array(z.string()).optional(),
+  search_results: z.array(searchResultSchema).optional(),
+  /** Open WebUI's `source` event (one per source), forwarded by its backend to the chat as a source chip. */
+  event: z.object({ type: z.literal("source"), data: z.record(z.string(), z.unknown()) }).optional(),
 });
 /** One streamed chunk. */
 export type ChatCompletionChunk = z.infer<typeof chatCompletionChunkSchema>;

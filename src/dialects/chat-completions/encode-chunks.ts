@@ -4,8 +4,9 @@ import type { SseFrame } from "../../core/sse-frame.js";
 import type { AdapterError } from "../../errors/adapter-error.js";
 import { errorBody } from "../../errors/error-body.js";
 import type { ChatCompletionChunk, ChunkDelta } from "./chat-completion.js";
-import { type ChatChoice, type ChatEncoding, chatDeltas, newChatChoice } from "./chat-choice.js";
-import { type CompletionMeta, chatSent, chatUsage } from "./encode-completion.js";
+import type { CitedSource } from "../../core/source-record.js";
+import { type ChatChoice, type ChatEncoding, chatDeltas, finalDelta, newChatChoice } from "./chat-choice.js";
+import { type CompletionMeta, chatSent, chatUsage, perplexityFields } from "./encode-completion.js";
 
 /** The first delta of every choice, as OpenAI sends it. */
 const ROLE_DELTA: ChunkDelta = { role: "assistant", content: "" };
@@ -27,7 +28,7 @@ export class ChatChunkEncoder implements StreamEncoder {
     private readonly encoding: ChatEncoding,
     readonly needsUsage: boolean,
   ) {
-    this.choices = Array.from({ length: meta.choices }, newChatChoice);
+    this.choices = Array.from({ length: meta.choices }, () => newChatChoice(encoding));
   }
 
   open(): SseFrame[] {
@@ -36,9 +37,9 @@ export class ChatChunkEncoder implements StreamEncoder {
 
   encode(event: AnswerEvent): SseFrame[] {
     if (event.type === "failed") return [];
-    if (event.type === "finished") return [this.chunk(event.choice, {}, "stop")];
     const choice = this.choices[event.choice];
     if (!choice) return [];
+    if (event.type === "finished") return this.finish(event.choice, choice);
     return chatDeltas(choice, event, this.encoding).map((delta) => this.chunk(event.choice, delta));
   }
 
@@ -56,6 +57,24 @@ export class ChatChunkEncoder implements StreamEncoder {
     return [{ data: { error: errorBody(error).error } }, DONE];
   }
 
+  /**
+   * The chunks that finish a choice: Open WebUI's `source` events (one per source, on chunks with
+   * no choices, which every client skips), then the finish chunk with the annotations and sources
+   * and, as Perplexity sends them, the top-level `citations` and `search_results`.
+   */
+  private finish(index: number, choice: ChatChoice): SseFrame[] {
+    const frames = choice.sources.map(
+      (source): SseFrame => ({ data: { ...this.base(), choices: [], event: openWebUiSource(source, this.encoding) } }),
+    );
+    const last: ChatCompletionChunk = {
+      ...this.base(),
+      choices: [{ index, delta: finalDelta(choice), logprobs: null, finish_reason: "stop" }],
+      ...perplexityFields([choice], this.encoding),
+    };
+    frames.push({ data: last });
+    return frames;
+  }
+
   private base() {
     return { id: this.meta.id, object: "chat.completion.chunk" as const, created: this.meta.created, model: this.meta.model };
   }
@@ -64,4 +83,24 @@ export class ChatChunkEncoder implements StreamEncoder {
     const chunk: ChatCompletionChunk = { ...this.base(), choices: [{ index, delta, logprobs: null, finish_reason: finish }] };
     return { data: chunk };
   }
+}
+
+/**
+ * Open WebUI's `source` event for one source (its `stream_body_handler` forwards a chunk's `event`
+ * to the chat, which shows it as a source chip): name, document snippet, and metadata with the
+ * link and page.
+ */
+function openWebUiSource(source: CitedSource, encoding: ChatEncoding): { type: "source"; data: Record<string, unknown> } {
+  const name = source.filename ?? source.title ?? "source";
+  const link = encoding.links(source);
+  const title = source.title && source.filename ? `${source.filename} — ${source.title}` : name;
+  const clickable = link.clickable ? { url: link.url } : {};
+  return {
+    type: "source",
+    data: {
+      source: { name, id: link.url, ...clickable },
+      document: [source.snippet ?? title],
+      metadata: [{ source: link.url, name: title, ...(source.page === null ? {} : { page: source.page }), ...clickable }],
+    },
+  };
 }

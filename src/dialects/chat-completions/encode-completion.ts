@@ -1,6 +1,6 @@
 import type { BodyEncoder } from "../../answer/answer-encoder.js";
 import type { AnswerEvent, ChoiceSent, TokenUsage } from "../../answer/answer-events.js";
-import type { ChatCompletion, Usage } from "./chat-completion.js";
+import type { ChatCompletion, SearchResult, Usage } from "./chat-completion.js";
 import { type ChatChoice, type ChatEncoding, chatDeltas, contentOf, messageOf, newChatChoice, reasoningSent } from "./chat-choice.js";
 
 /** The response-level facts of a completion or a stream of chunks. */
@@ -40,7 +40,7 @@ export class ChatCompletionEncoder implements BodyEncoder<ChatCompletion> {
     private readonly meta: CompletionMeta,
     private readonly encoding: ChatEncoding,
   ) {
-    this.choices = Array.from({ length: meta.choices }, newChatChoice);
+    this.choices = Array.from({ length: meta.choices }, () => newChatChoice(encoding));
   }
 
   add(event: AnswerEvent): void {
@@ -66,6 +66,26 @@ export class ChatCompletionEncoder implements BodyEncoder<ChatCompletion> {
         finish_reason: "stop",
       })),
       usage: chatUsage(usage),
+      ...perplexityFields(this.choices, this.encoding),
     };
   }
+}
+
+/**
+ * Perplexity's top-level `citations` (the sources' URLs) and `search_results` (title, URL,
+ * snippet), which Lobe Chat and other Perplexity-minded clients read and strict clients ignore;
+ * nothing when no choice has sources.
+ */
+export function perplexityFields(
+  choices: readonly ChatChoice[],
+  encoding: ChatEncoding,
+): { citations?: string[]; search_results?: SearchResult[] } {
+  const sources = choices.flatMap((choice) => choice.sources);
+  if (sources.length === 0) return {};
+  const results = sources.map((source) => {
+    const result: SearchResult = { title: source.title ?? source.filename ?? "source", url: encoding.links(source).url };
+    if (source.snippet) result.snippet = source.snippet;
+    return result;
+  });
+  return { citations: results.map((result) => result.url), search_results: results };
 }

@@ -6,6 +6,8 @@ import type { Authenticator } from "../../auth/authenticate.js";
 import type { Config } from "../../config/config.js";
 import { type ConversationHints, type Conversations, conversationIdFrom } from "../../conversations/conversations.js";
 import { chatCompletionRequestSchema } from "../../dialects/chat-completions/chat-request.js";
+import { sourceLinker } from "../../answer/source-links.js";
+import { chatCitationFormat } from "../../dialects/chat-completions/citation-format.js";
 import { ChatChunkEncoder } from "../../dialects/chat-completions/encode-chunks.js";
 import { ChatCompletionEncoder, completionId } from "../../dialects/chat-completions/encode-completion.js";
 import { extractPrompt, plainMessages } from "../../dialects/chat-completions/extract-prompt.js";
@@ -37,6 +39,8 @@ export interface ChatRouteOptions {
     | "conversationIdHeaders"
     | "stepsOutput"
     | "citationStyle"
+    | "chatAnnotations"
+    | "sourceUrlTemplate"
   >;
   answers: AnswerService;
   authenticate: Authenticator;
@@ -47,6 +51,8 @@ export interface ChatRouteOptions {
   sweeps: KeepAliveSweeps;
   clock: Clock;
   logger: Logger;
+  /** The base URL of the adapter's document page, when it serves one (the embedded workspace). */
+  documentPage?: (() => string) | undefined;
   newQueryId?: (() => string) | undefined;
 }
 
@@ -60,7 +66,8 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
   const { config, facts } = options;
   const schema = chatCompletionRequestSchema(config);
   const newQueryId = options.newQueryId ?? randomUUID;
-  const encoding = { stepsOutput: config.stepsOutput, citationStyle: config.citationStyle };
+  const linkSettings = { template: config.sourceUrlTemplate, documentPage: options.documentPage };
+  const citationDefaults = { annotations: config.chatAnnotations, style: config.citationStyle };
   const sweep = options.sweeps.of(config.sseKeepAliveMs);
   const streamContext = { sweep, facts, lifecycle: options.lifecycle, logger: options.logger };
 
@@ -68,6 +75,10 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     const identity = options.authenticate(request);
     const raw = await readJsonBody(request, config.bodyLimitBytes);
     const { body, model, workspace } = validateRequest(request, raw, schema, config.defaultWorkspace, config.maxJsonDepth);
+    const citations = chatCitationFormat(request, citationDefaults);
+    const links = sourceLinker(linkSettings, workspace);
+    const { style: citationStyle, annotations } = citations;
+    const encoding = { stepsOutput: config.stepsOutput, citationStyle, annotations, links };
     const release = options.limit.acquire(workspace);
     facts.whenClosed(response, release);
     const { prompt, messageIndex } = extractPrompt(body.messages);

@@ -1,0 +1,84 @@
+import { createHash } from "node:crypto";
+import type { RequestHandler } from "express";
+import type { DocumentReader } from "../../core/document-reader.js";
+import { NotFoundError } from "../../errors/adapter-error.js";
+import { errorResponse } from "../openapi.js";
+import type { Route } from "../route-table.js";
+
+const STYLE = `body{font:16px/1.6 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b;background:#fff}
+header{border-bottom:1px solid #ccc;margin-bottom:1rem}h1{font-size:1.3rem;margin:.2rem 0}p.meta{color:#555;margin:.2rem 0 .8rem}
+pre{white-space:pre-wrap;word-wrap:break-word;font:15px/1.6 ui-monospace,monospace}mark{background:#ffe58a;color:#000;padding:0 .1em}
+@media (prefers-color-scheme:dark){body{background:#111;color:#eee}p.meta{color:#bbb}mark{background:#8a6d00;color:#fff}}`;
+/** A strict policy: no script at all, no requests, the one inline style by its hash. */
+const POLICY = [
+  "default-src 'none'",
+  `style-src 'sha256-${createHash("sha256").update(STYLE).digest("base64")}'`,
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+/** Text as HTML: every character that means something in HTML escaped (documents are untrusted). */
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+}
+
+/**
+ * Where a quoted passage is in a text, matching its words across any white space (a snippet is
+ * usually one line of a wrapped paragraph): [start, end) in the text, or null.
+ */
+export function findPassage(text: string, quote: string): [number, number] | null {
+  const words = quote.replace(/…$/, "").trim().split(/\s+/).filter(Boolean).slice(0, 60);
+  if (words.length === 0) return null;
+  const pattern = new RegExp(words.map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("\\s+"));
+  const match = pattern.exec(text);
+  return match ? [match.index, match.index + match[0].length] : null;
+}
+
+/**
+ * The document page the embedded workspace's citations link to (docs/architecture.md#source-links):
+ * the document's text, escaped, with the cited passage (`quote`) highlighted and scrolled to, and
+ * the cited page named. No credential is asked: the link is opened by a browser from a chat UI,
+ * and these are the embedded workspace's local documents.
+ */
+export function documentRoutes(read: DocumentReader): Route[] {
+  const page: RequestHandler = async (request, response) => {
+    const { workspace, path } = request.params as { workspace: string; path: string[] };
+    const filename = path.join("/");
+    const document = await read(filename);
+    if (!document) throw new NotFoundError(`No document '${filename}' in workspace '${workspace}'`);
+    const quote = typeof request.query.quote === "string" ? request.query.quote : "";
+    const pageNumber = typeof request.query.page === "string" && /^\d{1,6}$/.test(request.query.page) ? request.query.page : null;
+    const found = quote ? findPassage(document.text, quote) : null;
+    const body = found
+      ? `${escapeHtml(document.text.slice(0, found[0]))}<mark id="cited">${escapeHtml(document.text.slice(found[0], found[1]))}</mark>${escapeHtml(document.text.slice(found[1]))}`
+      : escapeHtml(document.text);
+    const meta = [`workspace ${escapeHtml(workspace)}`, pageNumber ? `page ${pageNumber}` : "", found ? '<a href="#cited">the cited passage</a> is highlighted' : ""]
+      .filter(Boolean)
+      .join(" · ");
+    response.setHeader("content-security-policy", POLICY);
+    response.setHeader("referrer-policy", "no-referrer");
+    response.type("html").send(
+      "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">" +
+        `<title>${escapeHtml(document.filename)}</title><style>${STYLE}</style></head><body><header><h1>${escapeHtml(document.filename)}</h1>` +
+        `<p class="meta">${meta}</p></header><main><pre>${body}</pre></main></body></html>`,
+    );
+  };
+  return [
+    {
+      method: "GET",
+      path: "/documents/{workspace}/{path+}",
+      handler: { express: page },
+      operation: {
+        summary: "A document of the embedded workspace, with a cited passage highlighted (`quote`) and its page named (`page`)",
+        parameters: [
+          { name: "workspace", in: "path", required: true, schema: { type: "string" } },
+          { name: "path", in: "path", required: true, schema: { type: "string" } },
+          { name: "quote", in: "query", schema: { type: "string" } },
+          { name: "page", in: "query", schema: { type: "integer" } },
+        ],
+        responses: { "200": { description: "An HTML page" }, "404": errorResponse("No such document") },
+      },
+    },
+  ];
+}
