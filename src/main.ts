@@ -67,7 +67,9 @@ const base = `${listening}/v1`;
 adapter.logger.info({ url: base, upstream: embedded ? "embedded" : upstreamUrl }, "adapter listening");
 const workspace = config.defaultWorkspace ?? "<workspace-id>";
 process.stdout.write(
-  `\nworkspace-openai-adapter is serving ${base}${embedded ? " (against the embedded workspace)" : ""}\nTry it:\n\n` +
+  `\nworkspace-openai-adapter is serving ${base}${embedded ? " (against the embedded workspace)" : ""}\n` +
+    (config.playground ? `Open the playground in a browser: ${listening}/\n` : "") +
+    "Try it:\n\n" +
     `curl -s ${base}/chat/completions \\\n` +
     `  -H "Authorization: Bearer ${embedded ? "any-key-works-locally" : "$WORKSPACE_API_KEY"}" \\\n` +
     `  -H "Service-Workspace: ${workspace}" \\\n` +

@@ -6,10 +6,25 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** Whether dist/src holds a compiled file, at least as new, for every source file. */
+const mtime = (path: string) => {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return -1;
+  }
+};
+
+/** Whether dist/playground is at least as new as every playground source. */
+function playgroundIsCurrent(): boolean {
+  const built = mtime(join(root, "dist/playground/app.js"));
+  const sources = readdirSync(join(root, "src/playground"), { withFileTypes: true }).filter((entry) => entry.isFile());
+  return built >= 0 && sources.every((entry) => mtime(join(entry.parentPath, entry.name)) <= built);
+}
+
+/** Whether dist/src holds a compiled file, at least as new, for every source file (the playground is bundled apart). */
 function distIsCurrent(): boolean {
   const sources = readdirSync(join(root, "src"), { recursive: true, withFileTypes: true }).filter(
-    (entry) => entry.isFile() && entry.name.endsWith(".ts"),
+    (entry) => entry.isFile() && entry.name.endsWith(".ts") && !join(entry.parentPath, entry.name).includes(`${join("src", "playground")}`),
   );
   return sources.every((entry) => {
     const source = join(entry.parentPath, entry.name);
@@ -32,6 +47,7 @@ export default function setup(): () => void {
   if (!distIsCurrent()) {
     execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
   }
+  if (!playgroundIsCurrent()) execFileSync(process.execPath, [join(root, "scripts/build-playground.mjs")], { cwd: root, stdio: "inherit" });
   const skipped = mkdtempSync(join(tmpdir(), "adapter-skipped-"));
   process.env.SKIPPED_SUITES_DIR = skipped;
   return () => {

@@ -93,6 +93,10 @@ export const environmentSchema = z.object({
   SERVER_HEADERS_TIMEOUT_MS: documented(integer(10_000, 100), "A client must send its request headers within this time"),
   SERVER_REQUEST_TIMEOUT_MS: documented(integer(30_000, 100), "A client must send its whole request within this time (the answer's stream is not bounded)"),
   CORS_ORIGINS: documented(z.string().default(""), "Comma-separated browser origins allowed to call the adapter; `*` for any", "unset (CORS off)"),
+  PLAYGROUND: documented(
+    z.enum(["auto", "on", "off"]).default("auto"),
+    "The playground page at `/`: `auto` serves it with the embedded workspace only",
+  ),
   LOG_LEVEL: documented(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"), "`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`"),
   LOG_FORMAT: documented(z.enum(["auto", "json", "pretty"]).default("auto"), "`json`, `pretty`, or `auto` (pretty at a terminal, JSON otherwise)"),
   EMBEDDED_DOCUMENTS_DIR: documented(optionalText, "Folder of documents the embedded workspace answers from (`--documents`)", "this README and `docs/`"),
@@ -159,6 +163,8 @@ function toConfig(env: Environment, context: z.RefinementCtx) {
     corsOrigins: list(env.CORS_ORIGINS),
     sseKeepAliveMs: env.SSE_KEEPALIVE_MS,
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
+    /** Whether `/` serves the playground. */
+    playground: env.PLAYGROUND === "on" || (env.PLAYGROUND === "auto" && !env.WORKSPACE_BASE_URL),
     logLevel: env.LOG_LEVEL,
     logFormat: env.LOG_FORMAT,
     workspaceApiKey: env.WORKSPACE_API_KEY,

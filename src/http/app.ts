@@ -20,6 +20,7 @@ import { pathOf, type ResponseFacts } from "./request-log.js";
 import { type Route, RouteTable } from "./route-table.js";
 import { chatCompletionsRoute } from "./routes/chat-completions.js";
 import { documentRoutes } from "./routes/documents.js";
+import { playgroundRoutes } from "./routes/playground.js";
 import { healthRoutes } from "./routes/health.js";
 import { modelsRoutes } from "./routes/models.js";
 import { responsesRoutes } from "./routes/responses.js";
@@ -44,6 +45,7 @@ export interface AppDependencies {
     | "chatAnnotations"
     | "sourceUrlTemplate"
     | "responsesTtlSeconds"
+    | "playground"
   >;
   answers: AnswerService;
   authenticate: Authenticator;
@@ -83,6 +85,13 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
     }),
     ...healthRoutes({ client: dependencies.client, lifecycle: dependencies.lifecycle }),
     ...(dependencies.documents ? documentRoutes(dependencies.documents) : []),
+    ...(config.playground
+      ? playgroundRoutes({
+          embedded: dependencies.documents !== undefined,
+          defaultWorkspace: config.defaultWorkspace ?? null,
+          key: dependencies.documents !== undefined ? "any-key-works-locally" : null,
+        })
+      : []),
     {
       method: "GET",
       path: "/metrics",

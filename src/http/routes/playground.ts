@@ -1,0 +1,83 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { RequestHandler } from "express";
+import { projectRoot } from "../../util/package-info.js";
+import type { Route } from "../route-table.js";
+
+/**
+ * A strict policy for the playground: its own script and stylesheet only (no inline script or
+ * style, no eval), requests to the adapter itself only, nothing framed, nothing posted elsewhere.
+ */
+const POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "connect-src 'self'",
+  "img-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+/** What the page is told: whether the upstream is the embedded workspace, and what to prefill. */
+export interface PlaygroundSettings {
+  embedded: boolean;
+  defaultWorkspace: string | null;
+  key: string | null;
+}
+
+/** The files the build wrote (scripts/build-playground.mjs), read once when the adapter starts. */
+function builtFiles(): Record<string, { type: string; body: Buffer }> | null {
+  const folder = join(projectRoot(), "dist/playground");
+  try {
+    return {
+      "index.html": { type: "text/html; charset=utf-8", body: readFileSync(join(folder, "index.html")) },
+      "app.js": { type: "text/javascript; charset=utf-8", body: readFileSync(join(folder, "app.js")) },
+      "app.css": { type: "text/css; charset=utf-8", body: readFileSync(join(folder, "app.css")) },
+    };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The playground (`GET /`, its script, stylesheet and settings): a page to ask the workspace, watch
+ * the answer stream with its steps and sources, and see the frames exactly as received. Built at
+ * `npm install`/`npm start` time; an adapter without the built files serves none of it.
+ */
+export function playgroundRoutes(settings: PlaygroundSettings): Route[] {
+  const files = builtFiles();
+  if (!files) return [];
+  const serve =
+    (name: keyof typeof files): RequestHandler =>
+    (_request, response) => {
+      const file = files[name] as { type: string; body: Buffer };
+      response.setHeader("content-security-policy", POLICY);
+      response.setHeader("referrer-policy", "no-referrer");
+      response.setHeader("cache-control", name === "index.html" ? "no-cache" : "public, max-age=300");
+      response.type(file.type).send(file.body);
+    };
+  const page = { summary: "The playground page", responses: { "200": { description: "HTML, script or stylesheet" } } };
+  return [
+    { method: "GET", path: "/", handler: { express: serve("index.html") }, operation: page },
+    { method: "GET", path: "/playground/app.js", handler: { express: serve("app.js") }, operation: page },
+    { method: "GET", path: "/playground/app.css", handler: { express: serve("app.css") }, operation: page },
+    {
+      method: "GET",
+      path: "/favicon.ico",
+      handler: { express: (_request, response) => void response.status(204).end() },
+      operation: { summary: "No icon (browsers ask for one)", responses: { "204": { description: "Nothing" } } },
+    },
+    {
+      method: "GET",
+      path: "/playground/settings.json",
+      handler: {
+        express: (_request, response) => {
+          response.setHeader("cache-control", "no-store");
+          response.json(settings);
+        },
+      },
+      operation: { summary: "What the playground prefills", responses: { "200": { description: "Settings" } } },
+    },
+  ];
+}

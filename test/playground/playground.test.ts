@@ -1,0 +1,196 @@
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { documentReader } from "../../src/embedded-workspace/read-document.js";
+import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
+import { startBrowser } from "../helpers/browser.js";
+import { CHROMIUM, describeWith } from "../helpers/external-programs.js";
+import { FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
+
+describeWith(CHROMIUM, "the playground, in a real browser", () => {
+  let folder: string;
+  let workspace: RunningWorkspace;
+  let adapter: RunningAdapter;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    // The fixture documents, and one whose text carries HTML and a javascript: link (documents are untrusted).
+    folder = mkdtempSync(join(tmpdir(), "playground-documents-"));
+    cpSync(FIXTURE_DOCUMENTS, folder, { recursive: true });
+    writeFileSync(
+      join(folder, "hostile.md"),
+      "# Hostile\n\nThe zebrafish quota is <img src=x onerror=\"window.__pwned=1\"> seven per tank <script>window.__pwned=2</script> always.\n",
+    );
+    workspace = await startEmbeddedWorkspace({ documents: [folder], workspaces: ["demo"], stepDelayMs: 15 });
+    // As `npm start` serves it: the embedded workspace's documents, the playground on.
+    let listening = "";
+    adapter = await startAdapter(workspace.url, { DEFAULT_WORKSPACE: "demo" }, undefined, { documents: documentReader([folder]), publicUrl: () => listening });
+    listening = adapter.url;
+    browser = await startBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await adapter?.close();
+    await workspace?.close();
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  /** A page on the playground, recording console errors and failed requests. */
+  async function open(viewport = { width: 1280, height: 900 }): Promise<{ page: Page; problems: string[] }> {
+    const page = await browser.newPage({ viewport });
+    const problems: string[] = [];
+    page.on("console", (message) => {
+      if (message.type() === "error") problems.push(`console: ${message.text()}`);
+    });
+    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+    page.on("requestfailed", (request) => {
+      if (request.failure()?.errorText !== "net::ERR_ABORTED") problems.push(`failed: ${request.url()}`);
+    });
+    page.on("dialog", (dialog) => {
+      problems.push(`dialog: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+    await page.goto(`${adapter.url}/`);
+    await page.waitForFunction(() => (document.getElementById("key") as HTMLInputElement).value !== "");
+    return { page, problems };
+  }
+
+  const ask = async (page: Page, question: string) => {
+    await page.fill("#question", question);
+    await page.press("#question", "Enter");
+  };
+  const lastAnswer = (page: Page) => page.locator(".message.assistant").last();
+  const finished = (page: Page) => page.waitForFunction(() => !document.querySelector(".message.assistant[aria-busy]"));
+
+  it("loads with a strict policy and no console errors or failed requests, offline of any third party", async () => {
+    const { page, problems } = await open();
+    const response = await page.goto(`${adapter.url}/`);
+    expect(response?.headers()["content-security-policy"]).toMatch(/default-src 'none'; script-src 'self'/);
+    expect(await page.locator("label", { hasText: "API key" }).count()).toBe(1);
+    const requested: string[] = [];
+    page.on("request", (request) => requested.push(request.url()));
+    await page.reload();
+    await page.waitForLoadState("networkidle");
+    expect(requested.every((url) => url.startsWith(adapter.url))).toBe(true);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("streams an answer with its steps, and a citation shows its source", async () => {
+    const { page, problems } = await open();
+    await ask(page, "How much annual leave do employees get?");
+    // The answer grows in several steps before it ends.
+    const lengths = new Set<number>();
+    while (await page.locator(".message.assistant[aria-busy]").count()) {
+      lengths.add((await lastAnswer(page).locator(".answer").innerText()).length);
+      await page.waitForTimeout(5);
+    }
+    expect(lengths.size).toBeGreaterThan(2);
+    const answer = lastAnswer(page);
+    expect(await answer.locator(".answer").innerText()).toContain("25 days");
+    expect(await answer.locator("details .steps").textContent()).toContain("Using tool: search_documents");
+    const citation = answer.locator("button.cite").first();
+    await citation.focus();
+    await page.keyboard.press("Enter");
+    const highlighted = page.locator(".source-list li.highlight");
+    expect(await highlighted.count()).toBe(1);
+    expect(await highlighted.innerText()).toContain("handbook.md");
+    expect(await page.locator("#query-id").innerText()).toMatch(/Workspace query: [0-9a-f-]{36}/);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("keeps one workspace query for a follow-up, on chat completions and on the Responses API", async () => {
+    for (const api of ["chat", "responses"]) {
+      const { page, problems } = await open();
+      await page.selectOption("#api", api);
+      await ask(page, "How much annual leave do employees get?");
+      await finished(page);
+      const first = await page.locator("#query-id").innerText();
+      await ask(page, "Does unused leave carry over?");
+      await finished(page);
+      expect(await page.locator(".message.assistant").count()).toBe(2);
+      expect(await page.locator("#query-id").innerText()).toBe(first);
+      expect(await lastAnswer(page).locator(".error").count()).toBe(0);
+      expect(problems).toEqual([]);
+      await page.close();
+    }
+  });
+
+  it("stops an answer, and the adapter stops waiting for it", async () => {
+    const { page } = await open();
+    await ask(page, "leave policy [fault:stall]");
+    await page.waitForFunction(() => document.querySelector(".message.assistant .steps")?.textContent !== "");
+    await page.waitForFunction(() => !(document.getElementById("stop") as HTMLButtonElement).disabled);
+    await page.click("#stop");
+    await finished(page);
+    expect(await lastAnswer(page).innerText()).toContain("Stopped.");
+    await expect.poll(() => adapter.adapter.watcher.waitingQueries, { timeout: 2000 }).toBe(0);
+    await page.close();
+  });
+
+  it("shows the adapter's errors as it sent them", async () => {
+    const { page } = await open();
+    await ask(page, "leave [fault:failed]");
+    await finished(page);
+    expect(await lastAnswer(page).locator("[role=alert]").innerText()).toContain("simulated failure");
+    await page.fill("#workspace", "no such workspace!");
+    await ask(page, "leave");
+    await finished(page);
+    expect(await lastAnswer(page).locator("[role=alert]").innerText()).toMatch(/^422: Invalid request: header\.service-workspace/);
+    await page.close();
+  });
+
+  it("runs nothing that comes from the workspace: HTML and javascript: links stay text", async () => {
+    const { page, problems } = await open();
+    await ask(page, "What is the zebrafish quota per tank?");
+    await finished(page);
+    await ask(page, 'qqxv [x](javascript:window.__pwned=3) <img src=y onerror="window.__pwned=4">');
+    await finished(page);
+    const answers = page.locator(".message.assistant .answer");
+    expect(await answers.first().innerText()).toContain("<img");
+    expect(await answers.locator("img, script").count()).toBe(0);
+    expect(await answers.locator("a[href^='javascript']").count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("shows the request, the frames as received with their timing, and the request as code", async () => {
+    const { page } = await open();
+    await page.check("#developer");
+    await ask(page, "How much annual leave do employees get?");
+    await finished(page);
+    expect(await page.locator("#raw-request").innerText()).toMatch(/^POST \/v1\/chat\/completions[\s\S]*authorization: Bearer •••/);
+    const frames = page.locator("#frames li");
+    expect(await frames.count()).toBeGreaterThan(5);
+    expect(await frames.first().innerText()).toMatch(/^\+\d+ ms\s*data: \{"id":"chatcmpl-/);
+    expect(await frames.last().innerText()).toMatch(/data: \[DONE\]$/);
+    await page.click("[data-snippet=curl]");
+    const curl = await page.locator("#snippet").innerText();
+    expect(curl).toContain(`curl -sN ${adapter.url}/v1/chat/completions`);
+    expect(curl).toContain("$WORKSPACE_API_KEY");
+    expect(curl).not.toContain("any-key-works-locally");
+    await page.click("[data-snippet=vercel]");
+    expect(await page.locator("#snippet").innerText()).toContain('workspace.chat("ask")');
+    await page.close();
+  });
+
+  it("fits a narrow screen, and (with UPDATE_SCREENSHOTS=1) updates the screenshots in docs/", async () => {
+    for (const [name, viewport] of [
+      ["playground.png", { width: 1280, height: 860 }],
+      ["playground-narrow.png", { width: 390, height: 844 }],
+    ] as const) {
+      const { page } = await open(viewport);
+      await ask(page, "How much annual leave do employees get?");
+      await finished(page);
+      await page.locator("button.cite").first().click();
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow).toBeLessThanOrEqual(0);
+      if (process.env.UPDATE_SCREENSHOTS === "1") await page.screenshot({ path: join(import.meta.dirname, "../../docs", name) });
+      await page.close();
+    }
+  });
+});
