@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+// Functions passed to page.evaluate run in the browser: they see the DOM.
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
