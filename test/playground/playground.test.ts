@@ -1,5 +1,3 @@
-/// <reference lib="dom" />
-// Functions passed to page.evaluate run in the browser: they see the DOM.
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -55,7 +53,8 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
       void dialog.dismiss();
     });
     await page.goto(`${adapter.url}/`);
-    await page.waitForFunction(() => (document.getElementById("key") as HTMLInputElement).value !== "");
+    // Expressions run in the browser are strings: this project's types are Node's, not the DOM's.
+    await page.waitForFunction('document.getElementById("key").value !== ""');
     return { page, problems };
   }
 
@@ -64,7 +63,7 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
     await page.press("#question", "Enter");
   };
   const lastAnswer = (page: Page) => page.locator(".message.assistant").last();
-  const finished = (page: Page) => page.waitForFunction(() => !document.querySelector(".message.assistant[aria-busy]"));
+  const finished = (page: Page) => page.waitForFunction('!document.querySelector(".message.assistant[aria-busy]")');
 
   it("loads with a strict policy and no console errors or failed requests, offline of any third party", async () => {
     const { page, problems } = await open();
@@ -124,8 +123,8 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
   it("stops an answer, and the adapter stops waiting for it", async () => {
     const { page } = await open();
     await ask(page, "leave policy [fault:stall]");
-    await page.waitForFunction(() => document.querySelector(".message.assistant .steps")?.textContent !== "");
-    await page.waitForFunction(() => !(document.getElementById("stop") as HTMLButtonElement).disabled);
+    await page.waitForFunction('document.querySelector(".message.assistant .steps")?.textContent !== ""');
+    await page.waitForFunction('!document.getElementById("stop").disabled');
     await page.click("#stop");
     await finished(page);
     expect(await lastAnswer(page).innerText()).toContain("Stopped.");
@@ -155,7 +154,7 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
     expect(await answers.first().innerText()).toContain("<img");
     expect(await answers.locator("img, script").count()).toBe(0);
     expect(await answers.locator("a[href^='javascript']").count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate("window.__pwned")).toBeUndefined();
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -189,7 +188,7 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
       await ask(page, "How much annual leave do employees get?");
       await finished(page);
       await page.locator("button.cite").first().click();
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      const overflow = await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth");
       expect(overflow).toBeLessThanOrEqual(0);
       if (process.env.UPDATE_SCREENSHOTS === "1") await page.screenshot({ path: join(import.meta.dirname, "../../docs", name) });
       await page.close();
