@@ -9,6 +9,11 @@ import { startBrowser } from "../helpers/browser.js";
 import { CHROMIUM, describeWith } from "../helpers/external-programs.js";
 import { FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
 
+// Functions passed to the page run in the browser (a string would be eval, which the page's policy
+// refuses); this project's types are Node's, so the browser's globals are declared loosely here.
+declare const document: any;
+declare const window: any;
+
 describeWith(CHROMIUM, "the playground, in a real browser", () => {
   let folder: string;
   let workspace: RunningWorkspace;
@@ -53,8 +58,7 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
       void dialog.dismiss();
     });
     await page.goto(`${adapter.url}/`);
-    // Expressions run in the browser are strings: this project's types are Node's, not the DOM's.
-    await page.waitForFunction('document.getElementById("key").value !== ""');
+    await page.waitForFunction(() => document.getElementById("key").value !== "");
     return { page, problems };
   }
 
@@ -63,7 +67,7 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
     await page.press("#question", "Enter");
   };
   const lastAnswer = (page: Page) => page.locator(".message.assistant").last();
-  const finished = (page: Page) => page.waitForFunction('!document.querySelector(".message.assistant[aria-busy]")');
+  const finished = (page: Page) => page.waitForFunction(() => !document.querySelector(".message.assistant[aria-busy]"));
 
   it("loads with a strict policy and no console errors or failed requests, offline of any third party", async () => {
     const { page, problems } = await open();
@@ -123,8 +127,8 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
   it("stops an answer, and the adapter stops waiting for it", async () => {
     const { page } = await open();
     await ask(page, "leave policy [fault:stall]");
-    await page.waitForFunction('document.querySelector(".message.assistant .steps")?.textContent !== ""');
-    await page.waitForFunction('!document.getElementById("stop").disabled');
+    await page.waitForFunction(() => document.querySelector(".message.assistant .steps")?.textContent !== "");
+    await page.waitForFunction(() => !document.getElementById("stop").disabled);
     await page.click("#stop");
     await finished(page);
     expect(await lastAnswer(page).innerText()).toContain("Stopped.");
@@ -154,7 +158,7 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
     expect(await answers.first().innerText()).toContain("<img");
     expect(await answers.locator("img, script").count()).toBe(0);
     expect(await answers.locator("a[href^='javascript']").count()).toBe(0);
-    expect(await page.evaluate("window.__pwned")).toBeUndefined();
+    expect(await page.evaluate(() => window.__pwned)).toBeUndefined();
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -188,7 +192,7 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
       await ask(page, "How much annual leave do employees get?");
       await finished(page);
       await page.locator("button.cite").first().click();
-      const overflow = await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth");
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect(overflow).toBeLessThanOrEqual(0);
       if (process.env.UPDATE_SCREENSHOTS === "1") await page.screenshot({ path: join(import.meta.dirname, "../../docs", name) });
       await page.close();
