@@ -74,6 +74,11 @@ export const environmentSchema = z.object({
   CONVERSATION_TTL_SECONDS: documented(integer(7 * 24 * 3600, 1), "How long a conversation is remembered after its last turn"),
   CONVERSATION_MAX_ENTRIES: documented(integer(10_000, 1), "Bound of the in-process conversation memory"),
   CONVERSATION_ID_HEADERS: documented(z.string().default("x-conversation-id,x-openwebui-chat-id"), "Headers that carry a client conversation id"),
+  CLUSTER_POLLING: documented(
+    z.enum(["auto", "off"]).default("auto"),
+    "With `REDIS_URL`, `auto` shares each workspace's polling between replicas (one lease holder lists for all); `off` polls per replica",
+  ),
+  CLUSTER_LEASE_MS: documented(integer(3000, 200), "How long a replica's polling lease lasts unrenewed: a dead holder is replaced within about this long"),
   RESPONSES_TTL_SECONDS: documented(integer(30 * 24 * 3600, 1), "How long a stored response (`store` not false) can be retrieved and continued"),
   RESPONSES_MAX_ENTRIES: documented(integer(10_000, 1), "Bound of the in-process response store (Redis holds them with `REDIS_URL`)"),
   MODELS_CACHE_SECONDS: documented(integer(60, 0), "How long the workspace list behind `GET /v1/models` is cached per credential"),
@@ -171,6 +176,10 @@ function toConfig(env: Environment, context: z.RefinementCtx) {
     adapterApiKeys,
     redisUrl: env.REDIS_URL,
     redisKeyPrefix: env.REDIS_KEY_PREFIX,
+    /** Shared polling between replicas: with Redis and not turned off. */
+    clusterPolling: env.CLUSTER_POLLING === "auto" && env.REDIS_URL !== undefined,
+    /** At least one and a half of the longest poll interval, so the holder renews it in time. */
+    clusterLeaseMs: Math.max(env.CLUSTER_LEASE_MS, Math.ceil(1.5 * env.POLL_INTERVAL_MAX_MS)),
     conversationTtlSeconds: env.CONVERSATION_TTL_SECONDS,
     conversationMaxEntries: env.CONVERSATION_MAX_ENTRIES,
     /** Lower-cased, in order of preference. */

@@ -58,6 +58,29 @@ export class Metrics {
     labelNames: ["reason"] as const,
     registers: [this.registry],
   });
+  readonly leaseChanges = new Counter({
+    name: "adapter_cluster_lease_changes_total",
+    help: "Polling leases this replica acquired, lost or released (shared polling with Redis)",
+    labelNames: ["change"] as const,
+    registers: [this.registry],
+  });
+  readonly snapshotsPublished = new Counter({
+    name: "adapter_cluster_snapshots_published_total",
+    help: "Query snapshots this replica shared with the others as a lease holder",
+    registers: [this.registry],
+  });
+  readonly snapshotsReceived = new Counter({
+    name: "adapter_cluster_snapshots_received_total",
+    help: "Query snapshots this replica received from a lease holder",
+    registers: [this.registry],
+  });
+  readonly clusterFallbacks = new Counter({
+    name: "adapter_cluster_fallbacks_total",
+    help: "Polls this replica made alone because Redis did not answer or the lease holder was silent",
+    labelNames: ["reason"] as const,
+    registers: [this.registry],
+  });
+  readonly leasesHeld: Gauge;
   readonly openStreams: Gauge;
   readonly waitingQueries: Gauge;
   readonly pollers: Gauge;
@@ -77,6 +100,11 @@ export class Metrics {
         },
       });
     this.openStreams = gauge("adapter_open_streams", "Streamed responses open now", sources.openStreams);
+    this.leasesHeld = gauge(
+      "adapter_cluster_leases_held",
+      "Workspaces whose polling this replica leads for the cluster (shared polling with Redis)",
+      sources.leasesHeld ?? (() => 0),
+    );
     this.waitingQueries = gauge(
       "adapter_watcher_waiting_queries",
       "Queries the shared pollers are waiting for, over all workspaces",
@@ -107,4 +135,5 @@ export interface MetricSources {
   pollers: () => number;
   realtimeConnections?: () => number;
   realtimeSubscriptions?: () => number;
+  leasesHeld?: () => number;
 }

@@ -7,6 +7,7 @@ import type { DocumentReader } from "../core/document-reader.js";
 import { type ConversationStore, MemoryConversationStore } from "../stores/conversation-store.js";
 import { Conversations } from "../conversations/conversations.js";
 import { RedisConversationStore } from "../stores/redis-conversation-store.js";
+import { RedisPollSharing } from "../stores/redis-poll-sharing.js";
 import { RedisResponseStore } from "../stores/redis-response-store.js";
 import { MemoryResponseStore, type ResponseStore } from "../stores/response-store.js";
 import { createApp } from "../http/app.js";
@@ -67,6 +68,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     pollers: () => watcher.activePollers,
     realtimeConnections: () => realtime?.openConnections ?? 0,
     realtimeSubscriptions: () => realtime?.activeSubscriptions ?? 0,
+    leasesHeld: () => sharing?.leasesHeld ?? 0,
   });
   const facts = new ResponseFacts(logger, metrics);
   const lifecycle = new Lifecycle(facts);
@@ -94,6 +96,22 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         onFallback: (reason) => metrics.realtimeFallbacks.inc({ reason }),
         onPublication: () => metrics.realtimePublications.inc(),
       });
+  // docs/upstream-assumptions.md#polling: with Redis, one replica lists each workspace for all.
+  const sharing = config.clusterPolling && config.redisUrl
+    ? new RedisPollSharing({
+      url: config.redisUrl,
+      prefix: config.redisKeyPrefix,
+      leaseMs: config.clusterLeaseMs,
+      logger,
+      now: () => clock.now(),
+      events: {
+        onLease: (change) => metrics.leaseChanges.inc({ change }),
+        onPublished: (items) => metrics.snapshotsPublished.inc(items),
+        onReceived: (items) => metrics.snapshotsReceived.inc(items),
+        onFallback: (reason) => metrics.clusterFallbacks.inc({ reason }),
+      },
+    })
+    : undefined;
   const watcher = new QueryWatcher({
     client,
     clock,
@@ -103,6 +121,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     onPoll: ({ pages }) => metrics.listCalls.inc(pages),
     onPollError: (error) => logger.warn({ err: { message: (error as Error).message } }, "poll failed"),
     ...(realtime ? { realtime } : {}),
+    ...(sharing ? { sharing } : {}),
   });
   const tokens = effects.tokens ?? new WorkerTokenCounter(undefined, { isIdle: () => limit.inFlight <= 1 });
   const answers = new AnswerService({
@@ -155,6 +174,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     logger,
     close: async () => {
       realtime?.close();
+      await sharing?.close();
       await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close()]);
     },
   };

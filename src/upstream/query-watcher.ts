@@ -10,6 +10,8 @@ import {
 import type { RealtimeChannel } from "../core/realtime-channel.js";
 import { ChannelFollow, type PollPace } from "./realtime/channel-follow.js";
 import type { RealtimeSubscriber } from "./realtime/realtime-hub.js";
+import type { PollSharing, SharedGroup } from "./poll-sharing.js";
+import type { UpstreamQuery } from "./query-schemas.js";
 import { toQuerySnapshot } from "./to-query-snapshot.js";
 import { followPages, type PageRequest } from "./follow-pages.js";
 import type { Caller, WorkspaceClient } from "./workspace-client.js";
@@ -30,6 +32,8 @@ export interface WatcherOptions {
   realtime?: RealtimeSubscriber;
   /** Quiet time after which a live channel no longer relaxes its query's polling (default: twice the longest interval). */
   channelSilenceMs?: number;
+  /** Shares each workspace's polling with other replicas (with Redis); without it, each replica polls alone. */
+  sharing?: PollSharing;
 }
 
 /** One watch: a query to follow, for whom, until when. */
@@ -159,12 +163,17 @@ class WorkspacePoller {
   private failures = 0;
   /** A poll was asked for while one was in flight: poll again as soon as it ends. */
   private again = false;
+  /** This workspace's polling shared with other replicas, when there are any. */
+  private readonly shared: SharedGroup | null;
 
   constructor(
     private readonly options: WatcherOptions,
     private readonly caller: Caller,
     private readonly onIdle: () => void,
-  ) {}
+  ) {
+    const group = `${credentialHash(caller.credential)}:${caller.workspace}`;
+    this.shared = options.sharing?.join(group, (items) => this.deliverAll(items), () => this.pollSoon()) ?? null;
+  }
 
   get waitingCount(): number {
     return this.waiters.size;
@@ -184,7 +193,10 @@ class WorkspacePoller {
   remove(waiter: Waiter): void {
     const set = this.waiters.get(waiter.id);
     set?.delete(waiter);
-    if (set?.size === 0) this.waiters.delete(waiter.id);
+    if (set?.size === 0) {
+      this.waiters.delete(waiter.id);
+      this.shared?.forget(waiter.id);
+    }
     if (this.waiters.size === 0) this.stop();
   }
 
@@ -205,7 +217,18 @@ class WorkspacePoller {
     this.dueAt = Number.POSITIVE_INFINITY;
     this.inFlight?.abort();
     this.inFlight = null;
+    this.shared?.leave();
     this.onIdle();
+  }
+
+  /** Hands list items (from a poll, or shared by the replica that polled) to the waiters they are for. */
+  private deliverAll(items: readonly UpstreamQuery[]): void {
+    for (const item of items) {
+      const set = this.waiters.get(item.id);
+      if (!set) continue;
+      const snapshot = toQuerySnapshot(item);
+      for (const waiter of set) waiter.deliver(snapshot);
+    }
   }
 
   /** Polls in `delay` ms unless a poll is already due sooner or running. */
@@ -246,22 +269,28 @@ class WorkspacePoller {
   private async poll(): Promise<void> {
     const controller = new AbortController();
     this.inFlight = controller;
-    const missing = new Set(this.waiters.keys());
+    // With other replicas, only the lease holder lists; it looks for their queries too.
+    const turn = this.shared ? await this.shared.turn([...this.waiters.keys()]) : { poll: true, othersWaitFor: [] };
+    if (!turn.poll || controller.signal.aborted) {
+      if (this.inFlight === controller) this.inFlight = null;
+      if (this.waiters.size > 0 && !controller.signal.aborted) this.schedule(this.again ? 0 : this.nextDelay());
+      this.again = false;
+      return;
+    }
+    const missing = new Set([...this.waiters.keys(), ...turn.othersWaitFor]);
+    const found: UpstreamQuery[] = [];
     let pages = 0;
     try {
       const list = (request: PageRequest) => this.options.client.listQueries(this.caller, request, controller.signal);
       // Later pages are read only while some waited-for query is still missing.
       for await (const page of followPages(list, this.options.maxListPages)) {
         pages += 1;
-        for (const item of page.items) {
-          const set = this.waiters.get(item.id);
-          if (!set || !missing.delete(item.id)) continue;
-          const snapshot = toQuerySnapshot(item);
-          for (const waiter of set) waiter.deliver(snapshot);
-        }
+        for (const item of page.items) if (missing.delete(item.id)) found.push(item);
         if (missing.size === 0) break;
       }
       this.failures = 0;
+      this.deliverAll(found);
+      this.shared?.share(found);
     } catch (error) {
       if (controller.signal.aborted) return;
       this.failures += 1;

@@ -1,0 +1,140 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
+import { projectRoot } from "../../src/util/package-info.js";
+import { describeWith, REDIS } from "../helpers/external-programs.js";
+import { type RedisServer, startRedis } from "../helpers/redis-server.js";
+import { chatBody, FIXTURE_DOCUMENTS, headers } from "../helpers/start-stack.js";
+
+/** A replica: the compiled entry point in a process of its own, in front of the test's workspace. */
+interface Replica {
+  child: ChildProcess;
+  url: string;
+}
+
+const INTERVAL_MS = 100;
+
+async function startReplica(upstream: string, environment: Record<string, string>): Promise<Replica> {
+  const child = spawn(process.execPath, [join(projectRoot(), "dist/src/main.js")], {
+    env: {
+      ...process.env,
+      WORKSPACE_BASE_URL: upstream,
+      PORT: "0",
+      LOG_LEVEL: "warn",
+      LOG_FORMAT: "json",
+      DEFAULT_WORKSPACE: "acme",
+      POLL_INTERVAL_MIN_MS: String(INTERVAL_MS),
+      POLL_INTERVAL_MAX_MS: String(INTERVAL_MS),
+      CLUSTER_LEASE_MS: "600",
+      MAX_CONCURRENT_PER_WORKSPACE: "10000",
+      REALTIME: "off",
+      ...environment,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let output = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /serving (http:\/\/[\d.:]+)\/v1/.exec(output);
+      if (match) resolve(match[1] as string);
+    });
+    child.once("exit", (code) => reject(new Error(`replica exited with ${code}: ${output}`)));
+  });
+  return { child, url };
+}
+
+async function stopAll(replicas: Replica[]): Promise<void> {
+  await Promise.all(
+    replicas.map(
+      ({ child }) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once("exit", () => resolve());
+          child.kill("SIGKILL");
+        }),
+    ),
+  );
+}
+
+/** One plain question to a replica: its status, content and query id. */
+async function ask(replica: Replica, content: string) {
+  const response = await fetch(`${replica.url}/v1/chat/completions`, { method: "POST", headers: headers(), body: JSON.stringify(chatBody(content)) });
+  const body = (await response.json()) as { choices?: { message: { content: string } }[] };
+  return { status: response.status, content: body.choices?.[0]?.message.content ?? "", queryId: response.headers.get("service-query-id") };
+}
+
+describeWith(REDIS, "one poller per workspace across replicas", () => {
+  let redis: RedisServer;
+  let workspace: RunningWorkspace;
+  beforeAll(async () => {
+    redis = await startRedis();
+    // Queries take about a second: long enough for many polls while 300 requests wait.
+    workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], apiKeys: ["sk-test-key"], stepDelayMs: 120 });
+  });
+  afterAll(async () => {
+    await workspace?.close();
+    await redis?.stop();
+  });
+
+  /** First-page list calls per poll interval while 300 requests wait across three replicas. */
+  async function listCallsPerInterval(environment: Record<string, string>): Promise<{ perInterval: number; answered: number }> {
+    const replicas = await Promise.all([0, 1, 2].map(() => startReplica(workspace.url, environment)));
+    try {
+      const calls = workspace.control.calls;
+      const before = calls.list - calls.listWithCursor;
+      const started = performance.now();
+      const results = await Promise.all(Array.from({ length: 300 }, (_, index) => ask(replicas[index % 3] as Replica, index % 2 ? "leave policy" : "password rules")));
+      const elapsed = performance.now() - started;
+      const firstPages = calls.list - calls.listWithCursor - before;
+      expect(results.every((result) => result.status === 200 && /25 days|14 characters/.test(result.content))).toBe(true);
+      return { perInterval: firstPages / (elapsed / INTERVAL_MS), answered: results.length };
+    } finally {
+      await stopAll(replicas);
+    }
+  }
+
+  it("answers 300 waiting requests with about one list call per interval with Redis, about three without", async () => {
+    const prefix = `cluster-test-${process.pid}:`;
+    const shared = await listCallsPerInterval({ REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix });
+    const alone = await listCallsPerInterval({});
+    console.log(`first-page list calls per ${INTERVAL_MS} ms interval, 3 replicas: ${shared.perInterval.toFixed(2)} sharing through Redis, ${alone.perInterval.toFixed(2)} each alone`);
+    // About one per interval for the cluster, against one per replica: a busy machine stretches
+    // both intervals alike, so the bound on the two is their ratio.
+    expect(shared.perInterval).toBeLessThan(1.6);
+    expect(alone.perInterval / shared.perInterval).toBeGreaterThan(2);
+    // Only hashes of credentials in Redis, and every key expires.
+    for (const key of await redis.client.keys(`${prefix}*`)) {
+      expect(key).not.toContain("sk-test-key");
+      expect(await redis.client.pttl(key)).toBeGreaterThan(0);
+    }
+  }, 60_000);
+
+  it("answers every request once when the lease holder is killed mid-way", async () => {
+    const environment = { REDIS_URL: redis.url, REDIS_KEY_PREFIX: `failover-${process.pid}:` };
+    const replicas = await Promise.all([0, 1, 2].map(() => startReplica(workspace.url, environment)));
+    try {
+      // The first replica to wait holds the lease.
+      const first = replicas[0] as Replica;
+      const holderRequests = Array.from({ length: 5 }, () => ask(first, "leave policy").catch(() => null));
+      await new Promise((resolve) => setTimeout(resolve, 3 * INTERVAL_MS));
+      const leases = await Promise.all(replicas.map(async (replica) => /adapter_cluster_leases_held (\d+)/.exec(await (await fetch(`${replica.url}/metrics`)).text())?.[1]));
+      expect(leases).toEqual(["1", "0", "0"]);
+      const others = replicas.slice(1);
+      const pending = Array.from({ length: 60 }, (_, index) => ask(others[index % 2] as Replica, index % 2 ? "leave policy" : "password rules"));
+      await new Promise((resolve) => setTimeout(resolve, 2 * INTERVAL_MS));
+      first.child.kill("SIGKILL");
+      const results = await Promise.all(pending);
+      await Promise.all(holderRequests);
+      expect(results.map((result) => result.status)).toEqual(Array(60).fill(200));
+      expect(results.every((result) => /25 days|14 characters/.test(result.content))).toBe(true);
+      // Once each: every request its own query, each created once upstream.
+      const ids = results.map((result) => result.queryId);
+      expect(new Set(ids).size).toBe(60);
+      for (const id of ids) expect(workspace.control.creates.filter((create) => create.body.id === id)).toHaveLength(1);
+    } finally {
+      await stopAll(replicas);
+    }
+  }, 60_000);
+});
