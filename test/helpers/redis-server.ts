@@ -9,7 +9,8 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A free loopback port. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
@@ -25,15 +26,15 @@ async function freePort(): Promise<number> {
  * redis-server of its own (installed by .ci/run from Debian's packages; `apt-get install
  * redis-server` locally). Suites that use it are declared with `describeWith(REDIS, …)`.
  */
-export async function startRedis(): Promise<RedisServer> {
-  const given = process.env.REDIS_URL;
+export async function startRedis(options: { port?: number } = {}): Promise<RedisServer> {
+  const given = options.port === undefined ? process.env.REDIS_URL : undefined;
   if (given) {
     const client = new Redis(given, { maxRetriesPerRequest: 0 });
     client.on("error", () => undefined);
     await client.ping();
     return { url: given, client, stop: async () => client.disconnect() };
   }
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const child: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
     stdio: "ignore",
   });

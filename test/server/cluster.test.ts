@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
 import { projectRoot } from "../../src/util/package-info.js";
 import { describeWith, REDIS } from "../helpers/external-programs.js";
-import { type RedisServer, startRedis } from "../helpers/redis-server.js";
+import { freePort, type RedisServer, startRedis } from "../helpers/redis-server.js";
 import { chatBody, FIXTURE_DOCUMENTS, headers } from "../helpers/start-stack.js";
 
 /** A replica: the compiled entry point in a process of its own, in front of the test's workspace. */
@@ -135,6 +135,38 @@ describeWith(REDIS, "one poller per workspace across replicas", () => {
       for (const id of ids) expect(workspace.control.creates.filter((create) => create.body.id === id)).toHaveLength(1);
     } finally {
       await stopAll(replicas);
+    }
+  }, 60_000);
+
+  it("polls alone at once while Redis is down, says so, and shares again when it is back", async () => {
+    const own = await startRedis({ port: await freePort() });
+    const port = Number(new URL(own.url).port);
+    const environment = { REDIS_URL: own.url, REDIS_KEY_PREFIX: `outage-${process.pid}:` };
+    const replicas = await Promise.all([0, 1].map(() => startReplica(workspace.url, environment)));
+    const metric = async (name: string) =>
+      Promise.all(replicas.map(async (replica) => {
+        const text = await (await fetch(`${replica.url}/metrics`)).text();
+        return [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, "gm"))].reduce((sum, match) => sum + Number(match[1]), 0);
+      }));
+    let restarted: RedisServer | undefined;
+    try {
+      await own.stop();
+      const started = performance.now();
+      const down = await Promise.all(Array.from({ length: 20 }, (_, index) => ask(replicas[index % 2] as Replica, "leave policy")));
+      expect(down.map((result) => result.status)).toEqual(Array(20).fill(200));
+      expect(performance.now() - started).toBeLessThan(5000);
+      expect((await metric("adapter_cluster_fallbacks_total")).every((count) => count > 0)).toBe(true);
+
+      restarted = await startRedis({ port });
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // the clients reconnect
+      const pending = Array.from({ length: 20 }, (_, index) => ask(replicas[index % 2] as Replica, "password rules"));
+      await new Promise((resolve) => setTimeout(resolve, 4 * INTERVAL_MS));
+      const held = await metric("adapter_cluster_leases_held");
+      expect(held.reduce((sum, count) => sum + count, 0)).toBe(1);
+      expect((await Promise.all(pending)).every((result) => result.status === 200)).toBe(true);
+    } finally {
+      await stopAll(replicas);
+      await restarted?.stop();
     }
   }, 60_000);
 });
