@@ -11,6 +11,7 @@ import { O200kTokenCounter, WorkerTokenCounter } from "../dist/src/tokens/token-
 import { countUsage } from "../dist/src/answer/count-usage.js";
 import { startProcess, statsOf } from "./processes.mjs";
 import { channelStreams, realtimeLatency } from "./realtime.mjs";
+import { replicaPolling } from "./replicas.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -309,7 +310,7 @@ async function tokenCounting() {
 
 /** Writes docs/benchmarks.md from a result set (\`BENCH_DOCS_ONLY=1\` rewrites it from results/latest.json). */
 function writeDocs(results) {
-  const { machine, latency, waiting, streams, tokens, realtime, channels } = results;
+  const { machine, latency, waiting, streams, tokens, realtime, channels, replicas } = results;
   const SECONDS = results.seconds;
   const REPEATS = results.repeats;
   const one = latency.oneAtATime;
@@ -418,7 +419,26 @@ ${table([
 The adapter serves ${Math.round(latency.adapterShareOfBareProxy * 100)}% of the bare proxy's throughput (the median of the per-round ratios);
 the three processes share the machine's ${machine.cpus} cores with autocannon.
 
-## Recent runs
+${
+  replicas
+    ? `## Replicas: list calls the workspace service sees
+
+${replicas.waiting} requests waiting in one workspace (${Math.ceil(replicas.waiting / 100)} pages per poll), spread over the replicas; list calls per
+${replicas.intervalMs} ms poll interval, all replicas together.${replicas.redis ? "" : " (No redis-server on this machine: only the replicas polling alone were measured.)"}
+
+${table([
+  ["replicas", "each polling alone", "sharing through Redis"],
+  ["---", "---", "---"],
+  ...[1, 2, 4].map((count) => [
+    String(count),
+    String(replicas.rows.find((row) => row.replicas === count && !row.sharing)?.listCallsPerInterval ?? "—"),
+    String(replicas.rows.find((row) => row.replicas === count && row.sharing)?.listCallsPerInterval ?? "—"),
+  ]),
+])}
+
+`
+    : ""
+}## Recent runs
 
 Each run of \`npm run bench\` is kept in \`bench/results/runs/\`; the last ${Math.min(5, recentRuns().length)}, with the bare proxy beside
 the adapter, show how much of the spread is the machine's:
@@ -561,7 +581,7 @@ if (process.env.BENCH_DOCS_ONLY) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels runs one part (for trying changes; nothing is written).
+  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas runs one part (for trying changes; nothing is written).
   const only = process.env.BENCH_ONLY;
   const part = async (name, run) => {
     if (only && only !== name) return undefined;
@@ -575,9 +595,10 @@ try {
   const tokens = await part("tokens", tokenCounting);
   const realtime = await part("realtime", () => realtimeLatency(start));
   const channels = await part("channels", () => channelStreams(start));
+  const replicas = await part("replicas", () => replicaPolling(start));
   if (only) process.exit(0);
 
-  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
   // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.
