@@ -6,6 +6,7 @@ import { type Config, ConfigError, loadConfig } from "./config/config.js";
 import { createAdapter } from "./server/create-adapter.js";
 import { startServer } from "./server/start-server.js";
 import { documentReader } from "./embedded-workspace/read-document.js";
+import { createLogger } from "./util/create-logger.js";
 import {
   defaultDocuments,
   type RunningWorkspace,
@@ -31,6 +32,7 @@ try {
   throw error;
 }
 
+const logger = createLogger({ level: config.logLevel, format: config.logFormat });
 let embedded: RunningWorkspace | undefined;
 let upstreamUrl = config.workspaceBaseUrl;
 const documentRoots = config.embedded.documentsDir ? [config.embedded.documentsDir] : defaultDocuments();
@@ -40,6 +42,8 @@ if (!upstreamUrl) {
     workspaces: config.embedded.workspaces,
     stepDelayMs: config.embedded.stepDelayMs,
     modeField: config.modeField,
+    watch: true,
+    log: (level, fields, message) => logger[level](fields, message),
   });
   upstreamUrl = embedded.url;
   config = { ...config, defaultWorkspace: config.defaultWorkspace ?? config.embedded.workspaces[0] };
@@ -50,7 +54,7 @@ let listening = "";
 const adapter = createAdapter(
   config,
   upstreamUrl,
-  embedded ? { documents: documentReader(documentRoots), publicUrl: () => config.publicUrl ?? listening } : {},
+  embedded ? { logger, documents: documentReader(documentRoots), publicUrl: () => config.publicUrl ?? listening } : { logger },
 );
 if (embedded) {
   adapter.logger.info(

@@ -104,7 +104,7 @@ export const environmentSchema = z.object({
   ),
   LOG_LEVEL: documented(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"), "`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`"),
   LOG_FORMAT: documented(z.enum(["auto", "json", "pretty"]).default("auto"), "`json`, `pretty`, or `auto` (pretty at a terminal, JSON otherwise)"),
-  EMBEDDED_DOCUMENTS_DIR: documented(optionalText, "Folder of documents the embedded workspace answers from (`--documents`)", "this README and `docs/`"),
+  EMBEDDED_DOCUMENTS_DIR: documented(optionalText, "Folder of documents (Markdown, text, PDF; watched for changes) the embedded workspace answers from (`--documents`)", "this README and `docs/`"),
   EMBEDDED_STEP_DELAY_MS: documented(integer(120, 0, 60_000), "Pace of the embedded workspace: a step every so often, output chunks every half of it; `0` answers at once"),
   EMBEDDED_WORKSPACES: documented(z.string().default("demo"), "Comma-separated workspace ids the embedded workspace knows"),
 });

@@ -1,12 +1,20 @@
 import { readdir, readFile } from "node:fs/promises";
 import { basename, join, relative } from "node:path";
+import { readPdf } from "./read-pdf.js";
 
-/** A passage of a document: one paragraph under its heading. */
+/** A passage of a document: one paragraph under its heading, on its page (PDFs). */
 export interface Passage {
   filename: string;
   heading: string;
   text: string;
+  /** The page it is on (1-based), for documents that have pages. */
+  page: number | null;
+  /** The document's title: its first heading, or a PDF's title. */
+  title: string | null;
 }
+
+/** The documents the embedded workspace reads: Markdown, text and PDF. */
+export const DOCUMENT_FILE = /\.(md|markdown|txt|pdf)$/i;
 
 /** A passage and how well it matches a query. */
 export interface Hit extends Passage {
@@ -33,14 +41,20 @@ function stem(word: string): string {
 }
 
 /** Splits Markdown or plain text into passages: prose paragraphs under their heading. */
-export function splitPassages(filename: string, text: string): Passage[] {
+export function splitPassages(
+  filename: string,
+  text: string,
+  page: number | null = null,
+  title: string | null = null,
+): Passage[] {
   const passages: Passage[] = [];
   let heading = "";
+  const documentTitle = title ?? /^#{1,6}\s+(.+)$/m.exec(text)?.[1]?.trim() ?? null;
   let paragraph: string[] = [];
   let inCode = false;
   const flush = () => {
     const joined = paragraph.join("\n").trim();
-    if (joined.length >= 20) passages.push({ filename, heading, text: joined });
+    if (joined.length >= 20) passages.push({ filename, heading, text: joined, page, title: documentTitle });
     paragraph = [];
   };
   // Code blocks and tables are left out: an extractive answer quotes prose.
@@ -111,17 +125,48 @@ export class DocumentIndex {
   }
 }
 
-/** Reads every .md/.markdown/.txt file below the given paths (files or folders) into passages. */
-export async function loadPassages(paths: readonly string[]): Promise<Passage[]> {
+/** Told of a document that could not be read (it is skipped). */
+export type UnreadableDocument = (file: string, reason: string) => void;
+
+/**
+ * Reads every document below the given paths (files or folders) into passages: Markdown and text
+ * by paragraph under their headings, PDFs page by page. A document that cannot be read is
+ * skipped and reported, never fatal.
+ */
+export async function loadPassages(
+  paths: readonly string[],
+  unreadable: UnreadableDocument = () => undefined,
+): Promise<Passage[]> {
   const passages: Passage[] = [];
   for (const path of paths) {
     for (const file of await listDocuments(path)) {
-      const text = await readFile(file, "utf8");
       const name = relative(path, file) || basename(file);
-      passages.push(...splitPassages(name, text));
+      try {
+        passages.push(...(await readPassages(file, name)));
+      } catch (error) {
+        unreadable(file, (error as Error).message);
+      }
     }
   }
   return passages;
+}
+
+/** One document's passages. */
+export async function readPassages(file: string, name: string): Promise<Passage[]> {
+  if (/\.pdf$/i.test(file)) {
+    const pdf = await readPdf(await readFile(file));
+    return pdf.pages.flatMap((text, index) => splitPassages(name, paragraphsOf(text), index + 1, pdf.title ?? firstLine(text)));
+  }
+  return splitPassages(name, await readFile(file, "utf8"));
+}
+
+/** PDF text comes line by line: a line that ends a sentence ends a paragraph. */
+function paragraphsOf(text: string): string {
+  return text.replace(/([.!?:])\n(?=\S)/g, "$1\n\n");
+}
+
+function firstLine(text: string): string | null {
+  return text.split("\n")[0]?.trim() || null;
 }
 
 /** Every document file below a path (a file or a folder), sorted. */
@@ -129,13 +174,13 @@ export async function listDocuments(path: string): Promise<string[]> {
   try {
     const entries = await readdir(path, { withFileTypes: true, recursive: true });
     return entries
-      .filter((entry) => entry.isFile() && /\.(md|markdown|txt)$/i.test(entry.name))
+      .filter((entry) => entry.isFile() && DOCUMENT_FILE.test(entry.name))
       .map((entry) => join(entry.parentPath, entry.name))
       .filter((file) => !file.includes("node_modules"))
       .sort();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOTDIR")
-      return /\.(md|markdown|txt)$/i.test(path) ? [path] : [];
+      return DOCUMENT_FILE.test(path) ? [path] : [];
     throw error;
   }
 }

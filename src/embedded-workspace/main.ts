@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 import { loadConfig } from "../config/config.js";
+import { createLogger } from "../util/create-logger.js";
 import { startEmbeddedWorkspace } from "./start-embedded-workspace.js";
 
 // `npm run workspace`: the embedded workspace on its own, for pointing an adapter (or curl) at.
 // Knobs: WORKSPACE_PORT (default 8081), EMBEDDED_DOCUMENTS_DIR, EMBEDDED_STEP_DELAY_MS,
 // EMBEDDED_WORKSPACES, EMBEDDED_API_KEYS (comma-separated; unset accepts any bearer credential).
 const config = loadConfig(process.env);
+const logger = createLogger({ level: config.logLevel, format: config.logFormat });
 const keys = process.env.EMBEDDED_API_KEYS?.split(",")
   .map((key) => key.trim())
   .filter(Boolean);
@@ -17,6 +19,8 @@ const workspace = await startEmbeddedWorkspace({
   modeField: config.modeField,
   host: config.host,
   port: Number(process.env.WORKSPACE_PORT ?? 8081),
+  watch: true,
+  log: (level, fields, message) => logger[level](fields, message),
 });
 process.stdout.write(
   `Embedded workspace (a local stand-in for the Workspace Knowledge Service) listening on ${workspace.url}\n` +

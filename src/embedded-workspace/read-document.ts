@@ -2,6 +2,7 @@ import { readFile, stat } from "node:fs/promises";
 import { basename, relative, resolve, sep } from "node:path";
 import type { DocumentReader } from "../core/document-reader.js";
 import { listDocuments } from "./document-index.js";
+import { readPdf } from "./read-pdf.js";
 
 
 /**
@@ -18,8 +19,14 @@ export function documentReader(roots: readonly string[]): DocumentReader {
       if (isFolder ? !candidate.startsWith(folder + sep) : basename(folder) !== filename) continue;
       const listed = await listDocuments(folder).catch(() => [] as string[]);
       if (!listed.map((file) => resolve(file)).includes(candidate)) continue;
+      const name = isFolder ? relative(folder, candidate).split(sep).join("/") : basename(candidate);
+      if (/\.pdf$/i.test(candidate)) {
+        const pdf = await readFile(candidate).then(readPdf).catch(() => null);
+        if (pdf) return { filename: name, text: pdf.pages.join("\n\n"), pages: pdf.pages };
+        continue;
+      }
       const text = await readFile(candidate, "utf8").catch(() => null);
-      if (text !== null) return { filename: isFolder ? relative(folder, candidate).split(sep).join("/") : basename(candidate), text };
+      if (text !== null) return { filename: name, text };
     }
     return null;
   };

@@ -1,10 +1,11 @@
 import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { projectRoot } from "../util/package-info.js";
 import { DocumentIndex, loadPassages } from "./document-index.js";
 import type { EmbeddedRealtime } from "./realtime/embedded-realtime.js";
+import { watchDocuments } from "./watch-documents.js";
 import {
   createEmbeddedWorkspace,
   type EmbeddedWorkspaceControl,
@@ -21,11 +22,17 @@ export interface RunningWorkspace {
   close(): Promise<void>;
 }
 
+/** Where the embedded workspace says what it does with its documents (the adapter's logger, in `npm start`). */
+export type WorkspaceLog = (level: "info" | "warn", fields: Record<string, unknown>, message: string) => void;
+
 /** Settings for starting one; documents default to the project's README and docs folder. */
 export interface StartOptions extends Omit<EmbeddedWorkspaceOptions, "index"> {
   documents?: readonly string[];
   host?: string;
   port?: number;
+  /** Re-index the documents when they change (within a second), as `npm start` does. */
+  watch?: boolean;
+  log?: WorkspaceLog;
 }
 
 /** The project's own documents: README.md and docs/, found from this file's location. */
@@ -36,8 +43,22 @@ export function defaultDocuments(): string[] {
 
 /** Indexes the documents and serves the embedded workspace over HTTP on loopback. */
 export async function startEmbeddedWorkspace(options: StartOptions): Promise<RunningWorkspace> {
-  const index = new DocumentIndex(await loadPassages(options.documents ?? defaultDocuments()));
-  const { app, control, realtime } = createEmbeddedWorkspace({ ...options, index });
+  const paths = options.documents ?? defaultDocuments();
+  const log: WorkspaceLog = options.log ?? (() => undefined);
+  const load = async () =>
+    new DocumentIndex(await loadPassages(paths, (file, reason) => log("warn", { file, reason }, "embedded workspace: a document could not be read; it is skipped")));
+  let index = await load();
+  const { app, control, realtime } = createEmbeddedWorkspace({ ...options, index: () => index });
+  // A change (or a burst of them) re-reads the documents; answers use the new index from then on.
+  let reloading = Promise.resolve();
+  const stopWatching = options.watch
+    ? watchDocuments(paths, (files) => {
+      reloading = reloading.then(async () => {
+        index = await load();
+        log("info", { changed: files.map((file) => basename(file)), documents: index.filenames.length }, "embedded workspace: documents re-indexed");
+      });
+    })
+    : () => undefined;
   const server = createServer(app);
   if (realtime) server.on("upgrade", (request, socket, head) => realtime.handleUpgrade(request, socket, head));
   server.keepAliveTimeout = 60_000;
@@ -54,6 +75,7 @@ export async function startEmbeddedWorkspace(options: StartOptions): Promise<Run
     realtime,
     close: () =>
       new Promise<void>((resolve) => {
+        stopWatching();
         realtime?.close();
         server.closeAllConnections();
         server.close(() => resolve());

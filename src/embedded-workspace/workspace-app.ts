@@ -20,7 +20,8 @@ export interface InjectedFault {
 
 /** Settings of the embedded workspace. */
 export interface EmbeddedWorkspaceOptions {
-  index: DocumentIndex;
+  /** The documents' index, or how to get the current one (it is rebuilt when documents change). */
+  index: DocumentIndex | (() => DocumentIndex);
   /** Workspace ids that exist; requests for others get 404. */
   workspaces: readonly string[];
   /** Accepted API keys; undefined accepts any non-empty bearer credential (documented as such). */
@@ -144,7 +145,7 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
       content: body.content,
       mode,
       startedAt: clock.now(),
-      script: composeAnswer({ prompt, mode, previousPrompt: previous?.content }, options.index),
+      script: composeAnswer({ prompt, mode, previousPrompt: previous?.content }, typeof options.index === "function" ? options.index() : options.index),
       fault: queryFault ?? null,
     });
     control.creates.push({ workspace, body });
@@ -153,7 +154,10 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
       return;
     }
     const channel = realtime?.open(query, request.headers.authorization ?? "", request.headers.host);
-    response.json({ ...store.view(query, clock.now()), run_id: randomUUID(), ...channel });
+    // The query object (not the list items) carries the answer's structured sources, when the mode has them.
+    const { sources } = query.turns[query.turns.length - 1]?.script ?? { sources: [] };
+    const structured = sources.length > 0 ? { sources } : {};
+    response.json({ ...store.view(query, clock.now()), run_id: randomUUID(), ...channel, ...structured });
   });
 
   app.get("/queries", authenticate, requireWorkspace, (request, response) => {

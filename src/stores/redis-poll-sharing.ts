@@ -25,8 +25,8 @@ export interface RedisPollSharingOptions {
 }
 
 // Renews the lease only while it is still ours; releases it only while it is still ours.
-const RENEW = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`;
-const RELEASE = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
+const RENEW = "if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"pexpire\", KEYS[1], ARGV[2]) else return 0 end";
+const RELEASE = "if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) else return 0 end";
 
 interface Message {
   from: string;
@@ -205,7 +205,10 @@ class RedisSharedGroup implements SharedGroup {
     // Hand over: free the lease, and tell the others to take it now rather than when it expires.
     redis
       .eval(RELEASE, 1, this.keys.lease, replica)
-      .then(() => redis.publish(this.sharing.channelOf(this.group), JSON.stringify({ from: replica, handover: true } satisfies Message)))
+      .then(() => {
+        const handover: Message = { from: replica, handover: true };
+        return redis.publish(this.sharing.channelOf(this.group), JSON.stringify(handover));
+      })
       .catch(() => undefined);
   }
 

@@ -137,11 +137,15 @@ describe("embedded workspace answers", () => {
         filename: "guide.md",
         heading: "Markers",
         text: "Markers look like `[1] handbook.pdf, p. 4` in text. Another sentence about markers follows here.",
+        page: null,
+        title: null,
       },
       {
         filename: "guide.md",
         heading: "Other",
         text: "Markers are also written as [handbook.pdf] by some services.",
+        page: null,
+        title: null,
       },
     ];
     const { app } = createEmbeddedWorkspace({

@@ -40,7 +40,8 @@ describe("annotation formats", () => {
     expect(annotations.length).toBeGreaterThan(0);
     for (const { type, url_citation: citation } of annotations) {
       expect(type).toBe("url_citation");
-      expect(spanned(content, citation.start_index, citation.end_index)).toMatch(/^\[\d+\]$/);
+      // `reason` answers cite by name (`[handbook.md]`) and sum up with numbers (`[1, 2]`).
+      expect(spanned(content, citation.start_index, citation.end_index)).toMatch(/^\[(handbook\.md|\d+(, \d+)*)\]$/);
       expect(citation.url).toMatch(/^urn:workspace-document:acme:handbook\.md/);
       expect(citation.title.length).toBeGreaterThan(0);
     }
@@ -114,8 +115,12 @@ describe("Markdown citations", () => {
   it("makes name markers and the Sources list links to the template's URLs, with annotations over the markers", async () => {
     const { body } = await complete(linked.url, { "x-chat-annotations": "url_citation" }, { model: "reason", messages: [{ role: "user", content: QUESTION }] });
     const { content, annotations } = body.choices[0].message;
+    // A marker that names the document is a link to it; the Sources list links each source.
+    expect(content).toContain("per calendar year. [handbook.md](https://docs.example.com/acme/handbook.md?page=&title=)");
     expect(content).toContain("**Sources**\n- [handbook.md — Leave policy](https://docs.example.com/acme/handbook.md?page=&title=Leave%20policy)");
-    for (const { url_citation: citation } of annotations) expect(spanned(content, citation.start_index, citation.end_index)).toMatch(/^\[\d+\]$/);
+    for (const { url_citation: citation } of annotations) {
+      expect(spanned(content, citation.start_index, citation.end_index)).toMatch(/^\[(handbook\.md|\d+(, \d+)*)\]$/);
+    }
     expect(strictOpenAIErrors("CreateChatCompletionResponse", body)).toEqual([]);
   });
 

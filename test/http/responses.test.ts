@@ -42,7 +42,7 @@ describe("POST /v1/responses", () => {
     expect(part.annotations.length).toBeGreaterThan(0);
     for (const annotation of part.annotations) {
       expect(annotation).toMatchObject({ type: "file_citation", filename: "handbook.md", file_id: expect.stringMatching(/^file-/) });
-      expect(markerAt(part.text, annotation.index)).toMatch(/^\[\d+\]$/);
+      expect(markerAt(part.text, annotation.index)).toMatch(/^\[(handbook\.md|\d+(, \d+)*)\]$/);
     }
     expect(body.usage.input_tokens).toBeGreaterThan(0);
     expect(body.usage.output_tokens).toBeGreaterThan(body.usage.output_tokens_details.reasoning_tokens);

@@ -3,7 +3,8 @@ import { chatBody, headers, type Stack, startStack } from "../helpers/start-stac
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ POLL_INTERVAL_MIN_MS: "25", POLL_INTERVAL_MAX_MS: "100" }, { stepDelayMs: 40 });
+  // Polling alone (no realtime channel), with queries that outlast the time it takes to send all 150.
+  stack = await startStack({ POLL_INTERVAL_MIN_MS: "25", POLL_INTERVAL_MAX_MS: "100", REALTIME: "off" }, { stepDelayMs: 100 });
 });
 afterAll(() => stack.close());
 

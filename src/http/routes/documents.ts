@@ -48,12 +48,16 @@ export function documentRoutes(read: DocumentReader): Route[] {
     const document = await read(filename);
     if (!document) throw new NotFoundError(`No document '${filename}' in workspace '${workspace}'`);
     const quote = typeof request.query.quote === "string" ? request.query.quote : "";
-    const pageNumber = typeof request.query.page === "string" && /^\d{1,6}$/.test(request.query.page) ? request.query.page : null;
-    const found = quote ? findPassage(document.text, quote) : null;
+    const pageNumber = typeof request.query.page === "string" && /^\d{1,6}$/.test(request.query.page) ? Number(request.query.page) : null;
+    // A cited page of a paged document is shown alone; otherwise the whole text.
+    const pageText = pageNumber !== null ? document.pages?.[pageNumber - 1] : undefined;
+    const text = pageText ?? document.text;
+    const found = quote ? findPassage(text, quote) : null;
     const body = found
-      ? `${escapeHtml(document.text.slice(0, found[0]))}<mark id="cited">${escapeHtml(document.text.slice(found[0], found[1]))}</mark>${escapeHtml(document.text.slice(found[1]))}`
-      : escapeHtml(document.text);
-    const meta = [`workspace ${escapeHtml(workspace)}`, pageNumber ? `page ${pageNumber}` : "", found ? '<a href="#cited">the cited passage</a> is highlighted' : ""]
+      ? `${escapeHtml(text.slice(0, found[0]))}<mark id="cited">${escapeHtml(text.slice(found[0], found[1]))}</mark>${escapeHtml(text.slice(found[1]))}`
+      : escapeHtml(text);
+    const pages = document.pages ? ` of ${document.pages.length}` : "";
+    const meta = [`workspace ${escapeHtml(workspace)}`, pageNumber !== null ? `page ${pageNumber}${pages}` : "", found ? '<a href="#cited">the cited passage</a> is highlighted' : ""]
       .filter(Boolean)
       .join(" · ");
     response.setHeader("content-security-policy", POLICY);

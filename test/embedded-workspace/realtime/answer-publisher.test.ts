@@ -23,7 +23,7 @@ describe("AnswerPublisher", () => {
       content: "leave?",
       mode: "ask",
       startedAt: Date.now(),
-      script: { steps: [{ text: "Looking." }, { tool: "search" }], output },
+      script: { steps: [{ text: "Looking." }, { tool: "search" }], output, sources: [] },
       fault: null,
     });
     publisher.track(query, "queries:q1");
@@ -52,7 +52,7 @@ describe("AnswerPublisher", () => {
     const published: unknown[] = [];
     const endpoint = { publish: (_channel: string, data: unknown) => published.push(data) } as unknown as CentrifugoEndpoint;
     const publisher = new AnswerPublisher(endpoint, (query, at) => store.view(query, at), () => Date.now(), 0);
-    const query = store.startTurn("acme", "q1", { content: "x", mode: "ask", startedAt: Date.now(), script: { steps: [], output }, fault: null });
+    const query = store.startTurn("acme", "q1", { content: "x", mode: "ask", startedAt: Date.now(), script: { steps: [], output, sources: [] }, fault: null });
     publisher.track(query, "queries:q1");
     expect(publisher.active).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
