@@ -107,6 +107,17 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
     await page.close();
   });
 
+  it("lists a reason answer's structured sources with their snippets", async () => {
+    const { page, problems } = await open();
+    await page.selectOption("#mode", "reason");
+    await ask(page, "How much annual leave do employees get?");
+    await finished(page);
+    expect(await page.locator(".source-list .snippet").first().innerText()).toContain("25 days");
+    expect(await lastAnswer(page).locator("button.cite").count()).toBeGreaterThan(1);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it("keeps one workspace query for a follow-up, on chat completions and on the Responses API", async () => {
     for (const api of ["chat", "responses"]) {
       const { page, problems } = await open();
