@@ -1,32 +1,22 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Logger } from "pino";
-import type { AnswerService } from "../../answer/answer-service.js";
-import type { Authenticator } from "../../auth/authenticate.js";
 import type { Config } from "../../config/config.js";
-import { type ConversationHints, type Conversations, conversationIdFrom } from "../../conversations/conversations.js";
+import { type ConversationHints, conversationIdFrom } from "../../conversations/conversations.js";
 import { chatCompletionRequestSchema } from "../../dialects/chat-completions/chat-request.js";
 import { sourceLinker } from "../../answer/source-links.js";
 import { chatCitationFormat } from "../../dialects/chat-completions/citation-format.js";
 import { ChatChunkEncoder } from "../../dialects/chat-completions/encode-chunks.js";
 import { ChatCompletionEncoder, completionId } from "../../dialects/chat-completions/encode-completion.js";
 import { extractPrompt, plainMessages } from "../../dialects/chat-completions/extract-prompt.js";
-import { ClientClosedError, toAdapterError } from "../../errors/adapter-error.js";
 import { planQueries } from "../../plan/plan-queries.js";
-import type { Clock } from "../../util/clock.js";
-import type { ConcurrencyLimit } from "../concurrency-limit.js";
-import { reportError } from "../error-response.js";
+import { admitAnswerRequest, type AnswerRouteOptions, answerHandler } from "../answer-request.js";
 import { errorResponse, workspaceHeader } from "../openapi.js";
 import type { Route } from "../route-table.js";
-import type { Lifecycle } from "../lifecycle.js";
-import { abortWhenClientLeaves, readJsonBody } from "../request-body.js";
-import type { ResponseFacts } from "../request-log.js";
-import type { KeepAliveSweeps } from "../sse-writer.js";
-import { validateRequest } from "../validate-request.js";
+import { abortWhenClientLeaves } from "../request-body.js";
 import { type AfterDelivery, sendAnswer, streamAnswer } from "../write-answer.js";
 
 /** What the chat route needs. */
-export interface ChatRouteOptions {
+export interface ChatRouteOptions extends AnswerRouteOptions {
   config: Pick<
     Config,
     | "maxChoices"
@@ -42,18 +32,8 @@ export interface ChatRouteOptions {
     | "chatAnnotations"
     | "sourceUrlTemplate"
   >;
-  answers: AnswerService;
-  authenticate: Authenticator;
-  conversations: Conversations;
-  limit: ConcurrencyLimit;
-  lifecycle: Lifecycle;
-  facts: ResponseFacts;
-  sweeps: KeepAliveSweeps;
-  clock: Clock;
-  logger: Logger;
   /** The base URL of the adapter's document page, when it serves one (the embedded workspace). */
   documentPage?: (() => string) | undefined;
-  newQueryId?: (() => string) | undefined;
 }
 
 /**
@@ -72,15 +52,11 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
   const streamContext = { sweep, facts, lifecycle: options.lifecycle, logger: options.logger };
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const identity = options.authenticate(request);
-    const raw = await readJsonBody(request, config.bodyLimitBytes);
-    const { body, model, workspace } = validateRequest(request, raw, schema, config.defaultWorkspace, config.maxJsonDepth);
+    const { identity, body, model, workspace } = await admitAnswerRequest(request, response, schema, options);
     const citations = chatCitationFormat(request, citationDefaults);
     const links = sourceLinker(linkSettings, workspace);
     const { style: citationStyle, annotations } = citations;
     const encoding = { stepsOutput: config.stepsOutput, citationStyle, annotations, links };
-    const release = options.limit.acquire(workspace);
-    facts.whenClosed(response, release);
     const { prompt, messageIndex } = extractPrompt(body.messages);
     const scope = { principal: identity.principal, workspace };
     const hints: ConversationHints = {
@@ -116,12 +92,7 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     await sendAnswer(response, answer, new ChatCompletionEncoder(meta, encoding), remember);
   }
 
-  return (request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      if (toAdapterError(error) instanceof ClientClosedError && response.destroyed) return;
-      reportError(error, response, options.logger, facts.of(response).requestId);
-    });
-  };
+  return answerHandler(handle, options);
 }
 
 /** The route of `POST /v1/chat/completions`, with its OpenAPI operation. */

@@ -1,33 +1,26 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Request, RequestHandler } from "express";
-import type { Logger } from "pino";
 import type { TokenUsage } from "../../answer/answer-events.js";
-import type { AnswerService } from "../../answer/answer-service.js";
-import type { Authenticator, Identity } from "../../auth/authenticate.js";
+import type { Identity } from "../../auth/authenticate.js";
 import type { Config } from "../../config/config.js";
-import { type ConversationHints, type Conversations, conversationIdFrom } from "../../conversations/conversations.js";
+import { type ConversationHints, conversationIdFrom } from "../../conversations/conversations.js";
 import { ResponseBodyEncoder, type ResponseMeta, ResponseStreamEncoder } from "../../dialects/responses/encode-response.js";
 import { readInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
 import type { ResponseObject } from "../../dialects/responses/response-object.js";
 import { RESPONSE_ID, type ResponseRequest, responseRequestSchema } from "../../dialects/responses/response-request.js";
-import { ClientClosedError, NotFoundError, RequestValidationError, toAdapterError } from "../../errors/adapter-error.js";
+import { NotFoundError, RequestValidationError } from "../../errors/adapter-error.js";
 import { planQueries } from "../../plan/plan-queries.js";
 import type { ResponseStore, StoredEntry } from "../../stores/response-store.js";
-import type { Clock } from "../../util/clock.js";
-import type { ConcurrencyLimit } from "../concurrency-limit.js";
+import { admitAnswerRequest, type AnswerRouteOptions, answerHandler } from "../answer-request.js";
 import { errorResponse, workspaceHeader } from "../openapi.js";
-import { reportError } from "../error-response.js";
-import type { Lifecycle } from "../lifecycle.js";
-import { abortWhenClientLeaves, readJsonBody } from "../request-body.js";
-import type { ResponseFacts } from "../request-log.js";
+import { abortWhenClientLeaves } from "../request-body.js";
 import type { Route } from "../route-table.js";
-import { formatFrame, type KeepAliveSweeps } from "../sse-writer.js";
-import { validateRequest } from "../validate-request.js";
+import { formatFrame } from "../sse-writer.js";
 import { type AfterDelivery, sendAnswer, streamAnswer } from "../write-answer.js";
 
 /** What the Responses routes need. */
-export interface ResponsesRouteOptions {
+export interface ResponsesRouteOptions extends AnswerRouteOptions {
   config: Pick<
     Config,
     | "maxMessages"
@@ -39,17 +32,7 @@ export interface ResponsesRouteOptions {
     | "conversationIdHeaders"
     | "responsesTtlSeconds"
   >;
-  answers: AnswerService;
-  authenticate: Authenticator;
-  conversations: Conversations;
   responses: ResponseStore;
-  limit: ConcurrencyLimit;
-  lifecycle: Lifecycle;
-  facts: ResponseFacts;
-  sweeps: KeepAliveSweeps;
-  clock: Clock;
-  logger: Logger;
-  newQueryId?: (() => string) | undefined;
   newResponseId?: (() => string) | undefined;
 }
 
@@ -97,11 +80,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
   }
 
   async function create(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const identity = options.authenticate(request);
-    const raw = await readJsonBody(request, config.bodyLimitBytes);
-    const { body, model, workspace } = validateRequest(request, raw, schema, config.defaultWorkspace, config.maxJsonDepth);
-    const release = options.limit.acquire(workspace);
-    facts.whenClosed(response, release);
+    const { identity, body, model, workspace } = await admitAnswerRequest(request, response, schema, options);
     const id = newResponseId();
     const input = readInput(body.input, id);
     const scope = { principal: identity.principal, workspace };
@@ -222,14 +201,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     {
       method: "POST",
       path: "/v1/responses",
-      handler: {
-        fast: (request, response) => {
-          create(request, response).catch((error: unknown) => {
-            if (toAdapterError(error) instanceof ClientClosedError && response.destroyed) return;
-            reportError(error, response, options.logger, facts.of(response).requestId);
-          });
-        },
-      },
+      handler: { fast: answerHandler(create, options) },
       operation: {
         summary: "Answer from the workspace as an OpenAI response: JSON, or a stream of named events",
         security: bearer,
