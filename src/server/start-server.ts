@@ -34,7 +34,8 @@ export async function startServer(
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(config.port, config.host, () => resolve());
+    // A deep accept queue: a burst of connections (a UI reconnecting its users) waits instead of being reset.
+    server.listen({ port: config.port, host: config.host, backlog: 2048 }, () => resolve());
   });
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;

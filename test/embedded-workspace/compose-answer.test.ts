@@ -51,7 +51,8 @@ describe("composeAnswer", () => {
         const { citations } = citeSources(script.output, script.sources);
         const cited = new Set(citations.map((citation) => [...script.output].slice(citation.start, citation.end).join("")));
         for (const marker of markers) expect(cited.has(marker), `${marker} in ${script.output}`).toBe(true);
-        expect(markers.length).toBeGreaterThan(0);
+        // Every answer that quotes a passage cites it (one that found nothing has nothing to cite).
+        if (!script.output.startsWith("I found nothing")) expect(markers.length).toBeGreaterThan(0);
         expect(balanced(script.output), script.output).toBe(true);
       }),
       { numRuns: 300 },

@@ -50,7 +50,12 @@ describe("load", () => {
     try {
       const lists = stack.workspace.control.calls.list;
       const started = performance.now();
-      const results = await Promise.all(Array.from({ length: 1000 }, (_, index) => streamOnce(dispatcher, index)));
+      // A request that fails says why (its cause), in the assertion below.
+      const results = await Promise.all(
+        Array.from({ length: 1000 }, (_, index) =>
+          streamOnce(dispatcher, index).catch((error: Error) => ({ done: false, error: String(error.cause ?? error) })),
+        ),
+      );
       const seconds = (performance.now() - started) / 1000;
       expect(results.filter((result) => !result.done || result.error)).toEqual([]);
       // Shared polling: list calls grow with time, not with the 1,000 waiting streams.

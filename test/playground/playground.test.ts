@@ -28,7 +28,7 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
       join(folder, "hostile.md"),
       "# Hostile\n\nThe zebrafish quota is <img src=x onerror=\"window.__pwned=1\"> seven per tank <script>window.__pwned=2</script> always.\n",
     );
-    workspace = await startEmbeddedWorkspace({ documents: [folder], workspaces: ["demo"], stepDelayMs: 15 });
+    workspace = await startEmbeddedWorkspace({ documents: [folder], workspaces: ["demo"], stepDelayMs: 30 });
     // As `npm start` serves it: the embedded workspace's documents, the playground on.
     let listening = "";
     adapter = await startAdapter(workspace.url, { DEFAULT_WORKSPACE: "demo" }, undefined, { documents: documentReader([folder]), publicUrl: () => listening });
@@ -86,13 +86,14 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
   it("streams an answer with its steps, and a citation shows its source", async () => {
     const { page, problems } = await open();
     await ask(page, "How much annual leave do employees get?");
-    // The answer grows in several steps before it ends.
+    // The answer grows on the page before it ends (the frames show it came in several pieces).
     const lengths = new Set<number>();
     while (await page.locator(".message.assistant[aria-busy]").count()) {
       lengths.add((await lastAnswer(page).locator(".answer").innerText()).length);
       await page.waitForTimeout(5);
     }
-    expect(lengths.size).toBeGreaterThan(2);
+    expect(lengths.size).toBeGreaterThan(1);
+    expect(await page.locator("#frames li", { hasText: '"content":"' }).count()).toBeGreaterThan(3);
     const answer = lastAnswer(page);
     expect(await answer.locator(".answer").innerText()).toContain("25 days");
     expect(await answer.locator("details .steps").textContent()).toContain("Using tool: search_documents");

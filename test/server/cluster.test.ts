@@ -26,7 +26,7 @@ async function startReplica(upstream: string, environment: Record<string, string
       DEFAULT_WORKSPACE: "acme",
       POLL_INTERVAL_MIN_MS: String(INTERVAL_MS),
       POLL_INTERVAL_MAX_MS: String(INTERVAL_MS),
-      CLUSTER_LEASE_MS: "600",
+      CLUSTER_LEASE_MS: "1500",
       MAX_CONCURRENT_PER_WORKSPACE: "10000",
       REALTIME: "off",
       ...environment,

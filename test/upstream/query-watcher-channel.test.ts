@@ -95,10 +95,11 @@ describe("QueryWatcher with a realtime channel", () => {
     const realtime = fakeRealtime();
     const controller = new AbortController();
     const watching = (async () => {
-      for await (const _snapshot of watcherOf(client, realtime.subscriber, 10, 400).watch({
+      for await (const _snapshot of watcherOf(client, realtime.subscriber, 10, 1000).watch({
         caller, initial, deadlineMs: 10_000, label: "q", signal: controller.signal, channel,
       }));
     })();
+    const started = Date.now();
     await sleep(5);
     realtime.listener?.subscribed();
     for (let offset = 1; offset <= 30; offset += 1) {
@@ -106,16 +107,19 @@ describe("QueryWatcher with a realtime channel", () => {
       await sleep(20);
     }
     const whileLive = state.calls.length;
+    const liveMs = Date.now() - started;
     realtime.listener?.failed("disconnected");
     const failedAt = Date.now();
     await sleep(600);
     const afterFailure = state.calls.filter((at) => at >= failedAt).length;
+    const failedMs = Date.now() - failedAt;
     controller.abort();
     await watching;
-    // About 600 ms live: the first poll of a new query and at most two at 400 ms; then, by age
-    // (about 150 ms apart), several.
-    expect(whileLive).toBeLessThanOrEqual(3);
-    expect(afterFailure).toBeGreaterThanOrEqual(3);
+    // About 600 ms live (longer on a busy machine): the first poll of a new query, then one per
+    // 1,000 ms (the slowest interval) at most; then, by age (150 to 250 ms apart), several.
+    expect(whileLive).toBeLessThanOrEqual(2 + Math.floor(liveMs / 1000));
+    // More polls than the relaxed pace could have made in that time.
+    expect(afterFailure).toBeGreaterThan(1 + Math.floor(failedMs / 1000));
     // A failed channel was already dropped by the hub: nothing is left to close.
     expect(realtime.closed).toBe(0);
   });
