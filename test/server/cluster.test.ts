@@ -78,8 +78,11 @@ describeWith(REDIS, "one poller per workspace across replicas", () => {
     await redis?.stop();
   });
 
-  /** First-page list calls per poll interval while 300 requests wait across three replicas. */
-  async function listCallsPerInterval(environment: Record<string, string>): Promise<{ perInterval: number; answered: number }> {
+  /**
+   * While 300 requests wait across three replicas: the first-page list calls the workspace sees
+   * per poll interval, and the largest share of all list calls that one replica made.
+   */
+  async function listCallsPerInterval(environment: Record<string, string>): Promise<{ perInterval: number; largestShare: number }> {
     const replicas = await Promise.all([0, 1, 2].map(() => startReplica(workspace.url, environment)));
     try {
       const calls = workspace.control.calls;
@@ -89,7 +92,11 @@ describeWith(REDIS, "one poller per workspace across replicas", () => {
       const elapsed = performance.now() - started;
       const firstPages = calls.list - calls.listWithCursor - before;
       expect(results.every((result) => result.status === 200 && /25 days|14 characters/.test(result.content))).toBe(true);
-      return { perInterval: firstPages / (elapsed / INTERVAL_MS), answered: results.length };
+      const byReplica = await Promise.all(
+        replicas.map(async (replica) => Number(/^adapter_watcher_list_calls_total (\d+)/m.exec(await (await fetch(`${replica.url}/metrics`)).text())?.[1] ?? 0)),
+      );
+      const total = byReplica.reduce((sum, count) => sum + count, 0);
+      return { perInterval: firstPages / (elapsed / INTERVAL_MS), largestShare: Math.max(...byReplica) / total };
     } finally {
       await stopAll(replicas);
     }
@@ -99,11 +106,16 @@ describeWith(REDIS, "one poller per workspace across replicas", () => {
     const prefix = `cluster-test-${process.pid}:`;
     const shared = await listCallsPerInterval({ REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix });
     const alone = await listCallsPerInterval({});
-    console.log(`first-page list calls per ${INTERVAL_MS} ms interval, 3 replicas: ${shared.perInterval.toFixed(2)} sharing through Redis, ${alone.perInterval.toFixed(2)} each alone`);
-    // About one per interval for the cluster, against one per replica: a busy machine stretches
-    // both intervals alike, so the bound on the two is their ratio.
+    console.log(
+      `first-page list calls per ${INTERVAL_MS} ms interval, 3 replicas: ${shared.perInterval.toFixed(2)} sharing through Redis ` +
+        `(one replica made ${(shared.largestShare * 100).toFixed(0)}% of them), ${alone.perInterval.toFixed(2)} each alone ` +
+        `(at most ${(alone.largestShare * 100).toFixed(0)}% by one)`,
+    );
+    // About one per interval for the cluster, made by one replica; alone, every replica lists (a
+    // busy machine slows every poll, so the counts per interval vary, but not who makes them).
     expect(shared.perInterval).toBeLessThan(1.6);
-    expect(alone.perInterval / shared.perInterval).toBeGreaterThan(2);
+    expect(shared.largestShare).toBeGreaterThan(0.8);
+    expect(alone.largestShare).toBeLessThan(0.5);
     // Only hashes of credentials in Redis, and every key expires.
     for (const key of await redis.client.keys(`${prefix}*`)) {
       expect(key).not.toContain("sk-test-key");
