@@ -3,18 +3,40 @@ import { defineConfig } from "vitest/config";
 // CI (.ci/run) asks for a JSON report beside the usual output, to print its own summary line.
 const jsonReport = process.env.VITEST_JSON_REPORT;
 
+/**
+ * Suites that load the whole machine (many processes, a thousand connections, a production
+ * install): they run after the others, one at a time, so that neither they nor the timing-
+ * sensitive suites measure each other's load.
+ */
+const HEAVY = ["test/server/cluster.test.ts", "test/load/load.test.ts", "test/server/production-install.test.ts"];
+
+const shared = {
+  globalSetup: ["test/global-setup.ts"],
+  testTimeout: 20_000,
+  hookTimeout: 20_000,
+  pool: "forks" as const,
+  // The load test compares heap before and after; it needs to run the collector itself.
+  execArgv: ["--expose-gc"],
+};
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/global-setup.ts"],
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
-    pool: "forks",
-    // Most suites wait on sockets and timers rather than compute: three at once on two cores keeps
-    // the whole run near a minute (one per core left half the machine idle).
-    maxWorkers: 3,
-    // The load test compares heap before and after; it needs to run the collector itself.
-    execArgv: ["--expose-gc"],
     reporters: jsonReport ? ["default", ["json", { outputFile: jsonReport }]] : ["default"],
+    projects: [
+      {
+        test: {
+          ...shared,
+          name: "suite",
+          include: ["test/**/*.test.ts"],
+          exclude: HEAVY,
+          // Most suites wait on sockets and timers rather than compute: three at once on two cores.
+          maxWorkers: 3,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: { ...shared, name: "heavy", include: HEAVY, maxWorkers: 1, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 });
