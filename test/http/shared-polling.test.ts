@@ -3,8 +3,9 @@ import { chatBody, headers, type Stack, startStack } from "../helpers/start-stac
 
 let stack: Stack;
 beforeAll(async () => {
-  // Polling alone (no realtime channel), with queries that outlast the time it takes to send all 150.
-  stack = await startStack({ POLL_INTERVAL_MIN_MS: "25", POLL_INTERVAL_MAX_MS: "100", REALTIME: "off" }, { stepDelayMs: 100 });
+  // Polling alone (no realtime channel), with queries (about 3.5 s each) that outlast the time it takes
+  // to send all 150 even on a loaded machine, so more than one page of them waits at once.
+  stack = await startStack({ POLL_INTERVAL_MIN_MS: "25", POLL_INTERVAL_MAX_MS: "100", REALTIME: "off" }, { stepDelayMs: 400 });
 });
 afterAll(() => stack.close());
 
