@@ -21,7 +21,7 @@ beforeAll(async () => {
       done();
     },
   });
-  adapter = await startAdapter(workspace.url, { QUERY_TIMEOUT_MS: "300" }, pino({ level: "trace" }, sink));
+  adapter = await startAdapter(workspace.url, { QUERY_TIMEOUT_MS: "1500" }, pino({ level: "trace" }, sink));
 });
 afterAll(async () => {
   await adapter.close();

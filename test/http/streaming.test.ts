@@ -7,7 +7,7 @@ import { API_KEY, chatBody, headers, type Stack, startStack } from "../helpers/s
 let stack: Stack;
 let client: OpenAI;
 beforeAll(async () => {
-  stack = await startStack({ QUERY_TIMEOUT_MS: "1500", SSE_KEEPALIVE_MS: "40" }, { stepDelayMs: 15 });
+  stack = await startStack({ QUERY_TIMEOUT_MS: "1500", SSE_KEEPALIVE_MS: "40" }, { stepDelayMs: 40 });
   client = new OpenAI({ apiKey: API_KEY, baseURL: `${stack.url}/v1`, defaultHeaders: { "Service-Workspace": "acme" } });
 });
 afterAll(() => stack.close());
