@@ -10,6 +10,8 @@ export interface Identity {
   upstreamCredential: string;
   /** A hash of the client's own credential: scopes conversations and caches without keeping it. */
   principal: string;
+  /** A hash of `upstreamCredential`, computed once per request for what is keyed by it (pollers, channels). */
+  upstreamKey: string;
 }
 
 /** How clients are authenticated (docs/architecture.md#credentials). */
@@ -24,10 +26,12 @@ export function createAuthenticator(options: { workspaceApiKey?: string; adapter
   if (!options.workspaceApiKey) {
     return (request) => {
       const credential = bearerCredential(request);
-      return { upstreamCredential: credential, principal: credentialHash(credential) };
+      const principal = credentialHash(credential);
+      return { upstreamCredential: credential, principal, upstreamKey: principal };
     };
   }
   const upstreamCredential = options.workspaceApiKey;
+  const upstreamKey = credentialHash(upstreamCredential);
   // Comparing fixed-length digests keeps the comparison constant-time whatever the key lengths.
   const accepted = (options.adapterApiKeys ?? []).map((key) => createHash("sha256").update(key).digest());
   return (request) => {
@@ -36,6 +40,6 @@ export function createAuthenticator(options: { workspaceApiKey?: string; adapter
     let match = false;
     for (const key of accepted) match = timingSafeEqual(key, presented) || match;
     if (!match) throw new AuthenticationError("Invalid API key");
-    return { upstreamCredential, principal: credentialHash(credential) };
+    return { upstreamCredential, principal: credentialHash(credential), upstreamKey };
   };
 }

@@ -171,7 +171,7 @@ class WorkspacePoller {
     private readonly caller: Caller,
     private readonly onIdle: () => void,
   ) {
-    const group = `${credentialHash(caller.credential)}:${caller.workspace}`;
+    const group = `${credentialKeyOf(caller)}:${caller.workspace}`;
     this.shared = options.sharing?.join(group, (items) => this.deliverAll(items), () => this.pollSoon()) ?? null;
   }
 
@@ -317,7 +317,7 @@ function isPermanent(error: unknown): boolean {
 
 /** Pollers are keyed by a hash of the credential, so that no raw credential is kept as a key. */
 function pollerKey(caller: Caller): string {
-  return `${credentialHash(caller.credential)}\u0000${caller.workspace}`;
+  return `${credentialKeyOf(caller)}\u0000${caller.workspace}`;
 }
 
 /**
@@ -400,4 +400,9 @@ class Mailbox implements Waiter {
     this.wake = null;
     wake?.();
   }
+}
+
+/** The caller's credential hash: the one its request computed, or computed here. */
+function credentialKeyOf(caller: Caller): string {
+  return caller.credentialKey ?? credentialHash(caller.credential);
 }

@@ -24,6 +24,8 @@ import {
 export interface Caller {
   credential: string;
   workspace: string;
+  /** `credentialHash(credential)` when the caller has it already, so a request hashes its credential once. */
+  credentialKey?: string | undefined;
 }
 
 /** A caller for calls that select no workspace (`GET /workspaces`). */

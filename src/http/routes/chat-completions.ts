@@ -76,7 +76,7 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     const includeUsage = body.stream_options?.include_usage === true;
     const answer = await options.answers.start({
       plan,
-      caller: { credential: identity.upstreamCredential, workspace },
+      caller: { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey },
       controller: abortWhenClientLeaves(response, facts),
       countsUsage: !body.stream || includeUsage,
     });

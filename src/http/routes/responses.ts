@@ -99,7 +99,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     response.setHeader("service-query-id", queryId);
     const answer = await options.answers.start({
       plan,
-      caller: { credential: identity.upstreamCredential, workspace },
+      caller: { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey },
       controller: abortWhenClientLeaves(response, facts),
       countsUsage: true,
     });
