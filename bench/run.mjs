@@ -289,7 +289,7 @@ async function countingBlock(counter, text) {
   const elapsed = performance.now() - started;
   clearInterval(ticker);
   await counter.close();
-  return { completionTokens: usage.completion_tokens, totalMs: round(elapsed), longestBlockMs: round(longest) };
+  return { completionTokens: usage.completionTokens, totalMs: round(elapsed), longestBlockMs: round(longest) };
 }
 
 /** The adapter's counter (a long text goes to the worker) and its fallback (slices on the event loop). */
