@@ -45,7 +45,7 @@ export function openApiDocument(options: {
       title: "workspace-openai-adapter",
       version: options.version,
       description:
-        "OpenAI-compatible chat completions over a Workspace Knowledge Service. Errors carry the interface's `detail` and an OpenAI-style `error`.",
+        "OpenAI-compatible chat completions and Responses API over a Workspace Knowledge Service. Errors carry the interface's `detail` and an OpenAI-style `error`.",
     },
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
