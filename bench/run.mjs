@@ -492,14 +492,23 @@ ${realtimeSection(realtime, channels)}## What shaped these numbers
   stream's mailbox is the poller's waiter and its abort listener, a request has one
   AbortController, and one choice needs no merging generator. That took 5,000 idle streams from
   about 320 MB of RSS that kept growing while they were open to ${streams.peakRssMB} MB at most in this run
-  (235-270 MB over the day's runs), which no longer grows while they stay open.
+  (235-270 MB over the runs of 2026-11-21), which no longer grows while they stay open. Since then
+  each idle stream also holds its realtime channel subscription when the workspace offers one (the
+  embedded workspace does): after a forced GC, 2,000 idle streams retained 17.4 KB of heap each
+  before the realtime channel and the answer core (7a8ef67), and 23.1 KB each on 2026-11-22, of
+  which 3.7 KB is the centrifuge subscription (19.4 KB with \`REALTIME=off\`).
 - The machine is small and shared: autocannon, the upstream, the proxy and the adapter run on the
   same ${machine.cpus} cores of a virtual machine whose CPU time varies (on 2026-11-21, successive 4-second
   runs of one build at 50 connections ranged from 3,000 to 5,300 requests/s, and the same build's
   event-loop time per request from 200 to 310 µs within the hour; the first full run of the day
   measured the bare proxy at 191 µs added and 11,985 requests/s, against ${latency.addedP50Us.bareProxy} µs and ${fifty.bareProxy.rps} here).
   Rounds take turns so that each comparison uses figures taken minutes apart at most; the
-  adapter's share of the bare proxy is the steadier figure.
+  adapter's share of the bare proxy is the steadier figure. On 2026-11-22 the whole VM ran about
+  three times slower than the day before (the upstream alone: 10,600 against 33,000 requests/s),
+  so the absolute targets read as missed while the share held at 43-44%. Comparing builds on one
+  machine, \`node bench/quick.mjs\` in alternating pairs (event-loop time per request) is the
+  fairer test: before the answer core (7a8ef67) against 2026-11-22's build, 606/515/440 µs
+  against 557/515/540 µs.
 
 ## Token counting
 
