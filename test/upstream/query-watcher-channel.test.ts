@@ -61,16 +61,21 @@ function watcherOf(client: WorkspaceClient, realtime: RealtimeSubscriber | undef
   return new QueryWatcher({ client, clock: systemClock, pollIntervalMinMs: min, pollIntervalMaxMs: max, maxListPages: 1, realtime });
 }
 
+/** Watches the query with its channel, collecting every snapshot until the watch ends. */
+function watchCollecting(watcher: QueryWatcher): { seen: QuerySnapshot[]; watching: Promise<void> } {
+  const seen: QuerySnapshot[] = [];
+  const watching = (async () => {
+    for await (const snapshot of watcher.watch({ caller, initial, deadlineMs: 10_000, label: "q", signal: new AbortController().signal, channel }))
+      seen.push(snapshot);
+  })();
+  return { seen, watching };
+}
+
 describe("QueryWatcher with a realtime channel", () => {
   it("streams the channel's words while the list shows none, and ends with the list's answer as soon as the channel says it ended", async () => {
     const { client, state } = upstream();
     const realtime = fakeRealtime();
-    const seen: QuerySnapshot[] = [];
-    const watching = (async () => {
-      for await (const snapshot of watcherOf(client, realtime.subscriber).watch({
-        caller, initial, deadlineMs: 10_000, label: "q", signal: new AbortController().signal, channel,
-      })) seen.push(snapshot);
-    })();
+    const { seen, watching } = watchCollecting(watcherOf(client, realtime.subscriber));
     await sleep(30);
     realtime.listener?.subscribed();
     const words = ["The", " answer", " is", " 42", " [1]"];
@@ -127,12 +132,7 @@ describe("QueryWatcher with a realtime channel", () => {
   it("finishes with the list when the channel loses a publication, and loses no text it already gave", async () => {
     const { client, state } = upstream();
     const realtime = fakeRealtime();
-    const seen: QuerySnapshot[] = [];
-    const watching = (async () => {
-      for await (const snapshot of watcherOf(client, realtime.subscriber, 5, 50).watch({
-        caller, initial, deadlineMs: 10_000, label: "q", signal: new AbortController().signal, channel,
-      })) seen.push(snapshot);
-    })();
+    const { seen, watching } = watchCollecting(watcherOf(client, realtime.subscriber, 5, 50));
     await sleep(5);
     realtime.listener?.subscribed();
     realtime.listener?.publication({ delta: "Hello" }, 1);
@@ -148,13 +148,8 @@ describe("QueryWatcher with a realtime channel", () => {
   it("sets a channel that disagrees with the list aside, and answers with the list", async () => {
     const { client, state } = upstream();
     const realtime = fakeRealtime();
-    const seen: QuerySnapshot[] = [];
     state.item = { id: "q1", status: "PROCESSING", output: "Hello world", steps: [] };
-    const watching = (async () => {
-      for await (const snapshot of watcherOf(client, realtime.subscriber, 5, 50).watch({
-        caller, initial, deadlineMs: 10_000, label: "q", signal: new AbortController().signal, channel,
-      })) seen.push(snapshot);
-    })();
+    const { seen, watching } = watchCollecting(watcherOf(client, realtime.subscriber, 5, 50));
     await sleep(5);
     realtime.listener?.subscribed();
     realtime.listener?.publication({ delta: "Goodbye" }, 1);
