@@ -40,7 +40,7 @@ function stem(word: string): string {
   return word;
 }
 
-/** Splits Markdown or plain text into passages: prose paragraphs under their heading. */
+/** Splits Markdown or plain text into passages: prose paragraphs under their heading (Markdown's markup left out). */
 export function splitPassages(
   filename: string,
   text: string,
@@ -52,6 +52,8 @@ export function splitPassages(
   const documentTitle = title ?? /^#{1,6}\s+(.+)$/m.exec(text)?.[1]?.trim() ?? null;
   let paragraph: string[] = [];
   let inCode = false;
+  // Markdown's images, layout HTML and link targets are markup; a text file's characters are all text.
+  const markdown = /\.(md|markdown)$/i.test(filename);
   const flush = () => {
     const joined = paragraph.join("\n").trim();
     if (joined.length >= 20) passages.push({ filename, heading, text: joined, page, title: documentTitle });
@@ -73,11 +75,31 @@ export function splitPassages(
     } else if (line.trim() === "") {
       flush();
     } else {
-      paragraph.push(line);
+      const prose = markdown ? proseOf(line) : line;
+      if (prose) paragraph.push(prose);
     }
   }
   flush();
   return passages;
+}
+
+/** HTML elements a Markdown document uses for layout; other `<words>` are prose (`<workspace>`). */
+const HTML_TAG = /<\/?(?:a|b|br|details|div|em|hr|i|img|kbd|p|picture|source|span|strong|sub|summary|sup)\b[^>]*>/gi;
+
+/**
+ * A Markdown line as prose an answer may quote: images, layout HTML (a README's screenshots,
+ * `<img>`, `<br>`) and comments are left out, since a quoted image path means nothing outside its
+ * document and a chat UI would show it broken; a link keeps its text and drops its target, which
+ * is relative to the document, and whose brackets would read as a citation marker.
+ */
+export function proseOf(line: string): string {
+  const prose = line
+    .replace(/<!--.*?-->/g, "")
+    .replace(/!\[[^\]]*\]\([^)]*\)/g, "")
+    .replace(HTML_TAG, "")
+    .replace(/\[([^\]]+)\]\([^)\s]*\)/g, "$1")
+    .trimEnd();
+  return prose.trim() === "" ? "" : prose;
 }
 
 /** A BM25 full-text index over passages: the embedded workspace's search. */

@@ -21,11 +21,12 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    // The fixture documents, and one whose text carries HTML and a javascript: link (documents are untrusted).
+    // The fixture documents, and a text file whose text carries HTML (documents are untrusted; a text
+    // file is quoted verbatim, as an upstream may quote anything).
     folder = mkdtempSync(join(tmpdir(), "playground-documents-"));
     cpSync(FIXTURE_DOCUMENTS, folder, { recursive: true });
     writeFileSync(
-      join(folder, "hostile.md"),
+      join(folder, "hostile.txt"),
       "# Hostile\n\nThe zebrafish quota is <img src=x onerror=\"window.__pwned=1\"> seven per tank <script>window.__pwned=2</script> always.\n",
     );
     workspace = await startEmbeddedWorkspace({ documents: [folder], workspaces: ["demo"], stepDelayMs: 30 });
@@ -85,14 +86,19 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
 
   it("streams an answer with its steps, and a citation shows its source", async () => {
     const { page, problems } = await open();
+    // The answer grows on the page before it ends: the page itself notes every length the answer
+    // shows (sampling from the test would miss steps on a busy machine).
+    await page.evaluate(() => {
+      window.__answerLengths = new Set();
+      new window.MutationObserver(() => {
+        const answers = document.querySelectorAll(".message.assistant .answer");
+        const last = answers[answers.length - 1];
+        if (last?.textContent) window.__answerLengths.add(last.textContent.length);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
     await ask(page, "How much annual leave do employees get?");
-    // The answer grows on the page before it ends (the frames show it came in several pieces).
-    const lengths = new Set<number>();
-    while (await page.locator(".message.assistant[aria-busy]").count()) {
-      lengths.add((await lastAnswer(page).locator(".answer").innerText()).length);
-      await page.waitForTimeout(5);
-    }
-    expect(lengths.size).toBeGreaterThan(1);
+    await finished(page);
+    expect(await page.evaluate(() => window.__answerLengths.size)).toBeGreaterThan(2);
     expect(await page.locator("#frames li", { hasText: '"content":"' }).count()).toBeGreaterThan(3);
     const answer = lastAnswer(page);
     expect(await answer.locator(".answer").innerText()).toContain("25 days");

@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { proseOf, splitPassages } from "../../src/embedded-workspace/document-index.js";
+
+describe("splitPassages", () => {
+  it("quotes prose only: no code, tables, images or layout HTML, and links keep their text", () => {
+    const markdown = [
+      "# Guide",
+      "## Screens",
+      "![The playground](docs/playground.png)",
+      '<img src="docs/narrow.png" alt="narrow" width="300">',
+      "",
+      "The playground streams answers. See [the benchmarks](docs/benchmarks.md) and <https://example.com>.",
+      "Pick `<workspace>/<mode>` as the model.<br>",
+      "",
+      "```sh",
+      "npm start",
+      "```",
+      "| a | b |",
+      "<!-- a comment the reader never sees -->",
+    ].join("\n");
+    expect(splitPassages("guide.md", markdown)).toEqual([
+      {
+        filename: "guide.md",
+        heading: "Screens",
+        text: "The playground streams answers. See the benchmarks and <https://example.com>.\nPick `<workspace>/<mode>` as the model.",
+        page: null,
+        title: "Guide",
+      },
+    ]);
+  });
+
+  it("quotes a text file's characters as they are", () => {
+    const text = "Tags such as <img src=x> and [brackets](here) are text in a .txt file.";
+    expect(splitPassages("notes.txt", text).map((passage) => passage.text)).toEqual([text]);
+  });
+
+  it("leaves a line that is only an image or markup out altogether", () => {
+    expect(proseOf("  ![x](y.png) <br>")).toBe("");
+    expect(proseOf("<p align=\"center\">Centered words</p>")).toBe("Centered words");
+  });
+});
