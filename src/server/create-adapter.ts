@@ -162,6 +162,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     ...(effects.newQueryId ? { newQueryId: effects.newQueryId } : {}),
     ...(effects.documents && effects.publicUrl ? { documents: effects.documents, documentPage: effects.publicUrl } : {}),
   });
+  let closing: Promise<void> | undefined;
   return {
     app,
     client,
@@ -172,10 +173,12 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     limit,
     metrics,
     logger,
-    close: async () => {
-      realtime?.close();
-      await sharing?.close();
-      await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close()]);
-    },
+    // Once: a shutdown and a caller's own close may overlap, and a closed dispatcher rejects a second close.
+    close: () =>
+      (closing ??= (async () => {
+        realtime?.close();
+        await sharing?.close();
+        await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close()]);
+      })()),
   };
 }

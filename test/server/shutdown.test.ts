@@ -25,7 +25,8 @@ describe("graceful shutdown", () => {
         headers: headers(),
         body: JSON.stringify(chatBody("leave policy")),
       });
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      // Shut down once the short request is in flight (its query created), however busy the machine.
+      while (workspace.control.calls.create < 2) await new Promise((resolve) => setTimeout(resolve, 5));
 
       const started = performance.now();
       const stopping = adapter.shutdown();
@@ -60,6 +61,12 @@ describe("graceful shutdown", () => {
 });
 
 describe("two adapters in one process", () => {
+  it("closes once however often it is asked, overlapping or not (a shutdown and a caller's own close)", async () => {
+    const adapter = await startAdapter("http://127.0.0.1:1", {});
+    await adapter.shutdown();
+    await expect(Promise.all([adapter.adapter.close(), adapter.adapter.close(), adapter.close()])).resolves.toBeDefined();
+  });
+
   it("share nothing: one shutting down ends its own streams only, and each beats its own keep-alives", async () => {
     const workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], stepDelayMs: 20 });
     const first = await startAdapter(workspace.url, { SHUTDOWN_GRACE_MS: "0", DEFAULT_WORKSPACE: "acme", SSE_KEEPALIVE_MS: "20" });
