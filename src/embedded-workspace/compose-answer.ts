@@ -60,7 +60,7 @@ export function composeAnswer(question: Question, index: DocumentIndex): AnswerS
       if (!hits.has(key)) hits.set(key, hit);
     }
   }
-  const best = [...hits.values()].sort((a, b) => b.score - a.score).slice(0, PASSAGES[question.mode]);
+  const best = [...hits.values()].filter(quotable).sort((a, b) => b.score - a.score).slice(0, PASSAGES[question.mode]);
   if (best.length === 0) {
     steps.push({ text: "No passage matched." });
     return { steps, output: `I found nothing about “${markdownSafe(quoted)}” in this workspace's documents.`, sources: [] };
@@ -97,6 +97,11 @@ export function composeAnswer(question: Question, index: DocumentIndex): AnswerS
     return `## ${markdownSafe(hit.heading || hit.title || hit.filename)}\n\n${cite(chosen, `[^${number}]`)}`;
   });
   return { steps, output: `${lead}# ${markdownSafe(shorten(question.prompt, 80))}\n\n${sections.join("\n\n")}`, sources: sources.structured() };
+}
+
+/** A passage with something to quote: not only a sentence that introduces what follows it (`…as follows:`). */
+function quotable(hit: Hit): boolean {
+  return splitSentences(oneLine(hit.text)).some((sentence) => !sentence.endsWith(":"));
 }
 
 /** Each sentence followed by the marker: a citation after every cited sentence. */
@@ -153,7 +158,8 @@ class SourceNumbers {
 function bestSentences(text: string, question: string, count: number, budget = 400): string[] {
   const wanted = new Set(question.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
   const all = splitSentences(oneLine(text)).map(markdownSafe);
-  const fitting = all.filter((sentence) => sentence.length <= MAX_SENTENCE);
+  // A sentence that ends in a colon introduces what follows it (a list, a block), which is not quoted.
+  const fitting = all.filter((sentence) => sentence.length <= MAX_SENTENCE && !sentence.endsWith(":"));
   const candidates = fitting.length > 0 ? fitting : all.slice(0, 1);
   const scored = candidates.map((sentence, position) => ({
     sentence,

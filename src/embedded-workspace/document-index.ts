@@ -89,15 +89,15 @@ const HTML_TAG = /<\/?(?:a|b|br|details|div|em|hr|i|img|kbd|p|picture|source|spa
 /**
  * A Markdown line as prose an answer may quote: images, layout HTML (a README's screenshots,
  * `<img>`, `<br>`) and comments are left out, since a quoted image path means nothing outside its
- * document and a chat UI would show it broken; a link keeps its text and drops its target, which
- * is relative to the document, and whose brackets would read as a citation marker.
+ * document and a chat UI would show it broken; a link to another document keeps its text and drops
+ * its target, which is relative to this document (web and mail links stay links).
  */
 export function proseOf(line: string): string {
   const prose = line
     .replace(/<!--.*?-->/g, "")
     .replace(/!\[[^\]]*\]\([^)]*\)/g, "")
     .replace(HTML_TAG, "")
-    .replace(/\[([^\]]+)\]\([^)\s]*\)/g, "$1")
+    .replace(/\[([^\]]+)\]\((?!https?:|mailto:)[^)\s]*\)/g, "$1")
     .trimEnd();
   return prose.trim() === "" ? "" : prose;
 }

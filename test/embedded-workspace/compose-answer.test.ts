@@ -87,6 +87,16 @@ describe("composeAnswer", () => {
     expect(composeAnswer({ prompt: "meals reimbursed", mode: "build" }, index).output).toMatch(/\[\^1\]/);
     expect(composeAnswer({ prompt: "meals reimbursed", mode: "ask" }, index).sources).toEqual([]);
   });
+
+  it("does not quote a sentence that only introduces a list", () => {
+    const passages: Passage[] = [
+      { filename: "leave.md", heading: "Leave", text: "Leave is requested as follows:", page: null, title: "Leave" },
+      { filename: "leave.md", heading: "Leave", text: "Employees get 25 days of annual leave. Leave is approved by the manager.", page: null, title: "Leave" },
+    ];
+    const script = composeAnswer({ prompt: "How is leave requested?", mode: "ask" }, new DocumentIndex(passages));
+    expect(script.output).toMatch(/^Leave is approved by the manager\. \[1\]\n/);
+    expect(script.output).not.toContain("as follows:");
+  });
 });
 
 describe("sentences and Markdown safety", () => {

@@ -2,14 +2,14 @@ import { describe, expect, it } from "vitest";
 import { proseOf, splitPassages } from "../../src/embedded-workspace/document-index.js";
 
 describe("splitPassages", () => {
-  it("quotes prose only: no code, tables, images or layout HTML, and links keep their text", () => {
+  it("quotes prose only: no code, tables, images or layout HTML, and links to other documents keep only their text", () => {
     const markdown = [
       "# Guide",
       "## Screens",
       "![The playground](docs/playground.png)",
       '<img src="docs/narrow.png" alt="narrow" width="300">',
       "",
-      "The playground streams answers. See [the benchmarks](docs/benchmarks.md) and <https://example.com>.",
+      "The playground streams answers. See [the benchmarks](docs/benchmarks.md), [OpenAI](https://openai.com) and <https://example.com>.",
       "Pick `<workspace>/<mode>` as the model.<br>",
       "",
       "```sh",
@@ -22,7 +22,7 @@ describe("splitPassages", () => {
       {
         filename: "guide.md",
         heading: "Screens",
-        text: "The playground streams answers. See the benchmarks and <https://example.com>.\nPick `<workspace>/<mode>` as the model.",
+        text: "The playground streams answers. See the benchmarks, [OpenAI](https://openai.com) and <https://example.com>.\nPick `<workspace>/<mode>` as the model.",
         page: null,
         title: "Guide",
       },
