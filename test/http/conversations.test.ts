@@ -187,14 +187,17 @@ describeWith(REDIS, "conversations in Redis", () => {
     const replica = await startAdapter(stack.workspace.url, { REDIS_URL: own.url, REDIS_KEY_PREFIX: "dies:" });
     try {
       const messages: Message[] = [{ role: "user", content: "How much annual leave do I get?" }];
+      const firstStarted = performance.now();
       const one = await ask(replica.url, messages);
+      const firstMs = performance.now() - firstStarted;
       await own.stop();
       const started = performance.now();
       const two = await ask(replica.url, [...messages, { role: "assistant", content: one.answer }, { role: "user", content: "carry over?" }]);
       const ms = performance.now() - started;
-      console.log(`turn answered ${ms.toFixed(0)} ms after Redis died`);
+      console.log(`turn answered ${ms.toFixed(0)} ms after Redis died (the first turn took ${firstMs.toFixed(0)} ms)`);
       expect(two.status).toBe(200);
-      expect(ms).toBeLessThan(300);
+      // At once: about as long as a turn with Redis, not a client's reconnect timeout (seconds).
+      expect(ms).toBeLessThan(firstMs + 300);
     } finally {
       await replica.close();
     }
