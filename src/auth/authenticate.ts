@@ -10,7 +10,7 @@ export interface Identity {
   upstreamCredential: string;
   /** A hash of the client's own credential: scopes conversations and caches without keeping it. */
   principal: string;
-  /** A hash of `upstreamCredential`, computed once per request for what is keyed by it (pollers, channels). */
+  /** A hash of `upstreamCredential`, computed once per request for what is keyed by it (pollers, shared polling). */
   upstreamKey: string;
 }
 
