@@ -59,8 +59,20 @@ export function splitPassages(
     if (joined.length >= 20) passages.push({ filename, heading, text: joined, page, title: documentTitle });
     paragraph = [];
   };
-  // Code blocks and tables are left out: an extractive answer quotes prose.
-  for (const line of text.split(/\r?\n/)) {
+  let inComment = false;
+  // Code blocks, tables and HTML comments are left out: an extractive answer quotes prose.
+  for (const rawLine of text.split(/\r?\n/)) {
+    let line = rawLine;
+    if (markdown && !inCode) {
+      const outside = outsideComments(rawLine, inComment);
+      // A line wholly inside a comment is nothing, not a paragraph break.
+      if ((inComment || outside.open) && outside.kept.trim() === "") {
+        inComment = outside.open;
+        continue;
+      }
+      inComment = outside.open;
+      line = outside.kept;
+    }
     if (line.trimStart().startsWith("```")) {
       inCode = !inCode;
       flush();
@@ -81,6 +93,25 @@ export function splitPassages(
   }
   flush();
   return passages;
+}
+
+/** The parts of a Markdown line outside HTML comments, given whether a comment is open at its start. */
+function outsideComments(line: string, open: boolean): { kept: string; open: boolean } {
+  let kept = "";
+  let rest = line;
+  for (;;) {
+    if (open) {
+      const end = rest.indexOf("-->");
+      if (end < 0) return { kept, open: true };
+      rest = rest.slice(end + 3);
+      open = false;
+    }
+    const start = rest.indexOf("<!--");
+    if (start < 0) return { kept: kept + rest, open: false };
+    kept += rest.slice(0, start);
+    rest = rest.slice(start + 4);
+    open = true;
+  }
 }
 
 /** HTML elements a Markdown document uses for layout; other `<words>` are prose (`<workspace>`). */

@@ -29,6 +29,27 @@ describe("splitPassages", () => {
     ]);
   });
 
+  it("leaves out comments that span lines, and a paragraph around one stays one paragraph", () => {
+    const markdown = [
+      "# Notes",
+      "Leave is booked in the HR portal. <!-- TODO:",
+      "",
+      "check this with HR [1]",
+      "--> Managers approve it within a week.",
+      "<!--",
+      "```",
+      "-->",
+      "Unused days carry over until March.",
+      "",
+      "<!-- an open comment runs to the end of the file",
+      "Nobody reads this.",
+    ].join("\n");
+    expect(splitPassages("notes.md", markdown).map((passage) => passage.text)).toEqual([
+      "Leave is booked in the HR portal.\n Managers approve it within a week.\nUnused days carry over until March.",
+    ]);
+    expect(splitPassages("notes.txt", markdown).map((passage) => passage.text).join("\n")).toContain("TODO:");
+  });
+
   it("quotes a text file's characters as they are", () => {
     const text = "Tags such as <img src=x> and [brackets](here) are text in a .txt file.";
     expect(splitPassages("notes.txt", text).map((passage) => passage.text)).toEqual([text]);
