@@ -65,12 +65,10 @@ export function splitPassages(
     let line = rawLine;
     if (markdown && !inCode) {
       const outside = outsideComments(rawLine, inComment);
-      // A line wholly inside a comment is nothing, not a paragraph break.
-      if ((inComment || outside.open) && outside.kept.trim() === "") {
-        inComment = outside.open;
-        continue;
-      }
+      const wasInComment = inComment;
       inComment = outside.open;
+      // A line wholly inside comments is nothing, not a paragraph break (a blank line outside one is).
+      if (outside.kept.trim() === "" && (wasInComment || rawLine.trim() !== "")) continue;
       line = outside.kept;
     }
     if (line.trimStart().startsWith("```")) {
@@ -118,14 +116,13 @@ function outsideComments(line: string, open: boolean): { kept: string; open: boo
 const HTML_TAG = /<\/?(?:a|b|br|details|div|em|hr|i|img|kbd|p|picture|source|span|strong|sub|summary|sup)\b[^>]*>/gi;
 
 /**
- * A Markdown line as prose an answer may quote: images, layout HTML (a README's screenshots,
- * `<img>`, `<br>`) and comments are left out, since a quoted image path means nothing outside its
- * document and a chat UI would show it broken; a link to another document keeps its text and drops
- * its target, which is relative to this document (web and mail links stay links).
+ * A Markdown line (its comments already left out) as prose an answer may quote: images and layout
+ * HTML (a README's screenshots, `<img>`, `<br>`) are left out, since a quoted image path means
+ * nothing outside its document and a chat UI would show it broken; a link to another document keeps
+ * its text and drops its target, which is relative to this document (web and mail links stay links).
  */
 export function proseOf(line: string): string {
   const prose = line
-    .replace(/<!--.*?-->/g, "")
     .replace(/!\[[^\]]*\]\([^)]*\)/g, "")
     .replace(HTML_TAG, "")
     .replace(/\[([^\]]+)\]\((?!https?:|mailto:)[^)\s]*\)/g, "$1")

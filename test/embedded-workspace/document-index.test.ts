@@ -36,6 +36,7 @@ describe("splitPassages", () => {
       "",
       "check this with HR [1]",
       "--> Managers approve it within a week.",
+      "<!-- a comment on one line -->",
       "<!--",
       "```",
       "-->",
