@@ -153,11 +153,13 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
       response.socket?.destroy();
       return;
     }
-    const channel = realtime?.open(query, request.headers.authorization ?? "", request.headers.host);
+    // The create answer and the channel start from one view: what the answer shows, the channel does not publish again.
+    const shown = store.view(query, clock.now());
+    const channel = realtime?.open(query, shown, request.headers.authorization ?? "", request.headers.host);
     // The query object (not the list items) carries the answer's structured sources, when the mode has them.
     const { sources } = query.turns[query.turns.length - 1]?.script ?? { sources: [] };
     const structured = sources.length > 0 ? { sources } : {};
-    response.json({ ...store.view(query, clock.now()), run_id: randomUUID(), ...channel, ...structured });
+    response.json({ ...shown, run_id: randomUUID(), ...channel, ...structured });
   });
 
   app.get("/queries", authenticate, requireWorkspace, (request, response) => {

@@ -51,18 +51,23 @@ export class AnswerPublisher {
     return this.publishing.size;
   }
 
-  /** Starts publishing the query's newest turn on `channel` (replacing an older turn's publishing). */
-  track(query: StoredQuery, channel: string): void {
+  /**
+   * Starts publishing the query's newest turn on `channel` (replacing an older turn's publishing),
+   * after what its create answer showed (`shown`): a subscriber from the answer's `since` gets
+   * what came after it, never a step or a word twice.
+   */
+  track(query: StoredQuery, channel: string, shown?: Pick<QueryView, "status" | "steps" | "output">): void {
     const turn = query.turns[query.turns.length - 1];
     if (!turn || this.leadMs <= 0) return;
+    const sent = shown && shown.status !== "FAILED" ? shown.output : "";
     this.publishing.set(query, {
       query,
       turn,
       channel,
-      status: null,
-      stepsSent: 0,
-      sent: "",
-      goal: { words: [], published: 0, setAt: this.now(), length: 0 },
+      status: shown?.status ?? null,
+      stepsSent: shown?.steps.length ?? 0,
+      sent,
+      goal: { words: [], published: 0, setAt: this.now(), length: sent.length },
     });
     this.timer ??= setInterval(() => this.tick(), this.tickMs).unref();
   }

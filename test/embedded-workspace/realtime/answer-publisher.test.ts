@@ -46,6 +46,32 @@ describe("AnswerPublisher", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("publishes only what comes after the create answer's view, when the create answer already showed a step", () => {
+    vi.useFakeTimers();
+    const stepDelayMs = 120;
+    const store = new QueryStore(stepDelayMs);
+    const published: Record<string, unknown>[] = [];
+    const endpoint = { publish: (_channel: string, data: Record<string, unknown>) => published.push(data) } as unknown as CentrifugoEndpoint;
+    const publisher = new AnswerPublisher(endpoint, (query, at) => store.view(query, at), () => Date.now(), stepDelayMs);
+    const query = store.startTurn("acme", "q1", {
+      content: "leave?",
+      mode: "ask",
+      startedAt: Date.now(),
+      script: { steps: [{ text: "Looking." }, { tool: "search" }], output, sources: [] },
+      fault: null,
+    });
+    // A slow create handler: its answer is computed once the first step is due.
+    vi.advanceTimersByTime(stepDelayMs + 1);
+    const shown = store.view(query, Date.now());
+    expect(shown.steps).toEqual([{ text: "Looking." }]);
+    publisher.track(query, "queries:q1", shown);
+    while (publisher.active > 0) vi.advanceTimersByTime(1);
+    const steps = published.filter((data) => data.step !== undefined).map((data) => data.step);
+    expect([...shown.steps, ...steps]).toEqual([{ text: "Looking." }, { tool: "search" }]);
+    const text = published.map((data) => (typeof data.delta === "string" ? data.delta : "")).join("");
+    expect(shown.output + text).toBe(output);
+  });
+
   it("publishes nothing when answers come at once", () => {
     vi.useFakeTimers();
     const store = new QueryStore(0);
