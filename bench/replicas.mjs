@@ -20,7 +20,8 @@ function freePort() {
   });
 }
 
-async function startRedis() {
+/** A redis-server of the benchmark's own on a free loopback port, or null where there is none. */
+export async function startRedis() {
   if (spawnSync("redis-server", ["--version"], { stdio: "ignore" }).status !== 0) return null;
   const port = await freePort();
   const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });

@@ -11,6 +11,7 @@ import { O200kTokenCounter, WorkerTokenCounter } from "../dist/src/tokens/token-
 import { countUsage } from "../dist/src/answer/count-usage.js";
 import { startProcess, statsOf } from "./processes.mjs";
 import { channelStreams, realtimeLatency } from "./realtime.mjs";
+import { slowRedis } from "./redis-latency.mjs";
 import { replicaPolling } from "./replicas.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -310,7 +311,7 @@ async function tokenCounting() {
 
 /** Writes docs/benchmarks.md from a result set (\`BENCH_DOCS_ONLY=1\` rewrites it from results/latest.json). */
 function writeDocs(results) {
-  const { machine, latency, waiting, streams, tokens, realtime, channels, replicas } = results;
+  const { machine, latency, waiting, streams, tokens, realtime, channels, replicas, redis } = results;
   const SECONDS = results.seconds;
   const REPEATS = results.repeats;
   const one = latency.oneAtATime;
@@ -438,7 +439,7 @@ ${table([
 
 `
     : ""
-}## Recent runs
+}${redis && !redis.skipped ? slowRedisSection(redis, machine) : ""}## Recent runs
 
 Each run of \`npm run bench\` is kept in \`bench/results/runs/\`; the last ${Math.min(5, recentRuns().length)}, with the bare proxy beside
 the adapter, show how much of the spread is the machine's:
@@ -554,6 +555,31 @@ closed, ${channels.afterClose.connections} connections and ${channels.afterClose
 `;
 }
 
+/** The "Slow Redis" section: conversations across two replicas on a busy machine, per command bound. */
+function slowRedisSection(redis, machine) {
+  const bounds = ["10ms", "25ms", "50ms", "100ms", "250ms", "500ms", "1000ms"];
+  return `## Slow Redis: the command bound and conversations
+
+${redis.conversations} conversations of ${redis.turnsEach} turns each, every turn sent to the other of two replicas sharing one Redis, while
+${redis.busyProcesses} CPU-bound processes keep the machine's ${machine.cpus} cores busy; a refused turn (503) is sent again. A fork is a follow-up
+answered as a new query; a refusal, a lookup that outlived \`REDIS_COMMAND_TIMEOUT_MS\`.
+
+${table([
+  ["command bound", "follow-ups continued", "forked", "refused (sent again)", "commands failed", ...bounds.map((bound) => `answered after > ${bound}`)],
+  ["---", "---", "---", "---", "---", ...bounds.map(() => "---")],
+  ...redis.rows.map((row) => [
+    `${row.boundMs} ms`,
+    String(row.continued),
+    String(row.forked),
+    String(row.refused),
+    String(row.commandsFailed),
+    ...bounds.map((bound) => String(row.answeredSlowerThan[bound])),
+  ]),
+])}
+
+`;
+}
+
 /** The commit measured (with "+" when the tree has changes), or null outside a git checkout. */
 function currentCommit() {
   try {
@@ -590,7 +616,7 @@ if (process.env.BENCH_DOCS_ONLY) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas runs one part (for trying changes; nothing is written).
+  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis runs one part (for trying changes; nothing is written).
   const only = process.env.BENCH_ONLY;
   const part = async (name, run) => {
     if (only && only !== name) return undefined;
@@ -605,9 +631,10 @@ try {
   const realtime = await part("realtime", () => realtimeLatency(start));
   const channels = await part("channels", () => channelStreams(start));
   const replicas = await part("replicas", () => replicaPolling(start));
+  const redis = await part("redis", () => slowRedis(start));
   if (only) process.exit(0);
 
-  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
   // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.
