@@ -71,6 +71,10 @@ export const environmentSchema = z.object({
   SSE_KEEPALIVE_MS: documented(integer(15_000, 10), "Silence after which a stream gets a `: keep-alive` comment"),
   REDIS_URL: documented(optionalText.pipe(z.url({ protocol: /^rediss?$/ }).optional()), "`redis://…` (or `rediss://…`) to share state between replicas; unset keeps it in process"),
   REDIS_KEY_PREFIX: documented(z.string().min(1).default("workspace-openai-adapter:"), "Prefix of every key the adapter writes in Redis"),
+  REDIS_COMMAND_TIMEOUT_MS: documented(
+    integer(1000, 10, 60_000),
+    "How long a Redis command may take while Redis is connected before it counts as failed (a slow Redis is waited for; one that is disconnected or failing in a row is skipped at once)",
+  ),
   CONVERSATION_TTL_SECONDS: documented(integer(7 * 24 * 3600, 1), "How long a conversation is remembered after its last turn"),
   CONVERSATION_MAX_ENTRIES: documented(integer(10_000, 1), "Bound of the in-process conversation memory"),
   CONVERSATION_ID_HEADERS: documented(z.string().default("x-conversation-id,x-openwebui-chat-id"), "Headers that carry a client conversation id"),
@@ -176,6 +180,9 @@ function toConfig(env: Environment, context: z.RefinementCtx) {
     adapterApiKeys,
     redisUrl: env.REDIS_URL,
     redisKeyPrefix: env.REDIS_KEY_PREFIX,
+    redisCommandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS,
+    /** How long an answer's end waits for its conversation turn and stored response to be written: a Redis command's bound. */
+    storeWriteWaitMs: env.REDIS_COMMAND_TIMEOUT_MS,
     /** Shared polling between replicas: with Redis and not turned off. */
     clusterPolling: env.CLUSTER_POLLING === "auto" && env.REDIS_URL !== undefined,
     /** At least one and a half of the longest poll interval, so the holder renews it in time. */

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { PlainMessage } from "../core/plain-message.js";
+import { ServiceUnavailableError } from "../errors/adapter-error.js";
 import {
   type ConversationScope,
   conversationIdKey,
@@ -7,6 +8,8 @@ import {
   historyRememberKey,
 } from "./conversation-keys.js";
 import type { ConversationStore } from "../stores/conversation-store.js";
+import type { Clock } from "../util/clock.js";
+import { BACKGROUND_WRITE_RETRY_DELAYS_MS, retryBriefly, type RetryOutcome, settleWithin } from "../util/retry-briefly.js";
 
 /** Values chat UIs send as a conversation id before a conversation has one. */
 const PLACEHOLDER_IDS = new Set(["", "new", "null", "undefined", "none"]);
@@ -18,20 +21,41 @@ export interface ConversationHints {
   messages: readonly PlainMessage[];
 }
 
+/** Seconds a client is asked to wait before sending again a continuation that could not be looked up. */
+const RETRY_AFTER_SECONDS = 1;
+
+/** What conversations need besides their store. */
+export interface ConversationsOptions {
+  ttlSeconds: number;
+  logger: Logger;
+  clock: Pick<Clock, "setTimeout" | "clearTimeout">;
+  /** How long `remember` waits for a turn's first write before the answer ends anyway. */
+  writeWaitMs: number;
+  /** How each turn's write went (metrics). */
+  onRemembered?: (outcome: RetryOutcome) => void;
+  /** A continuation was refused because the store could not answer (metrics). */
+  onRefused?: () => void;
+  /** Resolves when the store answers again after an outage: a failed write's cue to retry at once. */
+  storeAnswersAgain?: () => Promise<void>;
+}
+
 /**
  * Conversation continuity (docs/architecture.md#conversations): OpenAI clients resend the whole
  * history each turn while the workspace keeps a thread under a query id. After a turn this
  * remembers (history + answer) → query id, and a client conversation id → query id; a later
- * request whose history or conversation id matches continues that query. The store failing is
- * never the request failing: a lookup that fails is "no match", a write that fails is logged.
+ * request whose history or conversation id matches continues that query. A request that names a
+ * conversation whose lookup the store cannot answer is refused (503), never answered as a new
+ * conversation (docs/architecture.md#redis-down-or-slow). A turn is written before its answer ends,
+ * so that the client's next request, to any replica, finds it; a write that fails is retried
+ * briefly in the background, and a turn still not stored is logged with its query id.
  */
 export class Conversations {
   constructor(
     private readonly store: ConversationStore,
-    private readonly options: { ttlSeconds: number; logger: Logger },
+    private readonly options: ConversationsOptions,
   ) {}
 
-  /** The query id to continue, or null for a new query. */
+  /** The query id to continue, or null for a new query; a `ServiceUnavailableError` when the conversation cannot be looked up. */
   async find(scope: ConversationScope, hints: ConversationHints): Promise<string | null> {
     const key = hints.conversationId
       ? conversationIdKey(scope, hints.conversationId)
@@ -40,24 +64,41 @@ export class Conversations {
     try {
       return await this.store.get(key);
     } catch (error) {
-      this.options.logger.warn({ err: { message: (error as Error).message } }, "conversation lookup failed");
-      return null;
+      this.options.logger.warn({ err: { message: (error as Error).message } }, "conversation lookup failed: the request is refused");
+      this.options.onRefused?.();
+      const sign = hints.conversationId ? "its conversation id" : "its history";
+      throw new ServiceUnavailableError(
+        `This request continues a conversation (${sign}) that cannot be looked up now: the shared conversation store does not answer. ` +
+          "It was not answered as a new conversation, which would lose the conversation's context; send it again shortly.",
+        { code: "conversation_unavailable", headers: { "retry-after": String(RETRY_AFTER_SECONDS) }, cause: error },
+      );
     }
   }
 
-  /** Remembers a finished turn under its history and, when given, its conversation id. */
-  async remember(
+  /**
+   * Remembers a finished turn under its history and, when given, its conversation id. Resolves once
+   * the first write has been answered (or after `writeWaitMs`): the caller ends the answer then.
+   * A write that failed is retried in the background.
+   */
+  remember(
     scope: ConversationScope,
     hints: ConversationHints,
     turn: { promptIndex: number; answer: string; queryId: string },
   ): Promise<void> {
     const keys = [historyRememberKey(scope, hints.messages, turn.promptIndex, turn.answer)];
     if (hints.conversationId) keys.push(conversationIdKey(scope, hints.conversationId));
-    try {
-      await Promise.all(keys.map((key) => this.store.set(key, turn.queryId, this.options.ttlSeconds)));
-    } catch (error) {
-      this.options.logger.warn({ err: { message: (error as Error).message } }, "conversation could not be remembered");
-    }
+    const { ttlSeconds, logger, clock } = this.options;
+    const write = () => Promise.all(keys.map((key) => this.store.set(key, turn.queryId, ttlSeconds))).then(() => undefined);
+    const written = retryBriefly(write, BACKGROUND_WRITE_RETRY_DELAYS_MS, clock, this.options.storeAnswersAgain);
+    void written.outcome.then(({ outcome, lastError }) => {
+      this.options.onRemembered?.(outcome);
+      if (outcome !== "lost") return;
+      logger.warn(
+        { queryId: turn.queryId, err: { message: (lastError as Error).message } },
+        "conversation turn lost: the store did not take it; its next turn continues only on this replica",
+      );
+    });
+    return settleWithin(written.firstAttempt, this.options.writeWaitMs, clock);
   }
 
   close(): Promise<void> {

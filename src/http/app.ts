@@ -45,12 +45,15 @@ export interface AppDependencies {
     | "chatAnnotations"
     | "sourceUrlTemplate"
     | "responsesTtlSeconds"
+    | "storeWriteWaitMs"
     | "playground"
   >;
   answers: AnswerService;
   authenticate: Authenticator;
   conversations: Conversations;
   responses: ResponseStore;
+  /** Resolves when the shared store answers again after an outage (with Redis). */
+  storeAnswersAgain?: () => Promise<void>;
   clock: Clock;
   limit: ConcurrencyLimit;
   lifecycle: Lifecycle;
@@ -75,7 +78,12 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
   const { config } = dependencies;
   return [
     chatCompletionsRoute({ ...dependencies, newQueryId: dependencies.newQueryId }),
-    ...responsesRoutes({ ...dependencies, newQueryId: dependencies.newQueryId }),
+    ...responsesRoutes({
+      ...dependencies,
+      newQueryId: dependencies.newQueryId,
+      onStored: (outcome) => dependencies.metrics.storeWrites.inc({ store: "response", outcome }),
+      onStoreRefused: () => dependencies.metrics.continuationsRefused.inc({ store: "response" }),
+    }),
     ...modelsRoutes({
       created: dependencies.startedAt,
       authenticate: dependencies.authenticate,

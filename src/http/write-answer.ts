@@ -10,12 +10,13 @@ import type { ResponseFacts } from "./request-log.js";
 import { type KeepAliveSweep, SseWriter } from "./sse-writer.js";
 
 /**
- * Told what the client received once the answer is delivered (after the JSON body, or after the
- * stream's last frame): conversations and stored responses are written here, in the same turn of
- * the event loop, so no later request of the same client can be read before them, and nothing
- * waits on them. A failure is the callee's to log.
+ * Told what the client is about to receive once the answer is whole and encoded, before its last
+ * bytes go (the JSON body, or the stream's closing frames): conversations and stored responses are
+ * written here, and the answer ends when the returned promise settles — so that the client's next
+ * request, to any replica, finds them (docs/architecture.md#redis-down-or-slow). The callee bounds
+ * the wait, logs its failures, and never rejects.
  */
-export type AfterDelivery = (sent: ChoiceSent[]) => void;
+export type BeforeAnswerEnds = (sent: ChoiceSent[]) => Promise<void>;
 
 /**
  * Writes a non-streamed answer (docs/architecture.md#data-flow-of-one-request): every event into the
@@ -26,7 +27,7 @@ export async function sendAnswer<Body>(
   response: ServerResponse,
   answer: RunningAnswer,
   encoder: BodyEncoder<Body>,
-  afterDelivery?: AfterDelivery,
+  beforeEnd?: BeforeAnswerEnds,
 ): Promise<Body> {
   let finished = 0;
   for await (const event of answer.events(false)) {
@@ -37,9 +38,9 @@ export async function sendAnswer<Body>(
   if (finished < answer.queryIds.length) throw new ClientClosedError();
   const sent = encoder.sent();
   const body = encoder.body(await answer.usage(sent));
+  await beforeEnd?.(sent);
   response.setHeader("cache-control", "no-store");
   sendJson(response, body);
-  afterDelivery?.(sent);
   return body;
 }
 
@@ -62,7 +63,7 @@ export async function streamAnswer(
   answer: RunningAnswer,
   encoder: StreamEncoder,
   context: StreamContext,
-  afterDelivery?: AfterDelivery,
+  beforeEnd?: BeforeAnswerEnds,
 ): Promise<void> {
   const writer = new SseWriter(response, context.sweep, context.facts, (error) => encoder.fail(error));
   writer.open();
@@ -84,10 +85,11 @@ export async function streamAnswer(
     if (finished < answer.queryIds.length || writer.isClosed) return;
     const sent = encoder.sent();
     const usage = encoder.needsUsage ? await answer.usage(sent) : undefined;
-    for (const frame of encoder.close(usage)) await writer.send(frame);
+    const closing = encoder.close(usage);
+    await beforeEnd?.(sent);
+    for (const frame of closing) await writer.send(frame);
     if (writer.isClosed) return;
     writer.end();
-    afterDelivery?.(sent);
   } catch (error) {
     const failure = toAdapterError(error);
     if (writer.isClosed || failure instanceof ClientClosedError) return;

@@ -80,7 +80,33 @@ export class Metrics {
     labelNames: ["reason"] as const,
     registers: [this.registry],
   });
+  readonly storeWrites = new Counter({
+    name: "adapter_store_writes_total",
+    help: "Conversation turns and stored responses written after an answer, by store and outcome (stored, retried: stored after a retry, lost)",
+    labelNames: ["store", "outcome"] as const,
+    registers: [this.registry],
+  });
+  readonly continuationsRefused = new Counter({
+    name: "adapter_continuations_refused_total",
+    help: "Requests refused (503) because the conversation or response they continue could not be looked up (Redis did not answer), by store",
+    labelNames: ["store"] as const,
+    registers: [this.registry],
+  });
+  readonly redisCommandSeconds = new Histogram({
+    name: "adapter_redis_command_duration_seconds",
+    help: "Time Redis took to answer the adapter's commands (a batch counts once), by outcome (answered, failed: timed out or connection lost); compare with REDIS_COMMAND_TIMEOUT_MS",
+    labelNames: ["outcome"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  readonly redisAvailabilityChanges = new Counter({
+    name: "adapter_redis_availability_changes_total",
+    help: "Times Redis was found unreachable (down) or answering again (up)",
+    labelNames: ["state"] as const,
+    registers: [this.registry],
+  });
   readonly leasesHeld: Gauge;
+  readonly redisAvailable: Gauge;
   readonly openStreams: Gauge;
   readonly waitingQueries: Gauge;
   readonly pollers: Gauge;
@@ -104,6 +130,11 @@ export class Metrics {
       "adapter_cluster_leases_held",
       "Workspaces whose polling this replica leads for the cluster (shared polling with Redis)",
       sources.leasesHeld ?? (() => 0),
+    );
+    this.redisAvailable = gauge(
+      "adapter_redis_available",
+      "Whether Redis is connected and answering (1), or its commands are skipped (0; also 0 with no Redis configured)",
+      sources.redisAvailable ?? (() => 0),
     );
     this.waitingQueries = gauge(
       "adapter_watcher_waiting_queries",
@@ -136,4 +167,5 @@ export interface MetricSources {
   realtimeConnections?: () => number;
   realtimeSubscriptions?: () => number;
   leasesHeld?: () => number;
+  redisAvailable?: () => number;
 }

@@ -4,12 +4,14 @@ import { createAuthenticator } from "../auth/authenticate.js";
 import { AnswerService } from "../answer/answer-service.js";
 import type { Config } from "../config/config.js";
 import type { DocumentReader } from "../core/document-reader.js";
-import { type ConversationStore, MemoryConversationStore } from "../stores/conversation-store.js";
+import { type ConversationStore, FallbackConversationStore, MemoryConversationStore } from "../stores/conversation-store.js";
 import { Conversations } from "../conversations/conversations.js";
+import { openRedis } from "../stores/redis-connection.js";
 import { RedisConversationStore } from "../stores/redis-conversation-store.js";
+import { RedisGate } from "../stores/redis-gate.js";
 import { RedisPollSharing } from "../stores/redis-poll-sharing.js";
 import { RedisResponseStore } from "../stores/redis-response-store.js";
-import { MemoryResponseStore, type ResponseStore } from "../stores/response-store.js";
+import { FallbackResponseStore, MemoryResponseStore, type ResponseStore } from "../stores/response-store.js";
 import { createApp } from "../http/app.js";
 import { ConcurrencyLimit } from "../http/concurrency-limit.js";
 import { Lifecycle } from "../http/lifecycle.js";
@@ -69,6 +71,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     realtimeConnections: () => realtime?.openConnections ?? 0,
     realtimeSubscriptions: () => realtime?.activeSubscriptions ?? 0,
     leasesHeld: () => sharing?.leasesHeld ?? 0,
+    redisAvailable: () => (redis?.available ? 1 : 0),
   });
   const facts = new ResponseFacts(logger, metrics);
   const lifecycle = new Lifecycle(facts);
@@ -96,10 +99,31 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         onFallback: (reason) => metrics.realtimeFallbacks.inc({ reason }),
         onPublication: () => metrics.realtimePublications.inc(),
       });
+  // docs/architecture.md#redis-down-or-slow: one command connection for every store, behind one gate.
+  const redisUrl = config.redisUrl;
+  const connection = { commandTimeoutMs: config.redisCommandTimeoutMs };
+  const redis = redisUrl
+    ? new RedisGate(openRedis(redisUrl, connection), {
+      failuresToDown: 2,
+      probeIntervalMs: 500,
+      firstConnectMs: 2000,
+      clock,
+      events: {
+        onCommand: (seconds, answered) =>
+          metrics.redisCommandSeconds.observe({ outcome: answered ? "answered" : "failed" }, seconds),
+        onAvailability: (available) => {
+          metrics.redisAvailabilityChanges.inc({ state: available ? "up" : "down" });
+          if (available) logger.info("Redis answers again");
+          else logger.warn("Redis is unreachable: its commands are skipped until it answers (new questions are answered; continuations it alone knows are refused)");
+        },
+      },
+    })
+    : undefined;
   // docs/upstream-assumptions.md#polling: with Redis, one replica lists each workspace for all.
-  const sharing = config.clusterPolling && config.redisUrl
+  const sharing = config.clusterPolling && redis && redisUrl
     ? new RedisPollSharing({
-      url: config.redisUrl,
+      redis,
+      subscriber: openRedis(redisUrl, connection),
       prefix: config.redisKeyPrefix,
       leaseMs: config.clusterLeaseMs,
       logger,
@@ -132,17 +156,29 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     tokens,
     onQueryEnd: (mode, state) => metrics.queries.inc({ mode, state }),
   });
+  const storeAnswersAgain = redis ? { storeAnswersAgain: () => redis.nextAvailable() } : {};
+  // With Redis, each replica also remembers what it wrote itself: it continues those while Redis is away.
+  const conversationMemory = () => new MemoryConversationStore(config.conversationMaxEntries, () => clock.now());
   const store =
     effects.conversationStore ??
-    (config.redisUrl
-      ? new RedisConversationStore(config.redisUrl, `${config.redisKeyPrefix}conversation:`)
-      : new MemoryConversationStore(config.conversationMaxEntries, () => clock.now()));
-  const conversations = new Conversations(store, { ttlSeconds: config.conversationTtlSeconds, logger });
+    (redis
+      ? new FallbackConversationStore(new RedisConversationStore(redis, `${config.redisKeyPrefix}conversation:`), conversationMemory())
+      : conversationMemory());
+  const conversations = new Conversations(store, {
+    ttlSeconds: config.conversationTtlSeconds,
+    logger,
+    clock,
+    writeWaitMs: config.storeWriteWaitMs,
+    onRemembered: (outcome) => metrics.storeWrites.inc({ store: "conversation", outcome }),
+    onRefused: () => metrics.continuationsRefused.inc({ store: "conversation" }),
+    ...storeAnswersAgain,
+  });
+  const responseMemory = () => new MemoryResponseStore(config.responsesMaxEntries, () => clock.now());
   const responses =
     effects.responseStore ??
-    (config.redisUrl
-      ? new RedisResponseStore(config.redisUrl, config.redisKeyPrefix)
-      : new MemoryResponseStore(config.responsesMaxEntries, () => clock.now()));
+    (redis
+      ? new FallbackResponseStore(new RedisResponseStore(redis, config.redisKeyPrefix), responseMemory())
+      : responseMemory());
   const app = createApp({
     config,
     answers,
@@ -151,6 +187,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     clock,
     conversations,
     responses,
+    ...storeAnswersAgain,
     lifecycle,
     facts,
     sweeps: new KeepAliveSweeps(),
@@ -179,6 +216,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         realtime?.close();
         await sharing?.close();
         await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close()]);
+        redis?.close();
       })()),
   };
 }

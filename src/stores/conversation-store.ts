@@ -1,3 +1,5 @@
+import { sharedOrLocal } from "./shared-or-local.js";
+
 /** Where conversations are remembered: conversation key → query id, with a time to live. */
 export interface ConversationStore {
   get(key: string): Promise<string | null>;
@@ -41,4 +43,33 @@ export class MemoryConversationStore implements ConversationStore {
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * A shared store (Redis) with this replica's own memory of the turns it answered behind it: writes
+ * go to both, lookups ask the shared store and fall back to the replica's memory only when the
+ * shared store cannot answer (`sharedOrLocal`). The mapping it holds never changes (a conversation
+ * key names one query), so the replica's memory is never stale.
+ */
+export class FallbackConversationStore implements ConversationStore {
+  constructor(
+    private readonly shared: ConversationStore,
+    private readonly local: MemoryConversationStore,
+  ) {}
+
+  get(key: string): Promise<string | null> {
+    return sharedOrLocal(
+      () => this.shared.get(key),
+      () => this.local.get(key),
+    );
+  }
+
+  async set(key: string, queryId: string, ttlSeconds: number): Promise<void> {
+    await this.local.set(key, queryId, ttlSeconds);
+    await this.shared.set(key, queryId, ttlSeconds);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.shared.close(), this.local.close()]);
+  }
 }

@@ -1,31 +1,26 @@
-import type { Redis } from "ioredis";
-import { openRedis } from "./redis-connection.js";
 import type { ConversationStore } from "./conversation-store.js";
+import type { RedisGate } from "./redis-gate.js";
 
 /**
  * Conversations in Redis, so that several adapter replicas continue each other's threads. Keys
  * are namespaced and hold only a hash of the conversation (never a credential or message text);
- * values are query ids with a TTL. Commands fail fast (`openRedis`): a missing Redis means "no match", not a wait.
+ * values are query ids with a TTL. A command Redis cannot answer throws `StoreUnavailableError`
+ * (through the gate): never "no match".
  */
 export class RedisConversationStore implements ConversationStore {
-  private readonly redis: Redis;
-
   constructor(
-    url: string,
+    private readonly redis: RedisGate,
     private readonly namespace = "workspace-openai-adapter:conversation:",
-  ) {
-    this.redis = openRedis(url);
-  }
+  ) {}
 
-  async get(key: string): Promise<string | null> {
-    return this.redis.get(this.namespace + key);
+  get(key: string): Promise<string | null> {
+    return this.redis.run((redis) => redis.get(this.namespace + key));
   }
 
   async set(key: string, queryId: string, ttlSeconds: number): Promise<void> {
-    await this.redis.set(this.namespace + key, queryId, "EX", ttlSeconds);
+    await this.redis.run((redis) => redis.set(this.namespace + key, queryId, "EX", ttlSeconds));
   }
 
-  async close(): Promise<void> {
-    this.redis.disconnect();
-  }
+  // The connection is the adapter's, closed with it.
+  async close(): Promise<void> {}
 }

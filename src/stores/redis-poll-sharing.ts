@@ -3,7 +3,8 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { PollSharing, SharedGroup } from "../upstream/poll-sharing.js";
 import { type UpstreamQuery, upstreamQuerySchema } from "../upstream/query-schemas.js";
-import { openRedis } from "./redis-connection.js";
+import { execOrThrow } from "./redis-connection.js";
+import type { RedisGate } from "./redis-gate.js";
 
 /** What the cluster's poll sharing reports, for metrics. */
 export interface PollSharingEvents {
@@ -15,7 +16,10 @@ export interface PollSharingEvents {
 
 /** Settings of the poll sharing. */
 export interface RedisPollSharingOptions {
-  url: string;
+  /** The adapter's command connection. */
+  redis: RedisGate;
+  /** A connection of its own for pub/sub (a subscribed connection runs no other commands); closed with the sharing. */
+  subscriber: Redis;
   prefix: string;
   /** How long a lease lasts without renewal: a dead holder is replaced within about this long. */
   leaseMs: number;
@@ -39,20 +43,20 @@ interface Message {
  * polls, released on hand-over), a sorted set of the ids each replica waits for (scored by expiry,
  * refreshed at each turn), and a pub/sub channel on which the holder publishes what it found
  * (customer text: never stored, only sent to the replicas listening). Credentials never enter
- * Redis: groups are named by a hash of the credential. Every command fails fast (`openRedis`); a
- * failure means this replica polls alone for that turn (logged once, counted), and it rejoins the
- * sharing as soon as Redis answers again.
+ * Redis: groups are named by a hash of the credential. Every command goes through the gate (skipped
+ * at once while Redis is down); a failure means this replica polls alone for that turn (logged once,
+ * counted), and it rejoins the sharing as soon as Redis answers again.
  */
 export class RedisPollSharing implements PollSharing {
-  private readonly redis: Redis;
+  private readonly redis: RedisGate;
   private readonly subscriber: Redis;
   private readonly replica = randomUUID();
   private readonly groups = new Map<string, RedisSharedGroup>();
   private degraded = false;
 
   constructor(private readonly options: RedisPollSharingOptions) {
-    this.redis = openRedis(options.url);
-    this.subscriber = openRedis(options.url);
+    this.redis = options.redis;
+    this.subscriber = options.subscriber;
     this.subscriber.on("message", (channel: string, text: string) => this.receive(channel, text));
   }
 
@@ -73,7 +77,6 @@ export class RedisPollSharing implements PollSharing {
   async close(): Promise<void> {
     for (const group of this.groups.values()) group.leave();
     this.subscriber.disconnect();
-    this.redis.disconnect();
   }
 
   /** @internal Redis, its key names, and the replica's identity, for the groups. */
@@ -151,25 +154,26 @@ class RedisSharedGroup implements SharedGroup {
     const { lease, waiting } = this.keys;
     const at = now();
     try {
-      const expiry = at + 3 * options.leaseMs;
-      const batch = redis.multi();
-      if (ownIds.length > 0) batch.zadd(waiting, ...ownIds.flatMap((id) => [String(expiry), id]));
-      batch.pexpire(waiting, 3 * options.leaseMs).set(lease, replica, "PX", options.leaseMs, "NX").get(lease);
-      const results = (await batch.exec()) ?? [];
-      const failed = results.find(([error]) => error);
-      if (failed) throw failed[0];
-      const holder = results.at(-1)?.[1] as string | null;
+      const { holder, others } = await redis.run(async (connection) => {
+        const expiry = at + 3 * options.leaseMs;
+        const batch = connection.multi();
+        if (ownIds.length > 0) batch.zadd(waiting, ...ownIds.flatMap((id) => [String(expiry), id]));
+        batch.pexpire(waiting, 3 * options.leaseMs).set(lease, replica, "PX", options.leaseMs, "NX").get(lease);
+        const results = await execOrThrow(batch);
+        const holder = results.at(-1)?.[1] as string | null;
+        if (holder !== replica) return { holder, others: [] };
+        await connection.eval(RENEW, 1, lease, replica, String(options.leaseMs));
+        await connection.zremrangebyscore(waiting, "-inf", String(at));
+        const mine = new Set(ownIds);
+        return { holder, others: (await connection.zrange(waiting, "0", "-1")).filter((id) => !mine.has(id)) };
+      });
       this.sharing.recovered();
       if (holder === replica) {
-        if (!this.holding) this.sharing.context.options.events?.onLease?.("acquired");
+        if (!this.holding) options.events?.onLease?.("acquired");
         this.holding = true;
-        await redis.eval(RENEW, 1, lease, replica, String(options.leaseMs));
-        await redis.zremrangebyscore(waiting, "-inf", String(at));
-        const all = await redis.zrange(waiting, "0", "-1");
-        const mine = new Set(ownIds);
-        return { poll: true, othersWaitFor: all.filter((id) => !mine.has(id)) };
+        return { poll: true, othersWaitFor: others };
       }
-      if (this.holding) this.sharing.context.options.events?.onLease?.("lost");
+      if (this.holding) options.events?.onLease?.("lost");
       this.holding = false;
       if (at - this.lastHeard > options.leaseMs) {
         this.sharing.fellBack("silent_holder");
@@ -185,13 +189,14 @@ class RedisSharedGroup implements SharedGroup {
   share(items: UpstreamQuery[]): void {
     if (!this.holding) return;
     const { redis, replica, options } = this.sharing.context;
+    const message = JSON.stringify({ from: replica, items } satisfies Message);
     redis
-      .publish(this.sharing.channelOf(this.group), JSON.stringify({ from: replica, items } satisfies Message))
+      .run((connection) => connection.publish(this.sharing.channelOf(this.group), message))
       .then(() => options.events?.onPublished?.(items.length), () => this.sharing.fellBack("redis"));
   }
 
   forget(id: string): void {
-    this.sharing.context.redis.zrem(this.keys.waiting, id).catch(() => undefined);
+    this.sharing.context.redis.run((connection) => connection.zrem(this.keys.waiting, id)).catch(() => undefined);
   }
 
   leave(): void {
@@ -203,11 +208,11 @@ class RedisSharedGroup implements SharedGroup {
     const { redis, replica, options } = this.sharing.context;
     options.events?.onLease?.("released");
     // Hand over: free the lease, and tell the others to take it now rather than when it expires.
+    const handover: Message = { from: replica, handover: true };
     redis
-      .eval(RELEASE, 1, this.keys.lease, replica)
-      .then(() => {
-        const handover: Message = { from: replica, handover: true };
-        return redis.publish(this.sharing.channelOf(this.group), JSON.stringify(handover));
+      .run(async (connection) => {
+        await connection.eval(RELEASE, 1, this.keys.lease, replica);
+        await connection.publish(this.sharing.channelOf(this.group), JSON.stringify(handover));
       })
       .catch(() => undefined);
   }

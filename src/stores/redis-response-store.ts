@@ -1,49 +1,47 @@
-import type { Redis } from "ioredis";
-import { openRedis } from "./redis-connection.js";
+import { execOrThrow } from "./redis-connection.js";
+import type { RedisGate } from "./redis-gate.js";
 import type { ResponseStore, StoredEntry } from "./response-store.js";
 
 /**
  * Stored responses in Redis, so that every replica reads what any replica stored. One key per
  * response (its JSON, which holds customer text: the answer and its input) and one per output item
- * (the response's id), under the deployment's prefix, all with the store's TTL. Fails fast
- * (`openRedis`): Redis down means "not found" and "not stored", logged by the caller.
+ * (the response's id), under the deployment's prefix, all with the store's TTL. A command Redis
+ * cannot answer throws `StoreUnavailableError` (through the gate): never "not found".
  */
 export class RedisResponseStore implements ResponseStore {
-  private readonly redis: Redis;
-
   constructor(
-    url: string,
+    private readonly redis: RedisGate,
     private readonly prefix: string,
-  ) {
-    this.redis = openRedis(url);
-  }
+  ) {}
 
   async get(id: string): Promise<StoredEntry | null> {
-    const text = await this.redis.get(`${this.prefix}response:${id}`);
+    const text = await this.redis.run((redis) => redis.get(`${this.prefix}response:${id}`));
     return text === null ? null : parseEntry(text);
   }
 
   async findByItem(itemId: string): Promise<StoredEntry | null> {
-    const id = await this.redis.get(`${this.prefix}response-item:${itemId}`);
+    const id = await this.redis.run((redis) => redis.get(`${this.prefix}response-item:${itemId}`));
     return id === null ? null : this.get(id);
   }
 
   async put(entry: StoredEntry, ttlSeconds: number): Promise<void> {
-    const batch = this.redis.multi().set(`${this.prefix}response:${entry.id}`, JSON.stringify(entry), "EX", ttlSeconds);
-    for (const itemId of entry.itemIds) batch.set(`${this.prefix}response-item:${itemId}`, entry.id, "EX", ttlSeconds);
-    await batch.exec();
+    await this.redis.run(async (redis) => {
+      const batch = redis.multi().set(`${this.prefix}response:${entry.id}`, JSON.stringify(entry), "EX", ttlSeconds);
+      for (const itemId of entry.itemIds) batch.set(`${this.prefix}response-item:${itemId}`, entry.id, "EX", ttlSeconds);
+      await execOrThrow(batch);
+    });
   }
 
   async delete(id: string): Promise<boolean> {
     const entry = await this.get(id);
     if (!entry) return false;
-    await this.redis.del(`${this.prefix}response:${id}`, ...entry.itemIds.map((itemId) => `${this.prefix}response-item:${itemId}`));
+    const keys = [`${this.prefix}response:${id}`, ...entry.itemIds.map((itemId) => `${this.prefix}response-item:${itemId}`)];
+    await this.redis.run((redis) => redis.del(...keys));
     return true;
   }
 
-  async close(): Promise<void> {
-    this.redis.disconnect();
-  }
+  // The connection is the adapter's, closed with it.
+  async close(): Promise<void> {}
 }
 
 /** A stored entry read back; anything unreadable counts as absent. */

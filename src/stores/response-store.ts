@@ -1,3 +1,5 @@
+import { sharedOrLocal } from "./shared-or-local.js";
+
 /**
  * A stored response as the store sees it: who may read it, which upstream query it belongs to, the
  * ids of the items it produced (resolvable by `item_reference`), and the rest as JSON the Responses
@@ -70,5 +72,47 @@ export class MemoryResponseStore implements ResponseStore {
     this.entries.delete(id);
     for (const itemId of held.entry.itemIds) if (this.byItem.get(itemId) === id) this.byItem.delete(itemId);
     return true;
+  }
+}
+
+/**
+ * A shared store (Redis) with this replica's own memory of the responses it stored behind it:
+ * writes go to both; reads ask the shared store, and the replica's memory only when the shared store
+ * cannot answer (`sharedOrLocal`), so a deletion made through any replica holds whenever Redis
+ * answers. Deleting needs the shared store.
+ */
+export class FallbackResponseStore implements ResponseStore {
+  constructor(
+    private readonly shared: ResponseStore,
+    private readonly local: MemoryResponseStore,
+  ) {}
+
+  get(id: string): Promise<StoredEntry | null> {
+    return sharedOrLocal(
+      () => this.shared.get(id),
+      () => this.local.get(id),
+    );
+  }
+
+  findByItem(itemId: string): Promise<StoredEntry | null> {
+    return sharedOrLocal(
+      () => this.shared.findByItem(itemId),
+      () => this.local.findByItem(itemId),
+    );
+  }
+
+  async put(entry: StoredEntry, ttlSeconds: number): Promise<void> {
+    await this.local.put(entry, ttlSeconds);
+    await this.shared.put(entry, ttlSeconds);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const deleted = await this.shared.delete(id);
+    await this.local.delete(id);
+    return deleted;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.shared.close(), this.local.close()]);
   }
 }

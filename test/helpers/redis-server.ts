@@ -2,11 +2,17 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { Redis } from "ioredis";
 
-/** A real redis-server on a free loopback port, without persistence, for the tests that share state. */
+/**
+ * A real redis-server on a free loopback port, without persistence, for the tests that share state.
+ * `DEBUG` is allowed from loopback (`DEBUG SLEEP` makes it slow on purpose).
+ */
 export interface RedisServer {
   url: string;
+  port: number;
   client: Redis;
   stop(): Promise<void>;
+  /** Sends the server a signal (SIGSTOP hangs it, SIGCONT resumes it); only for a server of its own. */
+  signal(signal: NodeJS.Signals): void;
 }
 
 /** A free loopback port. */
@@ -32,10 +38,14 @@ export async function startRedis(options: { port?: number } = {}): Promise<Redis
     const client = new Redis(given, { maxRetriesPerRequest: 0 });
     client.on("error", () => undefined);
     await client.ping();
-    return { url: given, client, stop: async () => client.disconnect() };
+    const port = Number(new URL(given).port || 6379);
+    const signal = () => {
+      throw new Error("a Redis named by REDIS_URL cannot be signalled");
+    };
+    return { url: given, port, client, stop: async () => client.disconnect(), signal };
   }
   const port = options.port ?? (await freePort());
-  const child: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+  const child: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--enable-debug-command", "local"], {
     stdio: "ignore",
   });
   const spawned = new Promise<never>((_, reject) =>
@@ -61,10 +71,15 @@ export async function startRedis(options: { port?: number } = {}): Promise<Redis
   await Promise.race([ready, spawned]);
   return {
     url,
+    port,
     client,
     async stop() {
       client.disconnect();
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGKILL");
+      await exited;
     },
+    signal: (signal) => child.kill(signal),
   };
 }

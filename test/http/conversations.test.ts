@@ -205,29 +205,32 @@ describeWith(REDIS, "conversations in Redis", () => {
 });
 
 describe("conversations when the store fails", () => {
-  const history: Message[] = [{ role: "user", content: "leave" }, { role: "assistant", content: "x" }, { role: "user", content: "more" }];
+  const question: Message[] = [{ role: "user", content: "leave" }];
+  const followUp: Message[] = [...question, { role: "assistant", content: "x" }, { role: "user", content: "more" }];
 
-  /** Median time of `count` requests with this history against an adapter. */
-  async function medianMs(url: string, count: number): Promise<number> {
+  /** Median time of `count` requests with these messages against an adapter, each answered with `status`. */
+  async function medianMs(url: string, messages: Message[], status: number, count: number): Promise<number> {
     const times: number[] = [];
     for (let index = 0; index < count; index += 1) {
       const started = performance.now();
-      expect((await ask(url, history)).status).toBe(200);
+      expect((await ask(url, messages)).status).toBe(status);
       times.push(performance.now() - started);
     }
     return times.sort((a, b) => a - b)[Math.floor(count / 2)] as number;
   }
 
-  it("adds no Redis timeouts to a request when Redis is down (no offline queue)", async () => {
+  it("answers new questions at once when Redis is down, and refuses continuations at once (no waiting on Redis)", async () => {
     const down = await startAdapter(stack.workspace.url, { REDIS_URL: "redis://127.0.0.1:1" });
     const memory = await startAdapter(stack.workspace.url);
     try {
       await new Promise((resolve) => setTimeout(resolve, 300)); // let the first connection attempts fail
-      const withoutRedis = await medianMs(memory.url, 5);
-      const redisDown = await medianMs(down.url, 5);
-      console.log(`median request: ${withoutRedis.toFixed(1)} ms in process, ${redisDown.toFixed(1)} ms with Redis down`);
-      // A lookup waiting on a reconnect (ioredis's offline queue) costs hundreds of milliseconds.
+      const withoutRedis = await medianMs(memory.url, question, 200, 5);
+      const redisDown = await medianMs(down.url, question, 200, 5);
+      const refused = await medianMs(down.url, followUp, 503, 5);
+      console.log(`median request: ${withoutRedis.toFixed(1)} ms in process, ${redisDown.toFixed(1)} ms with Redis down, ${refused.toFixed(1)} ms to refuse a continuation`);
+      // A lookup waiting on a reconnect (ioredis's offline queue) or a timeout costs hundreds of milliseconds.
       expect(redisDown - withoutRedis).toBeLessThan(100);
+      expect(refused).toBeLessThan(100);
     } finally {
       await Promise.all([down.close(), memory.close()]);
     }

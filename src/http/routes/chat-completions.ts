@@ -13,7 +13,7 @@ import { admitAnswerRequest, type AnswerRouteOptions, answerHandler } from "../a
 import { errorResponse, workspaceHeader } from "../openapi.js";
 import type { Route } from "../route-table.js";
 import { abortWhenClientLeaves } from "../request-body.js";
-import { type AfterDelivery, sendAnswer, streamAnswer } from "../write-answer.js";
+import { type BeforeAnswerEnds, sendAnswer, streamAnswer } from "../write-answer.js";
 
 /** What the chat route needs. */
 export interface ChatRouteOptions extends AnswerRouteOptions {
@@ -40,7 +40,7 @@ export interface ChatRouteOptions extends AnswerRouteOptions {
  * `POST /v1/chat/completions` (docs/architecture.md#the-chat-completion-resource), on plain
  * `node:http`: the hot path skips Express's router and request decoration (docs/benchmarks.md).
  * Reads like the data flow (docs/architecture.md#data-flow-of-one-request): read → authenticate →
- * validate → find the conversation → plan → run → encode → write → remember.
+ * validate → find the conversation → plan → run → encode → remember → write.
  */
 export function createChatHandler(options: ChatRouteOptions): (request: IncomingMessage, response: ServerResponse) => void {
   const { config, facts } = options;
@@ -82,9 +82,8 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     });
     const queryId = queryIds[0] as string;
     const meta = { id: completionId(queryId), created: Math.floor(options.clock.now() / 1000), model: body.model, choices };
-    const remember: AfterDelivery = (sent) => {
-      void options.conversations.remember(scope, hints, { promptIndex: messageIndex, answer: sent[0]?.content ?? "", queryId });
-    };
+    const remember: BeforeAnswerEnds = (sent) =>
+      options.conversations.remember(scope, hints, { promptIndex: messageIndex, answer: sent[0]?.content ?? "", queryId });
     if (body.stream) {
       await streamAnswer(response, answer, new ChatChunkEncoder(meta, encoding, includeUsage), streamContext, remember);
       return;

@@ -9,7 +9,7 @@ import { ResponseBodyEncoder, type ResponseMeta, ResponseStreamEncoder } from ".
 import { readInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
 import type { ResponseObject } from "../../dialects/responses/response-object.js";
 import { RESPONSE_ID, type ResponseRequest, responseRequestSchema } from "../../dialects/responses/response-request.js";
-import { NotFoundError, RequestValidationError } from "../../errors/adapter-error.js";
+import { NotFoundError, RequestValidationError, ServiceUnavailableError } from "../../errors/adapter-error.js";
 import { planQueries } from "../../plan/plan-queries.js";
 import type { ResponseStore, StoredEntry } from "../../stores/response-store.js";
 import { admitAnswerRequest, type AnswerRouteOptions, answerHandler } from "../answer-request.js";
@@ -17,7 +17,8 @@ import { errorResponse, workspaceHeader } from "../openapi.js";
 import { abortWhenClientLeaves } from "../request-body.js";
 import type { Route } from "../route-table.js";
 import { formatFrame } from "../sse-writer.js";
-import { type AfterDelivery, sendAnswer, streamAnswer } from "../write-answer.js";
+import { BACKGROUND_WRITE_RETRY_DELAYS_MS, retryBriefly, type RetryOutcome, settleWithin } from "../../util/retry-briefly.js";
+import { type BeforeAnswerEnds, sendAnswer, streamAnswer } from "../write-answer.js";
 
 /** What the Responses routes need. */
 export interface ResponsesRouteOptions extends AnswerRouteOptions {
@@ -31,10 +32,18 @@ export interface ResponsesRouteOptions extends AnswerRouteOptions {
     | "sseKeepAliveMs"
     | "conversationIdHeaders"
     | "responsesTtlSeconds"
+    | "storeWriteWaitMs"
   >;
   responses: ResponseStore;
   newResponseId?: (() => string) | undefined;
+  /** How each response's write went (metrics). */
+  onStored?: ((outcome: RetryOutcome) => void) | undefined;
+  /** A request was refused because the response store could not answer (metrics). */
+  onStoreRefused?: (() => void) | undefined;
+  /** Resolves when the store answers again after an outage: a failed write's cue to retry at once. */
+  storeAnswersAgain?: (() => Promise<void>) | undefined;
 }
+
 
 /** What a stored response keeps beside its object: its input, and the answer to replay its events from. */
 interface StoredValue {
@@ -62,20 +71,28 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
 
   /** A stored response this caller may see: created with the same credential, in the workspace the request names (if it names one). */
   async function visible(id: string, identity: Identity, workspace: string | undefined, param: string): Promise<StoredEntry> {
-    const entry = RESPONSE_ID.test(id) ? await lookup(() => responses.get(id)) : null;
+    const entry = RESPONSE_ID.test(id) ? await lookup(() => responses.get(id), `'${id}'`) : null;
     if (!entry || entry.principal !== identity.principal || (workspace !== undefined && entry.workspace !== workspace)) {
       throw new NotFoundError(`No response with id '${id}' was found`, { param, code: "response_not_found" });
     }
     return entry;
   }
 
-  /** A store lookup; the store failing is "not found", logged. */
-  async function lookup(find: () => Promise<StoredEntry | null>): Promise<StoredEntry | null> {
+  /**
+   * A store lookup. The store failing is not "not found": a continuation answered as a fresh chain
+   * would lose its context (docs/architecture.md#redis-down-or-slow), so it is a 503 to retry.
+   */
+  async function lookup(find: () => Promise<StoredEntry | null>, what: string): Promise<StoredEntry | null> {
     try {
       return await find();
     } catch (error) {
-      options.logger.warn({ err: { message: (error as Error).message } }, "response store lookup failed");
-      return null;
+      options.logger.warn({ err: { message: (error as Error).message } }, "response store lookup failed: the request is refused");
+      options.onStoreRefused?.();
+      throw new ServiceUnavailableError(
+        `The stored response ${what} cannot be looked up now: the shared response store does not answer. ` +
+          "The request was not answered as a new conversation, which would lose its context; send it again shortly.",
+        { code: "response_store_unavailable", headers: { "retry-after": "1" }, cause: error },
+      );
     }
   }
 
@@ -106,17 +123,22 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const meta = metaOf(id, body, seconds(), previous?.id ?? null);
     const encoder = body.stream ? new ResponseStreamEncoder(meta, seconds) : new ResponseBodyEncoder(meta, seconds);
     const promptIndex = input.messages.findLastIndex((message) => message.role === "user");
-    const remember: AfterDelivery = (sent) => {
-      void options.conversations.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId });
+    const remember: BeforeAnswerEnds = async (sent) => {
+      const turn = options.conversations.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId });
       const finished = encoder.finished;
-      if (!meta.store || !finished || !encoder.usage) return;
+      if (!meta.store || !finished || !encoder.usage) return turn;
       const { answer: sentAnswer, usage } = encoder;
       const value: StoredValue = { response: finished, input: items.resolved, meta, answer: sentAnswer, usage };
       const itemIds = finished.output.map((item) => item.id);
       const entry = { id, principal: identity.principal, workspace, queryId, itemIds, value };
-      responses.put(entry, config.responsesTtlSeconds).catch((error: unknown) => {
-        options.logger.warn({ err: { message: (error as Error).message } }, "response could not be stored");
+      const put = () => responses.put(entry, config.responsesTtlSeconds);
+      const written = retryBriefly(put, BACKGROUND_WRITE_RETRY_DELAYS_MS, options.clock, options.storeAnswersAgain);
+      void written.outcome.then(({ outcome, lastError }) => {
+        options.onStored?.(outcome);
+        if (outcome !== "lost") return;
+        options.logger.warn({ responseId: id, queryId, err: { message: (lastError as Error).message } }, "response could not be stored");
       });
+      await Promise.all([turn, settleWithin(written.firstAttempt, config.storeWriteWaitMs, options.clock)]);
     };
     if (encoder instanceof ResponseStreamEncoder) await streamAnswer(response, answer, encoder, streamContext, remember);
     else await sendAnswer(response, answer, encoder, remember);
@@ -138,7 +160,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
         resolved.push(item);
         continue;
       }
-      const entry = await lookup(() => responses.findByItem(item.id));
+      const entry = await lookup(() => responses.findByItem(item.id), `of item '${item.id}'`);
       const stored = entry && entry.principal === identity.principal && entry.workspace === workspace ? entry : null;
       const found = (stored?.value as StoredValue | undefined)?.response.output.find((output) => output.id === item.id);
       if (!stored || !found) {
