@@ -29,8 +29,8 @@ export interface ConversationsOptions {
   ttlSeconds: number;
   logger: Logger;
   clock: Pick<Clock, "setTimeout" | "clearTimeout">;
-  /** How long `remember` waits for a turn's first write before the answer ends anyway. */
-  writeWaitMs: number;
+  /** How long `remember` waits for a turn's first write before the answer ends anyway; unset for a store in process (it answers at once). */
+  writeWaitMs?: number | undefined;
   /** How each turn's write went (metrics). */
   onRemembered?: (outcome: RetryOutcome) => void;
   /** A continuation was refused because the store could not answer (metrics). */
@@ -98,7 +98,8 @@ export class Conversations {
         "conversation turn lost: the store did not take it; its next turn continues only on this replica",
       );
     });
-    return settleWithin(written.firstAttempt, this.options.writeWaitMs, clock);
+    const { writeWaitMs } = this.options;
+    return writeWaitMs === undefined ? written.firstAttempt : settleWithin(written.firstAttempt, writeWaitMs, clock);
   }
 
   close(): Promise<void> {

@@ -168,7 +168,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     ttlSeconds: config.conversationTtlSeconds,
     logger,
     clock,
-    writeWaitMs: config.storeWriteWaitMs,
+    // A store in process answers at once; one elsewhere (Redis, a caller's) gets a bound.
+    writeWaitMs: redis || effects.conversationStore ? config.storeWriteWaitMs : undefined,
     onRemembered: (outcome) => metrics.storeWrites.inc({ store: "conversation", outcome }),
     onRefused: () => metrics.continuationsRefused.inc({ store: "conversation" }),
     ...storeAnswersAgain,
