@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { redisTopologyOf } from "./redis-topology.js";
 
 const integer = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
@@ -69,7 +70,24 @@ export const environmentSchema = z.object({
     "unset (the address it listens on)",
   ),
   SSE_KEEPALIVE_MS: documented(integer(15_000, 10), "Silence after which a stream gets a `: keep-alive` comment"),
-  REDIS_URL: documented(optionalText.pipe(z.url({ protocol: /^rediss?$/ }).optional()), "`redis://…` (or `rediss://…`) to share state between replicas; unset keeps it in process"),
+  REDIS_URL: documented(
+    optionalText.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+    "One Redis node, `redis://[user:password@]host:port[/db]` (`rediss://…` for TLS), to share state between replicas; unset keeps it in process",
+  ),
+  REDIS_CLUSTER_NODES: documented(
+    optionalText,
+    "A Redis Cluster instead: comma-separated `host:port` seed nodes (ElastiCache, MemoryDB, Memorystore, Azure cluster mode: the configuration endpoint)",
+  ),
+  REDIS_SENTINELS: documented(optionalText, "A Sentinel-watched Redis instead: comma-separated `host:port` of the sentinels"),
+  REDIS_SENTINEL_MASTER: documented(optionalText, "The master name the sentinels monitor (with `REDIS_SENTINELS`)"),
+  REDIS_USERNAME: documented(optionalText, "ACL user of the Redis nodes (cluster or Sentinel; with `REDIS_URL`, when the URL names none)"),
+  REDIS_PASSWORD: documented(optionalText, "Password of the Redis nodes (cluster or Sentinel; with `REDIS_URL`, when the URL names none)"),
+  REDIS_SENTINEL_USERNAME: documented(optionalText, "ACL user of the sentinels themselves, when they require one"),
+  REDIS_SENTINEL_PASSWORD: documented(optionalText, "Password of the sentinels themselves, when they require one"),
+  REDIS_TLS: documented(
+    z.enum(["on", "off"]).default("off"),
+    "`on`: TLS to cluster or Sentinel nodes, certificates checked against the hostnames given (extra CAs: `NODE_EXTRA_CA_CERTS`)",
+  ),
   REDIS_KEY_PREFIX: documented(z.string().min(1).default("workspace-openai-adapter:"), "Prefix of every key the adapter writes in Redis"),
   REDIS_COMMAND_TIMEOUT_MS: documented(
     integer(1000, 10, 60_000),
@@ -80,11 +98,11 @@ export const environmentSchema = z.object({
   CONVERSATION_ID_HEADERS: documented(z.string().default("x-conversation-id,x-openwebui-chat-id"), "Headers that carry a client conversation id"),
   CLUSTER_POLLING: documented(
     z.enum(["auto", "off"]).default("auto"),
-    "With `REDIS_URL`, `auto` shares each workspace's polling between replicas (one lease holder lists for all); `off` polls per replica",
+    "With Redis, `auto` shares each workspace's polling between replicas (one lease holder lists for all); `off` polls per replica",
   ),
   CLUSTER_LEASE_MS: documented(integer(3000, 200), "How long a replica's polling lease lasts unrenewed: a dead holder is replaced within about this long"),
   RESPONSES_TTL_SECONDS: documented(integer(30 * 24 * 3600, 1), "How long a stored response (`store` not false) can be retrieved and continued"),
-  RESPONSES_MAX_ENTRIES: documented(integer(10_000, 1), "Bound of the in-process response store (Redis holds them with `REDIS_URL`)"),
+  RESPONSES_MAX_ENTRIES: documented(integer(10_000, 1), "Bound of the in-process response store (Redis holds them when configured)"),
   MODELS_CACHE_SECONDS: documented(integer(60, 0), "How long the workspace list behind `GET /v1/models` is cached per credential"),
   REALTIME: documented(z.enum(["auto", "off"]).default("auto"), "`auto` streams a query's answer from its realtime channel as it is written (polling still confirms it); `off` only polls"),
   REALTIME_ALLOWED_HOSTS: documented(z.string().default(""), "Comma-separated hosts (`*.example.com` for subdomains) a query's `ws_url` may point to; others are never contacted", "unset (the upstream's own host)"),
@@ -136,6 +154,7 @@ function toConfig(env: Environment, context: z.RefinementCtx) {
     });
   }
   const timeout = (specific: number | undefined, fallback: number) => specific ?? env.QUERY_TIMEOUT_MS ?? fallback;
+  const redis = redisTopologyOf(env, context);
   return {
     port: env.PORT,
     host: env.HOST,
@@ -178,13 +197,14 @@ function toConfig(env: Environment, context: z.RefinementCtx) {
     logFormat: env.LOG_FORMAT,
     workspaceApiKey: env.WORKSPACE_API_KEY,
     adapterApiKeys,
-    redisUrl: env.REDIS_URL,
+    /** The Redis the replicas share, or undefined: everything stays in process. */
+    redis,
     redisKeyPrefix: env.REDIS_KEY_PREFIX,
     redisCommandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS,
     /** How long an answer's end waits for its conversation turn and stored response to be written: a Redis command's bound. */
     storeWriteWaitMs: env.REDIS_COMMAND_TIMEOUT_MS,
     /** Shared polling between replicas: with Redis and not turned off. */
-    clusterPolling: env.CLUSTER_POLLING === "auto" && env.REDIS_URL !== undefined,
+    clusterPolling: env.CLUSTER_POLLING === "auto" && redis !== undefined,
     /** At least one and a half of the longest poll interval, so the holder renews it in time. */
     clusterLeaseMs: Math.max(env.CLUSTER_LEASE_MS, Math.ceil(1.5 * env.POLL_INTERVAL_MAX_MS)),
     conversationTtlSeconds: env.CONVERSATION_TTL_SECONDS,

@@ -94,7 +94,7 @@ export class Metrics {
   });
   readonly redisCommandSeconds = new Histogram({
     name: "adapter_redis_command_duration_seconds",
-    help: "Time Redis took to answer the adapter's commands (a batch counts once), by outcome (answered, failed: timed out or connection lost); compare with REDIS_COMMAND_TIMEOUT_MS",
+    help: "Time Redis took to answer the adapter's commands (a batch counts once), by outcome (answered; error: an error reply such as CROSSSLOT; failed: timed out or connection lost); compare with REDIS_COMMAND_TIMEOUT_MS",
     labelNames: ["outcome"] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { createAuthenticator } from "../auth/authenticate.js";
 import { AnswerService } from "../answer/answer-service.js";
 import type { Config } from "../config/config.js";
+import { describeTopology } from "../config/redis-topology.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { type ConversationStore, FallbackConversationStore, MemoryConversationStore } from "../stores/conversation-store.js";
 import { Conversations } from "../conversations/conversations.js";
@@ -100,17 +101,17 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         onPublication: () => metrics.realtimePublications.inc(),
       });
   // docs/architecture.md#redis-down-or-slow: one command connection for every store, behind one gate.
-  const redisUrl = config.redisUrl;
+  const topology = config.redis;
   const connection = { commandTimeoutMs: config.redisCommandTimeoutMs };
-  const redis = redisUrl
-    ? new RedisGate(openRedis(redisUrl, connection), {
+  const redis = topology
+    ? new RedisGate(openRedis(topology, connection), {
       failuresToDown: 2,
       probeIntervalMs: 500,
       firstConnectMs: 2000,
+      deadlineMs: config.redisCommandTimeoutMs,
       clock,
       events: {
-        onCommand: (seconds, answered) =>
-          metrics.redisCommandSeconds.observe({ outcome: answered ? "answered" : "failed" }, seconds),
+        onCommand: (seconds, outcome) => metrics.redisCommandSeconds.observe({ outcome }, seconds),
         onAvailability: (available) => {
           metrics.redisAvailabilityChanges.inc({ state: available ? "up" : "down" });
           if (available) logger.info("Redis answers again");
@@ -119,15 +120,16 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
       },
     })
     : undefined;
+  if (topology) logger.info({ redis: describeTopology(topology) }, "sharing state between replicas through Redis");
   // docs/upstream-assumptions.md#polling: with Redis, one replica lists each workspace for all.
-  const sharing = config.clusterPolling && redis && redisUrl
+  const sharing = config.clusterPolling && redis && topology
     ? new RedisPollSharing({
       redis,
-      subscriber: openRedis(redisUrl, connection),
+      subscriber: openRedis(topology, { ...connection, shardedSubscribers: true }),
       prefix: config.redisKeyPrefix,
       leaseMs: config.clusterLeaseMs,
       logger,
-      now: () => clock.now(),
+      clock,
       events: {
         onLease: (change) => metrics.leaseChanges.inc({ change }),
         onPublished: (items) => metrics.snapshotsPublished.inc(items),

@@ -1,4 +1,8 @@
-import { type ChainableCommander, Redis } from "ioredis";
+import { type ChainableCommander, Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
+import type { RedisTopology } from "../config/redis-topology.js";
+
+/** A connection to whichever Redis the configuration names: one node (or a Sentinel-watched master), or a cluster. */
+export type RedisClient = Redis | Cluster;
 
 /** How a connection bounds its commands. */
 export interface RedisConnectionOptions {
@@ -8,28 +12,82 @@ export interface RedisConnectionOptions {
    * tell a conversation apart from a new one (docs/architecture.md#redis-down-or-slow).
    */
   commandTimeoutMs: number;
+  /** For a cluster: a subscriber connection per master, for sharded pub/sub (`SSUBSCRIBE`). */
+  shardedSubscribers?: boolean;
 }
 
-/**
- * A Redis connection that never queues (docs/architecture.md#redis-down-or-slow): no offline queue
- * (a command while disconnected fails at once instead of waiting for a reconnect), no retries of a
- * command, a bounded command time. Whether a failure means "slow" or "down" is the `RedisGate`'s
- * call. `rediss://` URLs connect with TLS.
- */
-export function openRedis(url: string, options: RedisConnectionOptions): Redis {
-  const redis = new Redis(url, {
-    lazyConnect: false,
+/** Settings every node connection gets: never queue, never retry a command, a bounded command time. */
+function nodeSettings(options: RedisConnectionOptions): RedisOptions {
+  return {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: options.commandTimeoutMs,
     connectTimeout: 2000,
-    // Reconnect soon after an outage, then every second at most.
-    retryStrategy: (attempt) => Math.min(1000, 50 * attempt),
-  });
+  };
+}
+
+/** Reconnect soon after an outage, then every second at most. */
+const reconnectDelay = (attempt: number) => Math.min(1000, 50 * attempt);
+
+/**
+ * The one factory of Redis connections (docs/architecture.md#redis-topologies): a node by URL
+ * (`rediss://` for TLS), a Redis Cluster by its seeds, or the master a set of sentinels names.
+ * Every connection never queues (docs/architecture.md#redis-down-or-slow): no offline queue (a
+ * command while disconnected fails at once instead of waiting for a reconnect), no retries of a
+ * command, a bounded command time. Whether a failure means "slow" or "down" is the `RedisGate`'s
+ * call. Credentials and TLS settings go to the client only, never to a log.
+ */
+export function openRedis(topology: RedisTopology, options: RedisConnectionOptions): RedisClient {
+  const client = create(topology, options);
   // Connection errors surface on the commands that need the connection; logging them here as well
   // would repeat them for every reconnect attempt.
-  redis.on("error", () => undefined);
-  return redis;
+  client.on("error", () => undefined);
+  return client;
+}
+
+function create(topology: RedisTopology, options: RedisConnectionOptions): RedisClient {
+  const settings = nodeSettings(options);
+  if (topology.kind === "single") return new Redis(topology.url, { ...settings, lazyConnect: false, retryStrategy: reconnectDelay });
+  const credentials = {
+    ...(topology.username === undefined ? {} : { username: topology.username }),
+    ...(topology.password === undefined ? {} : { password: topology.password }),
+  };
+  if (topology.kind === "sentinel") {
+    return new Redis({
+      ...settings,
+      ...credentials,
+      sentinels: topology.sentinels,
+      name: topology.master,
+      role: "master",
+      ...(topology.sentinelUsername === undefined ? {} : { sentinelUsername: topology.sentinelUsername }),
+      ...(topology.sentinelPassword === undefined ? {} : { sentinelPassword: topology.sentinelPassword }),
+      ...(topology.tls ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+      // Without it a master that hangs (rather than dies) can go unnoticed by the client.
+      failoverDetector: true,
+      sentinelRetryStrategy: reconnectDelay,
+      retryStrategy: reconnectDelay,
+    });
+  }
+  const cluster: ClusterOptions = {
+    redisOptions: { ...settings, ...credentials, ...(topology.tls ? { tls: {} } : {}) },
+    enableOfflineQueue: false,
+    // A node that dies is replaced by its replica: find the new slot owners soon, and keep the
+    // redirections' total wait above a failover's few seconds.
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 200,
+    maxRedirections: 16,
+    slotsRefreshTimeout: 1000,
+    clusterRetryStrategy: reconnectDelay,
+    shardedSubscribers: options.shardedSubscribers ?? false,
+    // With TLS the node names stay names, so certificates are checked against them (ElastiCache's configuration endpoint).
+    ...(topology.tls ? { dnsLookup: keepHostname } : {}),
+  };
+  return new Cluster(topology.nodes, cluster);
+}
+
+/** A cluster's DNS lookup that resolves nothing: the TLS check then sees the node's hostname, not an address. */
+function keepHostname(address: string, callback: (error: null, address: string) => void): void {
+  callback(null, address);
 }
 
 /** Runs a MULTI batch; the first command that failed inside it rejects, as a single command would. */

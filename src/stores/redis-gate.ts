@@ -1,6 +1,6 @@
-import type { Redis } from "ioredis";
 import { ServiceUnavailableError } from "../errors/adapter-error.js";
 import type { Clock } from "../util/clock.js";
+import type { RedisClient } from "./redis-connection.js";
 
 /**
  * A shared store could not answer: Redis is known to be unreachable (the command was not sent), or
@@ -21,8 +21,8 @@ export class StoreUnavailableError extends ServiceUnavailableError {
 /** What the gate reports, for logs and metrics. */
 export interface RedisGateEvents {
   onAvailability?: (available: boolean) => void;
-  /** A command sent, how long it took, and whether Redis answered. */
-  onCommand?: (seconds: number, answered: boolean) => void;
+  /** A command sent, how long it took, and how it ended: answered, answered with an error (`CROSSSLOT`, `WRONGTYPE`), or failed (timed out, connection lost). */
+  onCommand?: (seconds: number, outcome: "answered" | "error" | "failed") => void;
 }
 
 /** Settings of the gate. */
@@ -33,6 +33,11 @@ export interface RedisGateOptions {
   probeIntervalMs: number;
   /** How long a command may wait for the first connection of all (start-up), at most. */
   firstConnectMs: number;
+  /**
+   * Bound on one `run`, however the client retries inside it (a cluster follows redirections and
+   * waits out a failover): no request waits on Redis longer than this.
+   */
+  deadlineMs: number;
   clock: Pick<Clock, "setTimeout" | "clearTimeout">;
   events?: RedisGateEvents;
 }
@@ -57,7 +62,7 @@ export class RedisGate {
   private woken: Promise<void> | undefined;
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     private readonly options: RedisGateOptions,
   ) {
     this.settled = redis.status === "ready";
@@ -77,23 +82,41 @@ export class RedisGate {
   }
 
   /** Runs one command (or a batch) on the connection, or fails at once when Redis is known to be unreachable. */
-  async run<T>(command: (redis: Redis) => Promise<T>): Promise<T> {
+  async run<T>(command: (redis: RedisClient) => Promise<T>): Promise<T> {
     if (!this.settled && !this.closed) await this.firstConnection();
     if (!this.available) throw new StoreUnavailableError("unreachable: the command was not sent");
     const started = performance.now();
     const onCommand = this.options.events?.onCommand;
     try {
-      const result = await command(this.redis);
-      onCommand?.((performance.now() - started) / 1000, true);
+      const result = await this.withinDeadline(command(this.redis));
+      onCommand?.((performance.now() - started) / 1000, "answered");
       this.answered();
       return result;
     } catch (error) {
       // A reply error (a wrong type, a script error) is Redis answering: not an outage.
-      const answered = isReplyError(error);
-      onCommand?.((performance.now() - started) / 1000, answered);
-      if (!answered) this.failed();
+      const replied = isReplyError(error);
+      onCommand?.((performance.now() - started) / 1000, replied ? "error" : "failed");
+      if (!replied) this.failed();
       throw new StoreUnavailableError((error as Error).message, error);
     }
+  }
+
+  /** The command's result, or a timeout once the deadline has passed (the command may still finish; nothing waits for it). */
+  private withinDeadline<T>(pending: Promise<T>): Promise<T> {
+    const { clock, deadlineMs } = this.options;
+    return new Promise<T>((resolve, reject) => {
+      const timer = clock.setTimeout(() => reject(new Error(`no answer within ${deadlineMs} ms`)), deadlineMs);
+      pending.then(
+        (value) => {
+          clock.clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clock.clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
   }
 
   /** Resolves when Redis next turns from down to answering (never at once): a pending write's cue to try again. */

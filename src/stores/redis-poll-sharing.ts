@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { PollSharing, SharedGroup } from "../upstream/poll-sharing.js";
 import { type UpstreamQuery, upstreamQuerySchema } from "../upstream/query-schemas.js";
-import { execOrThrow } from "./redis-connection.js";
+import type { Clock } from "../util/clock.js";
+import { RedisChannels } from "./redis-channels.js";
+import { execOrThrow, type RedisClient } from "./redis-connection.js";
 import type { RedisGate } from "./redis-gate.js";
 
 /** What the cluster's poll sharing reports, for metrics. */
@@ -19,12 +20,13 @@ export interface RedisPollSharingOptions {
   /** The adapter's command connection. */
   redis: RedisGate;
   /** A connection of its own for pub/sub (a subscribed connection runs no other commands); closed with the sharing. */
-  subscriber: Redis;
+  subscriber: RedisClient;
   prefix: string;
   /** How long a lease lasts without renewal: a dead holder is replaced within about this long. */
   leaseMs: number;
   logger: Logger;
-  now?: () => number;
+  /** Timers (a subscription tried again) and the time (the lease, a silent holder). */
+  clock: Pick<Clock, "setTimeout" | "now">;
   events?: PollSharingEvents;
 }
 
@@ -42,28 +44,37 @@ interface Message {
  * Poll sharing over Redis. Per group: a lease key (`SET NX PX`, renewed at each of the holder's
  * polls, released on hand-over), a sorted set of the ids each replica waits for (scored by expiry,
  * refreshed at each turn), and a pub/sub channel on which the holder publishes what it found
- * (customer text: never stored, only sent to the replicas listening). Credentials never enter
- * Redis: groups are named by a hash of the credential. Every command goes through the gate (skipped
+ * (customer text: never stored, only sent to the replicas listening). The three share one hash tag,
+ * the group, so that in a cluster they live in one slot (docs/architecture.md#redis-topologies).
+ * Credentials never enter Redis: groups are named by a hash of the credential. The holder's work
+ * is safe to repeat: after a failover that lost the lease, two holders for a moment list and
+ * publish the same snapshots, which waiters take once. A subscriber that reconnects reads again at
+ * once what it may have missed. Every command goes through the gate (skipped
  * at once while Redis is down); a failure means this replica polls alone for that turn (logged once,
  * counted), and it rejoins the sharing as soon as Redis answers again.
  */
 export class RedisPollSharing implements PollSharing {
   private readonly redis: RedisGate;
-  private readonly subscriber: Redis;
+  private readonly channels: RedisChannels;
   private readonly replica = randomUUID();
   private readonly groups = new Map<string, RedisSharedGroup>();
   private degraded = false;
 
   constructor(private readonly options: RedisPollSharingOptions) {
     this.redis = options.redis;
-    this.subscriber = options.subscriber;
-    this.subscriber.on("message", (channel: string, text: string) => this.receive(channel, text));
+    this.channels = new RedisChannels(options.redis, options.subscriber, options.clock, {
+      message: (channel, text) => this.receive(channel, text),
+      resubscribed: () => {
+        for (const group of this.groups.values()) group.readAgain();
+      },
+      subscribeFailed: () => this.fellBack("redis"),
+    });
   }
 
   join(group: string, onShared: (items: UpstreamQuery[]) => void, onHandover: () => void): SharedGroup {
     const shared = new RedisSharedGroup(this, group, onShared, onHandover);
     this.groups.set(this.channelOf(group), shared);
-    this.subscriber.subscribe(this.channelOf(group)).catch(() => this.fellBack("redis"));
+    this.channels.subscribe(this.channelOf(group));
     return shared;
   }
 
@@ -76,22 +87,29 @@ export class RedisPollSharing implements PollSharing {
 
   async close(): Promise<void> {
     for (const group of this.groups.values()) group.leave();
-    this.subscriber.disconnect();
+    this.channels.close();
   }
 
   /** @internal Redis, its key names, and the replica's identity, for the groups. */
   get context() {
-    return { redis: this.redis, replica: this.replica, options: this.options, now: this.options.now ?? Date.now };
+    const { redis, channels, replica, options } = this;
+    return { redis, channels, replica, options, now: () => options.clock.now() };
+  }
+
+  /** The group's keys and channel, under one hash tag (the group): one slot in a cluster. */
+  keysOf(group: string) {
+    const tagged = `${this.options.prefix}{${group}}:`;
+    return { lease: `${tagged}lease`, waiting: `${tagged}waiting`, channel: `${tagged}snapshots` };
   }
 
   channelOf(group: string): string {
-    return `${this.options.prefix}poll:${group}`;
+    return this.keysOf(group).channel;
   }
 
   /** @internal A group leaves: stop listening to it. */
   forgetGroup(group: string): void {
     this.groups.delete(this.channelOf(group));
-    this.subscriber.unsubscribe(this.channelOf(group)).catch(() => undefined);
+    this.channels.unsubscribe(this.channelOf(group));
   }
 
   /** @internal A turn reached Redis again after failing: say so once. */
@@ -145,8 +163,7 @@ class RedisSharedGroup implements SharedGroup {
   }
 
   private get keys() {
-    const { prefix } = this.sharing.context.options;
-    return { lease: `${prefix}lease:${this.group}`, waiting: `${prefix}waiting:${this.group}` };
+    return this.sharing.keysOf(this.group);
   }
 
   async turn(ownIds: readonly string[]): Promise<{ poll: boolean; othersWaitFor: string[] }> {
@@ -188,10 +205,10 @@ class RedisSharedGroup implements SharedGroup {
 
   share(items: UpstreamQuery[]): void {
     if (!this.holding) return;
-    const { redis, replica, options } = this.sharing.context;
+    const { channels, replica, options } = this.sharing.context;
     const message = JSON.stringify({ from: replica, items } satisfies Message);
-    redis
-      .run((connection) => connection.publish(this.sharing.channelOf(this.group), message))
+    channels
+      .publish(this.keys.channel, message)
       .then(() => options.events?.onPublished?.(items.length), () => this.sharing.fellBack("redis"));
   }
 
@@ -205,24 +222,27 @@ class RedisSharedGroup implements SharedGroup {
     this.sharing.forgetGroup(this.group);
     if (!this.holding) return;
     this.holding = false;
-    const { redis, replica, options } = this.sharing.context;
+    const { redis, channels, replica, options } = this.sharing.context;
     options.events?.onLease?.("released");
     // Hand over: free the lease, and tell the others to take it now rather than when it expires.
     const handover: Message = { from: replica, handover: true };
     redis
-      .run(async (connection) => {
-        await connection.eval(RELEASE, 1, this.keys.lease, replica);
-        await connection.publish(this.sharing.channelOf(this.group), JSON.stringify(handover));
-      })
+      .run((connection) => connection.eval(RELEASE, 1, this.keys.lease, replica))
+      .then(() => channels.publish(this.keys.channel, JSON.stringify(handover)))
       .catch(() => undefined);
+  }
+
+  /** @internal The holder handed over, or this replica may have missed what it published: poll now. */
+  readAgain(): void {
+    this.lastHeard = 0;
+    this.onHandover();
   }
 
   /** @internal What another replica published. */
   heard(message: Message): void {
     const { options, now } = this.sharing.context;
     if (message.handover) {
-      this.lastHeard = 0;
-      this.onHandover();
+      this.readAgain();
       return;
     }
     this.lastHeard = now();

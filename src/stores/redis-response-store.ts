@@ -1,4 +1,3 @@
-import { execOrThrow } from "./redis-connection.js";
 import type { RedisGate } from "./redis-gate.js";
 import type { ResponseStore, StoredEntry } from "./response-store.js";
 
@@ -24,19 +23,23 @@ export class RedisResponseStore implements ResponseStore {
     return id === null ? null : this.get(id);
   }
 
+  // One command per key, not a MULTI: in a cluster the keys live in different slots (a response
+  // and its items spread over the shards). The write is retried whole and ends the answer only once
+  // done, so no reader sees half of it.
   async put(entry: StoredEntry, ttlSeconds: number): Promise<void> {
-    await this.redis.run(async (redis) => {
-      const batch = redis.multi().set(`${this.prefix}response:${entry.id}`, JSON.stringify(entry), "EX", ttlSeconds);
-      for (const itemId of entry.itemIds) batch.set(`${this.prefix}response-item:${itemId}`, entry.id, "EX", ttlSeconds);
-      await execOrThrow(batch);
-    });
+    await this.redis.run((redis) =>
+      Promise.all([
+        redis.set(`${this.prefix}response:${entry.id}`, JSON.stringify(entry), "EX", ttlSeconds),
+        ...entry.itemIds.map((itemId) => redis.set(`${this.prefix}response-item:${itemId}`, entry.id, "EX", ttlSeconds)),
+      ]),
+    );
   }
 
   async delete(id: string): Promise<boolean> {
     const entry = await this.get(id);
     if (!entry) return false;
     const keys = [`${this.prefix}response:${id}`, ...entry.itemIds.map((itemId) => `${this.prefix}response-item:${itemId}`)];
-    await this.redis.run((redis) => redis.del(...keys));
+    await this.redis.run((redis) => Promise.all(keys.map((key) => redis.del(key))));
     return true;
   }
 

@@ -50,6 +50,7 @@ function gateOver(connection: FakeConnection) {
     failuresToDown: 2,
     probeIntervalMs: 500,
     firstConnectMs: 2000,
+    deadlineMs: 1000,
     clock,
     events: { onAvailability: (available) => changes.push(available) },
   });

@@ -1,0 +1,188 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { freePort } from "./redis-server.js";
+
+/** One redis-server (a cluster node, a Sentinel-watched master or replica, or a sentinel) started by a test. */
+export interface RedisProcess {
+  port: number;
+  child: ChildProcess;
+  /** A client of this node alone (no cluster redirections). */
+  client: Redis;
+}
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` until it holds, or throws after `ms` with `what` in the message. */
+export async function until(check: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await wait(50);
+  }
+}
+
+/** Starts a redis-server with these arguments (loopback only, no persistence) and waits for its PING. */
+async function startNode(port: number, args: string[], dir: string): Promise<RedisProcess> {
+  const child = spawn("redis-server", [...args, "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], {
+    stdio: "ignore",
+  });
+  const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 50, enableOfflineQueue: false });
+  client.on("error", () => undefined);
+  await until(async () => {
+    if (client.status === "wait") await client.connect();
+    return (await client.ping()) === "PONG";
+  }, `redis-server on port ${port}`);
+  return { port, child, client };
+}
+
+/** Kills a node (SIGKILL), and resolves once it is gone. */
+export async function killNode(node: RedisProcess): Promise<void> {
+  node.client.disconnect();
+  if (node.child.exitCode !== null || node.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => node.child.once("exit", resolve));
+  node.child.kill("SIGKILL");
+  await exited;
+}
+
+/** A 3-master Redis Cluster with a replica each, on loopback ports of its own. */
+export interface RedisClusterServers {
+  nodes: RedisProcess[];
+  /** The adapter's environment for this cluster. */
+  environment: Record<string, string>;
+  /** The node that serves `key`'s slot now (asked of a live node). */
+  masterOf(key: string): Promise<RedisProcess>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts six redis-servers with cluster mode on (node timeout 1 s, so a dead master's replica
+ * takes over within about two seconds), joins them with `redis-cli --cluster create` (three masters,
+ * one replica each), and waits until the cluster is ok and every replica is in sync.
+ */
+export async function startRedisCluster(): Promise<RedisClusterServers> {
+  const dir = mkdtempSync(join(tmpdir(), "adapter-redis-cluster-"));
+  const ports: number[] = [];
+  while (ports.length < 6) {
+    const port = await freePort();
+    // The cluster bus listens on port + 10000: both must be free, and distinct from the others'.
+    if (port + 10_000 < 65_536 && !ports.includes(port) && !ports.includes(port + 10_000)) ports.push(port);
+  }
+  const nodes = await Promise.all(
+    ports.map((port) =>
+      startNode(port, ["--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`, "--cluster-node-timeout", "1000", "--enable-debug-command", "local"], dir),
+    ),
+  );
+  const created = spawnSync("redis-cli", ["--cluster", "create", ...ports.map((port) => `127.0.0.1:${port}`), "--cluster-replicas", "1", "--cluster-yes"], {
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
+  await until(async () => {
+    for (const node of nodes) {
+      const info = await node.client.cluster("INFO");
+      if (!String(info).includes("cluster_state:ok")) return false;
+      const replication = await node.client.info("replication");
+      if (replication.includes("role:slave") && !replication.includes("master_link_status:up")) return false;
+    }
+    return true;
+  }, "the cluster to be ok with every replica in sync");
+  const live = () => nodes.find((node) => node.child.exitCode === null && node.child.signalCode === null) as RedisProcess;
+  return {
+    nodes,
+    environment: { REDIS_CLUSTER_NODES: ports.slice(0, 3).map((port) => `127.0.0.1:${port}`).join(",") },
+    async masterOf(key) {
+      const slot = Number(await live().client.cluster("KEYSLOT", key));
+      const slots = await live().client.cluster("SLOTS");
+      const owner = slots.find(([from, to]) => slot >= from && slot <= to);
+      const node = nodes.find((candidate) => candidate.port === owner?.[2]?.[1]);
+      if (!node) throw new Error(`no node serves slot ${slot}`);
+      return node;
+    },
+    async stop() {
+      await Promise.all(nodes.map((node) => killNode(node)));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A master, its replica and three sentinels watching them, on loopback ports of their own. */
+export interface RedisSentinelServers {
+  master: RedisProcess;
+  replica: RedisProcess;
+  sentinels: RedisProcess[];
+  /** The master's name the sentinels monitor. */
+  name: string;
+  environment: Record<string, string>;
+  /** The port of the master the sentinels name now. */
+  currentMasterPort(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a master, a replica of it, and three sentinels (`down-after-milliseconds` 1000, quorum 2;
+ * each with a writable config file of its own), and waits until every sentinel knows the replica
+ * and the other sentinels.
+ */
+export async function startRedisSentinel(): Promise<RedisSentinelServers> {
+  const dir = mkdtempSync(join(tmpdir(), "adapter-redis-sentinel-"));
+  const name = "adapter-master";
+  const master = await startNode(await freePort(), [], dir);
+  const replica = await startNode(await freePort(), ["--replicaof", "127.0.0.1", String(master.port)], dir);
+  await until(async () => (await replica.client.info("replication")).includes("master_link_status:up"), "the replica to sync");
+  const sentinels: RedisProcess[] = [];
+  for (let index = 0; index < 3; index += 1) {
+    const port = await freePort();
+    const file = join(dir, `sentinel-${port}.conf`);
+    writeFileSync(
+      file,
+      [
+        `port ${port}`,
+        "bind 127.0.0.1",
+        `sentinel monitor ${name} 127.0.0.1 ${master.port} 2`,
+        `sentinel down-after-milliseconds ${name} 1000`,
+        `sentinel failover-timeout ${name} 3000`,
+        `sentinel parallel-syncs ${name} 1`,
+        "",
+      ].join("\n"),
+    );
+    const child = spawn("redis-server", [file, "--sentinel"], { stdio: "ignore" });
+    const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 50, enableOfflineQueue: false });
+    client.on("error", () => undefined);
+    await until(async () => {
+      if (client.status === "wait") await client.connect();
+      return (await client.ping()) === "PONG";
+    }, `sentinel on port ${port}`);
+    sentinels.push({ port, child, client });
+  }
+  await until(async () => {
+    for (const sentinel of sentinels) {
+      const known = (await sentinel.client.call("SENTINEL", "REPLICAS", name)) as unknown[];
+      const peers = (await sentinel.client.call("SENTINEL", "SENTINELS", name)) as unknown[];
+      if (known.length < 1 || peers.length < 2) return false;
+    }
+    return true;
+  }, "the sentinels to know the replica and each other");
+  return {
+    master,
+    replica,
+    sentinels,
+    name,
+    environment: { REDIS_SENTINELS: sentinels.map((sentinel) => `127.0.0.1:${sentinel.port}`).join(","), REDIS_SENTINEL_MASTER: name },
+    async currentMasterPort() {
+      for (const sentinel of sentinels) {
+        const address = (await sentinel.client.call("SENTINEL", "GET-MASTER-ADDR-BY-NAME", name).catch(() => null)) as [string, string] | null;
+        if (address) return Number(address[1]);
+      }
+      throw new Error("no sentinel answers");
+    },
+    async stop() {
+      for (const node of [master, replica]) node.child.kill("SIGCONT");
+      await Promise.all([master, replica, ...sentinels].map((node) => killNode(node)));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

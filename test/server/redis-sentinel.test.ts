@@ -1,0 +1,46 @@
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
+import { describeWith, REDIS } from "../helpers/external-programs.js";
+import { expectAnsweredThroughFailover, expectStateSharedAcrossReplicas } from "../helpers/failover-scenario.js";
+import { killNode, type RedisSentinelServers, startRedisSentinel, until } from "../helpers/redis-topologies.js";
+import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
+
+describeWith(REDIS, "replicas sharing a Sentinel-watched Redis (master, replica, three sentinels)", () => {
+  let servers: RedisSentinelServers;
+  let workspace: RunningWorkspace;
+  let replicas: RunningAdapter[];
+  beforeEach(async () => {
+    servers = await startRedisSentinel();
+    workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], apiKeys: [API_KEY], stepDelayMs: 80 });
+    const environment = { ...servers.environment, REDIS_KEY_PREFIX: "sentinel:", CLUSTER_LEASE_MS: "1500", POLL_INTERVAL_MIN_MS: "100", POLL_INTERVAL_MAX_MS: "100", REALTIME: "off" };
+    replicas = await Promise.all([0, 1, 2].map(() => startAdapter(workspace.url, environment)));
+  }, 60_000);
+  afterEach(async () => {
+    await Promise.all((replicas ?? []).map((replica) => replica.close()));
+    await workspace?.close();
+    await servers?.stop();
+  });
+
+  /** The sentinels have promoted the replica. */
+  const promoted = () => until(async () => (await servers.currentMasterPort()) === servers.replica.port, "the sentinels to promote the replica");
+
+  it("shares state, and answers every waiting request once when the master is killed", async () => {
+    await expectStateSharedAcrossReplicas({ replicas, workspace });
+    const measure = await expectAnsweredThroughFailover({ replicas, workspace }, async () => {
+      await killNode(servers.master);
+      await promoted();
+    });
+    console.log(`Sentinel, master killed: ${JSON.stringify(measure)}`);
+    // The state written before the failover was replicated: it is still shared.
+    await expectStateSharedAcrossReplicas({ replicas, workspace });
+  }, 90_000);
+
+  it("answers every waiting request once when the master hangs (SIGSTOP), and shares again", async () => {
+    const measure = await expectAnsweredThroughFailover({ replicas, workspace }, async () => {
+      servers.master.child.kill("SIGSTOP");
+      await promoted();
+    });
+    console.log(`Sentinel, master hung: ${JSON.stringify(measure)}`);
+    expect(measure.sharingAgainMs).toBeGreaterThan(0);
+  }, 90_000);
+});
