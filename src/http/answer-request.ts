@@ -65,8 +65,11 @@ export function answerHandler(
 ): FastHandler {
   return (request, response) => {
     handle(request, response).catch((error: unknown) => {
-      if (toAdapterError(error) instanceof ClientClosedError && response.destroyed) return;
-      reportError(error, response, options.logger, options.facts.of(response).requestId);
+      const failure = toAdapterError(error);
+      if (failure instanceof ClientClosedError && response.destroyed) return;
+      const known = options.facts.of(response);
+      known.answer?.fail(failure);
+      reportError(error, response, options.logger, known.requestId);
     });
   };
 }

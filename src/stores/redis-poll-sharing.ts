@@ -32,6 +32,8 @@ interface Message {
   from: string;
   items?: unknown[];
   handover?: boolean;
+  /** The W3C `traceparent` of the poll that found `items`, when the holder traces. */
+  trace?: string;
 }
 
 /**
@@ -56,7 +58,7 @@ export class RedisPollSharing implements PollSharing {
     this.subscriber.on("message", (channel: string, text: string) => this.receive(channel, text));
   }
 
-  join(group: string, onShared: (items: UpstreamQuery[]) => void, onHandover: () => void): SharedGroup {
+  join(group: string, onShared: (items: UpstreamQuery[], pollTraceparent?: string) => void, onHandover: () => void): SharedGroup {
     const shared = new RedisSharedGroup(this, group, onShared, onHandover);
     this.groups.set(this.channelOf(group), shared);
     this.subscriber.subscribe(this.channelOf(group)).catch(() => this.fellBack("redis"));
@@ -131,7 +133,7 @@ class RedisSharedGroup implements SharedGroup {
   constructor(
     private readonly sharing: RedisPollSharing,
     private readonly group: string,
-    private readonly onShared: (items: UpstreamQuery[]) => void,
+    private readonly onShared: (items: UpstreamQuery[], pollTraceparent?: string) => void,
     private readonly onHandover: () => void,
   ) {
     this.lastHeard = sharing.context.now();
@@ -182,11 +184,11 @@ class RedisSharedGroup implements SharedGroup {
     }
   }
 
-  share(items: UpstreamQuery[]): void {
+  share(items: UpstreamQuery[], trace?: string): void {
     if (!this.holding) return;
     const { redis, replica, options } = this.sharing.context;
     redis
-      .publish(this.sharing.channelOf(this.group), JSON.stringify({ from: replica, items } satisfies Message))
+      .publish(this.sharing.channelOf(this.group), JSON.stringify({ from: replica, items, trace } satisfies Message))
       .then(() => options.events?.onPublished?.(items.length), () => this.sharing.fellBack("redis"));
   }
 
@@ -227,6 +229,6 @@ class RedisSharedGroup implements SharedGroup {
       if (parsed.success) items.push(parsed.data);
     }
     options.events?.onReceived?.(items.length);
-    this.onShared(items);
+    this.onShared(items, typeof message.trace === "string" ? message.trace : undefined);
   }
 }

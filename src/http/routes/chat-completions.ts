@@ -53,6 +53,14 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const { identity, body, model, workspace } = await admitAnswerRequest(request, response, schema, options);
+    const trace = facts.traceAnswer(response, {
+      operation: "chat",
+      model: body.model,
+      mode: model.mode,
+      workspace,
+      stream: body.stream === true,
+      principal: identity.principal,
+    });
     const citations = chatCitationFormat(request, citationDefaults);
     const links = sourceLinker(linkSettings, workspace);
     const { style: citationStyle, annotations } = citations;
@@ -79,9 +87,11 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
       caller: { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey },
       controller: abortWhenClientLeaves(response, facts),
       countsUsage: !body.stream || includeUsage,
+      trace,
     });
     const queryId = queryIds[0] as string;
     const meta = { id: completionId(queryId), created: Math.floor(options.clock.now() / 1000), model: body.model, choices };
+    trace?.respondedAs(meta.id);
     const remember: AfterDelivery = (sent) => {
       void options.conversations.remember(scope, hints, { promptIndex: messageIndex, answer: sent[0]?.content ?? "", queryId });
     };

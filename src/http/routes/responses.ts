@@ -82,6 +82,15 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
   async function create(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const { identity, body, model, workspace } = await admitAnswerRequest(request, response, schema, options);
     const id = newResponseId();
+    const trace = facts.traceAnswer(response, {
+      operation: "chat",
+      model: body.model,
+      mode: model.mode,
+      workspace,
+      stream: body.stream === true,
+      principal: identity.principal,
+    });
+    trace?.respondedAs(id);
     const input = readInput(body.input, id);
     const scope = { principal: identity.principal, workspace };
     const conversationId = conversationIdFrom(request.headers, config.conversationIdHeaders);
@@ -102,6 +111,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
       caller: { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey },
       controller: abortWhenClientLeaves(response, facts),
       countsUsage: true,
+      trace,
     });
     const meta = metaOf(id, body, seconds(), previous?.id ?? null);
     const encoder = body.stream ? new ResponseStreamEncoder(meta, seconds) : new ResponseBodyEncoder(meta, seconds);
