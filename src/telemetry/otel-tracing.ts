@@ -92,12 +92,13 @@ class OtelTracing implements Tracing {
     return span ? logFieldsOf(span) : {};
   }
 
+  // A failed export is reported (`onExportError`), never thrown at the caller.
   flush(): Promise<void> {
-    return this.provider.forceFlush();
+    return this.provider.forceFlush().catch(() => undefined);
   }
 
   shutdown(): Promise<void> {
-    return this.provider.shutdown();
+    return this.provider.shutdown().catch(() => undefined);
   }
 
   private contextOf(parent: Span | string | undefined): Context {

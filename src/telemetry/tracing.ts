@@ -31,9 +31,9 @@ export interface Tracing {
   withoutLogSpan<T>(work: () => T): T;
   /** The trace fields of a log line written now (a pino mixin): `trace_id`, `span_id`, `trace_flags`, or none. */
   logFields(): Record<string, string>;
-  /** Exports what is buffered. */
+  /** Exports what is buffered (never rejects: a failed export is reported through `onExportError`). */
   flush(): Promise<void>;
-  /** Exports what is buffered and stops. */
+  /** Exports what is buffered and stops (never rejects either). */
   shutdown(): Promise<void>;
 }
 
