@@ -9,7 +9,7 @@ import autocannon from "autocannon";
 import { Agent, request } from "undici";
 import { O200kTokenCounter, WorkerTokenCounter } from "../dist/src/tokens/token-counter.js";
 import { countUsage } from "../dist/src/answer/count-usage.js";
-import { startProcess, statsOf } from "./processes.mjs";
+import { adapterEnvironment, startProcess, statsOf } from "./processes.mjs";
 import { channelStreams, realtimeLatency } from "./realtime.mjs";
 import { replicaPolling } from "./replicas.mjs";
 import { tracingCost } from "./tracing.mjs";
@@ -127,14 +127,7 @@ async function sequentialRounds(targets, count) {
 async function throughputAndLatency() {
   const upstream = await start("instant-upstream.mjs");
   const proxy = await start("bare-proxy.mjs", { UPSTREAM_PORT: String(upstream.port) });
-  const adapter = await start("adapter-process.mjs", {
-    UPSTREAM_URL: upstream.url,
-    DEFAULT_WORKSPACE: "bench",
-    LOG_LEVEL: "info",
-    LOG_FORMAT: "json",
-    MAX_CONCURRENT_REQUESTS: "100000",
-    MAX_CONCURRENT_PER_WORKSPACE: "100000",
-  });
+  const adapter = await start("adapter-process.mjs", adapterEnvironment(upstream.url));
   const targets = {
     upstream: [`${upstream.url}/queries`, createBody],
     bareProxy: [`${proxy.url}/v1/chat/completions`, chatBody],

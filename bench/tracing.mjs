@@ -13,7 +13,7 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
-import { loadAdapter, startProcess, statsOf } from "./processes.mjs";
+import { adapterEnvironment, loadAdapter, startProcess, statsOf } from "./processes.mjs";
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const round = (value, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
@@ -30,12 +30,7 @@ export async function tracingCost({ seconds = 4, rounds = 6, stream = false, bas
     const upstream = await start("instant-upstream.mjs", {});
     const sink = await start("otlp-sink.mjs", {});
     const common = {
-      UPSTREAM_URL: upstream.url,
-      DEFAULT_WORKSPACE: "bench",
-      LOG_LEVEL: "info",
-      LOG_FORMAT: "json",
-      MAX_CONCURRENT_REQUESTS: "100000",
-      MAX_CONCURRENT_PER_WORKSPACE: "100000",
+      ...adapterEnvironment(upstream.url),
       // Whatever the shell exports, only `on` traces.
       OTEL_EXPORTER_OTLP_ENDPOINT: "",
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "",

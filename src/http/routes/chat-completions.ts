@@ -9,7 +9,7 @@ import { ChatChunkEncoder } from "../../dialects/chat-completions/encode-chunks.
 import { ChatCompletionEncoder, completionId } from "../../dialects/chat-completions/encode-completion.js";
 import { extractPrompt, plainMessages } from "../../dialects/chat-completions/extract-prompt.js";
 import { planQueries } from "../../plan/plan-queries.js";
-import { admitAnswerRequest, type AnswerRouteOptions, answerHandler } from "../answer-request.js";
+import { admitAnswerRequest, type AnswerRouteOptions, answerHandler, traceChat } from "../answer-request.js";
 import { errorResponse, workspaceHeader } from "../openapi.js";
 import type { Route } from "../route-table.js";
 import { abortWhenClientLeaves } from "../request-body.js";
@@ -52,15 +52,9 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
   const streamContext = { sweep, facts, lifecycle: options.lifecycle, logger: options.logger };
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const { identity, body, model, workspace } = await admitAnswerRequest(request, response, schema, options);
-    const trace = facts.traceAnswer(response, {
-      operation: "chat",
-      model: body.model,
-      mode: model.mode,
-      workspace,
-      stream: body.stream === true,
-      principal: identity.principal,
-    });
+    const admitted = await admitAnswerRequest(request, response, schema, options);
+    const { identity, body, model, workspace } = admitted;
+    const trace = traceChat(response, facts, admitted);
     const citations = chatCitationFormat(request, citationDefaults);
     const links = sourceLinker(linkSettings, workspace);
     const { style: citationStyle, annotations } = citations;

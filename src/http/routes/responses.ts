@@ -12,7 +12,7 @@ import { RESPONSE_ID, type ResponseRequest, responseRequestSchema } from "../../
 import { NotFoundError, RequestValidationError } from "../../errors/adapter-error.js";
 import { planQueries } from "../../plan/plan-queries.js";
 import type { ResponseStore, StoredEntry } from "../../stores/response-store.js";
-import { admitAnswerRequest, type AnswerRouteOptions, answerHandler } from "../answer-request.js";
+import { admitAnswerRequest, type AnswerRouteOptions, answerHandler, traceChat } from "../answer-request.js";
 import { errorResponse, workspaceHeader } from "../openapi.js";
 import { abortWhenClientLeaves } from "../request-body.js";
 import type { Route } from "../route-table.js";
@@ -80,16 +80,10 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
   }
 
   async function create(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const { identity, body, model, workspace } = await admitAnswerRequest(request, response, schema, options);
+    const admitted = await admitAnswerRequest(request, response, schema, options);
+    const { identity, body, model, workspace } = admitted;
     const id = newResponseId();
-    const trace = facts.traceAnswer(response, {
-      operation: "chat",
-      model: body.model,
-      mode: model.mode,
-      workspace,
-      stream: body.stream === true,
-      principal: identity.principal,
-    });
+    const trace = traceChat(response, facts, admitted);
     trace?.respondedAs(id);
     const input = readInput(body.input, id);
     const scope = { principal: identity.principal, workspace };
