@@ -4,9 +4,12 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { loadConfig } from "../dist/src/config/config.js";
 import { createAdapter } from "../dist/src/server/create-adapter.js";
 import { startServer } from "../dist/src/server/start-server.js";
+import { startTracing } from "../dist/src/telemetry/start-tracing.js";
 
 const config = loadConfig({ ...process.env, PORT: "0", HOST: "127.0.0.1" });
-const adapter = createAdapter(config, process.env.UPSTREAM_URL);
+// Tracing as main.ts starts it: on when the environment sets OTEL_EXPORTER_OTLP_ENDPOINT.
+const { tracing } = await startTracing(process.env, { serviceVersion: "bench" });
+const adapter = createAdapter(config, process.env.UPSTREAM_URL, { tracing });
 const running = await startServer(adapter, config);
 const delay = monitorEventLoopDelay({ resolution: 5 });
 delay.enable();

@@ -27,6 +27,18 @@ export function statsOf(child, request = "stats") {
   });
 }
 
+/** The environment of an adapter process measured at 50 connections against `upstreamUrl` (no cap gets in the way). */
+export function adapterEnvironment(upstreamUrl) {
+  return {
+    UPSTREAM_URL: upstreamUrl,
+    DEFAULT_WORKSPACE: "bench",
+    LOG_LEVEL: "info",
+    LOG_FORMAT: "json",
+    MAX_CONCURRENT_REQUESTS: "100000",
+    MAX_CONCURRENT_PER_WORKSPACE: "100000",
+  };
+}
+
 /** A chat request body for the benchmark (streamed when `stream`). */
 export function chatBody(stream = false) {
   return JSON.stringify({ model: "ask", stream, messages: [{ role: "user", content: "How much annual leave do employees get?" }] });

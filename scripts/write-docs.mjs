@@ -1,11 +1,15 @@
-// `npm run docs`: writes the configuration table into README.md from src/config/config-docs.ts.
+// `npm run docs`: writes the configuration table and the tracing variables' table into README.md
+// from src/config/config-docs.ts.
 import { readFileSync, writeFileSync } from "node:fs";
-import { configurationTable } from "../dist/src/config/config-docs.js";
+import { configurationTable, tracingTable } from "../dist/src/config/config-docs.js";
 
 const path = new URL("../README.md", import.meta.url);
-const readme = readFileSync(path, "utf8");
-const start = readme.indexOf("<!-- config-table:start");
-const end = readme.indexOf("<!-- config-table:end -->");
-if (start < 0 || end < 0) throw new Error("README.md has no config-table markers");
-const opening = readme.slice(start, readme.indexOf("\n", start) + 1);
-writeFileSync(path, `${readme.slice(0, start)}${opening}${configurationTable()}\n${readme.slice(end)}`);
+let readme = readFileSync(path, "utf8");
+for (const [marker, table] of [["config-table", configurationTable()], ["tracing-table", tracingTable()]]) {
+  const start = readme.indexOf(`<!-- ${marker}:start`);
+  const end = readme.indexOf(`<!-- ${marker}:end -->`);
+  if (start < 0 || end < 0) throw new Error(`README.md has no ${marker} markers`);
+  const opening = readme.slice(start, readme.indexOf("\n", start) + 1);
+  readme = `${readme.slice(0, start)}${opening}${table}\n${readme.slice(end)}`;
+}
+writeFileSync(path, readme);

@@ -7,6 +7,8 @@ import { createAdapter } from "./server/create-adapter.js";
 import { startServer } from "./server/start-server.js";
 import { documentReader } from "./embedded-workspace/read-document.js";
 import { createLogger } from "./util/create-logger.js";
+import { startTracing, type TracingStart } from "./telemetry/start-tracing.js";
+import { TracingSettingsError } from "./telemetry/tracing-environment.js";
 import {
   defaultDocuments,
   type RunningWorkspace,
@@ -32,7 +34,25 @@ try {
   throw error;
 }
 
-const logger = createLogger({ level: config.logLevel, format: config.logFormat });
+// Tracing first (docs/observability.md): the logger's lines carry the trace ids when it is on.
+let traced: TracingStart;
+try {
+  traced = await startTracing(process.env, {
+    serviceVersion: packageVersion(),
+    onExportError: (message) => logger.warn({ endpoint: "otlp" }, message),
+  });
+} catch (error) {
+  if (error instanceof TracingSettingsError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+  throw error;
+}
+const { tracing } = traced;
+const mixin = tracing && (() => tracing.logFields());
+const logger = createLogger({ level: config.logLevel, format: config.logFormat, mixin });
+for (const warning of traced.warnings) logger.warn(warning);
+if (tracing) logger.info(traced.summary);
 let embedded: RunningWorkspace | undefined;
 let upstreamUrl = config.workspaceBaseUrl;
 const documentRoots = config.embedded.documentsDir ? [config.embedded.documentsDir] : defaultDocuments();
@@ -54,7 +74,9 @@ let listening = "";
 const adapter = createAdapter(
   config,
   upstreamUrl,
-  embedded ? { logger, documents: documentReader(documentRoots), publicUrl: () => config.publicUrl ?? listening } : { logger },
+  embedded
+    ? { logger, tracing, documents: documentReader(documentRoots), publicUrl: () => config.publicUrl ?? listening }
+    : { logger, tracing },
 );
 if (embedded) {
   adapter.logger.info(
@@ -87,6 +109,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     void running
       .shutdown()
       .then(() => embedded?.close())
+      .then(() => tracing?.shutdown())
       .then(() => {
         adapter.logger.info("stopped");
         process.exit(0);

@@ -3,6 +3,7 @@ import type { QuerySnapshot } from "../core/query-snapshot.js";
 import type { UpstreamUsage } from "../core/usage.js";
 import { ClientClosedError, QueryFailedError, toAdapterError } from "../errors/adapter-error.js";
 import type { PlannedQuery, QueryPlan } from "../plan/plan-queries.js";
+import type { AnswerTrace } from "../telemetry/answer-trace.js";
 import { countSoon, type TokenCounter } from "../tokens/token-counter.js";
 import { createQuery } from "../upstream/create-query.js";
 import type { QueryWatcher, WatchEnd } from "../upstream/query-watcher.js";
@@ -36,6 +37,11 @@ export interface AnswerJob {
   controller: AbortController;
   /** Whether the encoder will report usage: the prompt is then counted while the upstream answers. */
   countsUsage: boolean;
+  /**
+   * The answer's span, when the request is traced (docs/observability.md): the service reports
+   * the plan, each query created and each snapshot to it, and the upstream calls go under it.
+   */
+  trace?: AnswerTrace | undefined;
 }
 
 /**
@@ -54,6 +60,8 @@ export interface RunningAnswer {
   events(streamed: boolean): AsyncGenerator<AnswerEvent>;
   /** Token usage of what the encoder sent, counting the prompt once per choice. */
   usage(sent: readonly ChoiceSent[]): Promise<TokenUsage>;
+  /** The answer's span, when traced (`AnswerJob.trace`): the writer reports what it delivered. */
+  readonly trace: AnswerTrace | undefined;
 }
 
 /**
@@ -71,9 +79,10 @@ export class AnswerService {
   async start(job: AnswerJob): Promise<RunningAnswer> {
     // Counted while the upstream answers (the create calls below are sent first).
     const promptTokens = job.countsUsage ? countSoon(this.options.tokens, job.plan.prompt) : undefined;
+    job.trace?.planned(job.plan);
     let initials: QuerySnapshot[];
     try {
-      initials = await Promise.all(job.plan.queries.map((query) => this.create(job, query)));
+      initials = await Promise.all(job.plan.queries.map((query, choice) => this.create(job, query, choice)));
     } catch (error) {
       job.controller.abort();
       throw error;
@@ -81,6 +90,7 @@ export class AnswerService {
     const upstreamUsage: (UpstreamUsage | undefined)[] = [];
     return {
       queryIds: initials.map((initial) => initial.id),
+      trace: job.trace,
       events: (streamed) => this.events(job, initials, streamed, upstreamUsage),
       usage: async (sent) => {
         const prompt = await promptTokens;
@@ -98,11 +108,13 @@ export class AnswerService {
     };
   }
 
-  private async create(job: AnswerJob, query: PlannedQuery): Promise<QuerySnapshot> {
+  private async create(job: AnswerJob, query: PlannedQuery, choice: number): Promise<QuerySnapshot> {
     const created = await createQuery(this.options.client, job.caller, query.createBody, {
       maxListPages: this.options.maxListPages,
       signal: job.controller.signal,
+      parent: job.trace?.span,
     });
+    job.trace?.created(choice, created.id);
     return toQuerySnapshot(created);
   }
 
@@ -117,6 +129,7 @@ export class AnswerService {
       signal: job.controller.signal,
       channel: initial.channel,
       onEnd: (end) => this.options.onQueryEnd?.(mode, end),
+      trace: job.trace,
     });
   }
 
@@ -131,6 +144,7 @@ export class AnswerService {
     /** The events one snapshot of choice `index` adds; a FAILED query is an error. */
     const eventsOf = (index: number, snapshot: QuerySnapshot): AnswerEvent[] => {
       const choice = progress[index] as ChoiceProgress;
+      job.trace?.snapshot(index, snapshot);
       if (snapshot.status === "FAILED") throw queryFailed(snapshot);
       if (snapshot.status === "PROCESSED") {
         finished += 1;
@@ -149,7 +163,10 @@ export class AnswerService {
       }
     } catch (error) {
       const failure = toAdapterError(error);
-      if (!(failure instanceof ClientClosedError) && !job.controller.signal.aborted) yield { type: "failed", error: failure };
+      if (!(failure instanceof ClientClosedError) && !job.controller.signal.aborted) {
+        job.trace?.fail(failure);
+        yield { type: "failed", error: failure };
+      }
     } finally {
       // A failure, or a consumer that stopped early: the other choices' queries need no more
       // following. (With a reason given, aborting builds no DOMException and its stack.)

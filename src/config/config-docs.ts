@@ -1,8 +1,15 @@
+import { TRACING_VARIABLES } from "../telemetry/tracing-environment.js";
 import { variableDocs } from "./config.js";
 
 /** The README's configuration table (`npm run docs` writes it; a test checks it is current). */
 export function configurationTable(): string {
   const rows = variableDocs().map(([name, doc]) => `| \`${name}\` | ${doc.shown} | ${doc.meaning} |`);
+  return ["| Variable | Default | Meaning |", "|---|---|---|", ...rows].join("\n");
+}
+
+/** The README's table of the standard OpenTelemetry variables tracing reads (`npm run docs` writes it too). */
+export function tracingTable(): string {
+  const rows = TRACING_VARIABLES.map((variable) => `| \`${variable.name}\` | ${variable.shown} | ${variable.meaning} |`);
   return ["| Variable | Default | Meaning |", "|---|---|---|", ...rows].join("\n");
 }
 
@@ -33,6 +40,10 @@ export function helpText(version: string): string {
     "  --help, -h                       Show this text",
     "  --version, -v                    Show the version",
     ...lines,
+    "",
+    "Tracing (OpenTelemetry) is set by the standard variables alone, with no flags; it is on when an",
+    "OTLP endpoint is set. See the README, Observability:",
+    ...TRACING_VARIABLES.map((variable) => `  ${variable.name}`),
     "",
   ].join("\n");
 }

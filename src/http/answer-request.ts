@@ -12,6 +12,7 @@ import type { ConcurrencyLimit } from "./concurrency-limit.js";
 import { reportError } from "./error-response.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { readJsonBody } from "./request-body.js";
+import type { AnswerTrace } from "../telemetry/answer-trace.js";
 import type { ResponseFacts } from "./request-log.js";
 import type { FastHandler } from "./route-table.js";
 import type { KeepAliveSweeps } from "./sse-writer.js";
@@ -58,6 +59,26 @@ export async function admitAnswerRequest<Schema extends z.ZodType<{ model: strin
   return { identity, body, model, workspace };
 }
 
+/**
+ * Starts the `chat {model}` span of an admitted request of the OpenAI dialects (chat completions,
+ * Responses): undefined when tracing is off. The answer service gets it in `AnswerJob.trace`.
+ */
+export function traceChat(
+  response: ServerResponse,
+  facts: ResponseFacts,
+  admitted: AdmittedRequest<{ model: string; stream?: boolean | null | undefined }>,
+): AnswerTrace | undefined {
+  const { identity, body, model, workspace } = admitted;
+  return facts.traceAnswer(response, {
+    operation: "chat",
+    model: body.model,
+    mode: model.mode,
+    workspace,
+    stream: body.stream === true,
+    principal: identity.principal,
+  });
+}
+
 /** A fast-path handler around an answer route: whatever it throws becomes the error response (or nothing, if the client left). */
 export function answerHandler(
   handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
@@ -65,8 +86,11 @@ export function answerHandler(
 ): FastHandler {
   return (request, response) => {
     handle(request, response).catch((error: unknown) => {
-      if (toAdapterError(error) instanceof ClientClosedError && response.destroyed) return;
-      reportError(error, response, options.logger, options.facts.of(response).requestId);
+      const failure = toAdapterError(error);
+      if (failure instanceof ClientClosedError && response.destroyed) return;
+      const known = options.facts.of(response);
+      known.answer?.fail(failure);
+      reportError(error, response, options.logger, known.requestId);
     });
   };
 }

@@ -16,7 +16,7 @@ import { corsHandler } from "./cors.js";
 import { errorMiddleware, sendError } from "./error-response.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { openApiDocument } from "./openapi.js";
-import { pathOf, type ResponseFacts } from "./request-log.js";
+import { pathOf, type RequestFacts, type ResponseFacts } from "./request-log.js";
 import { type Route, RouteTable } from "./route-table.js";
 import { chatCompletionsRoute } from "./routes/chat-completions.js";
 import { documentRoutes } from "./routes/documents.js";
@@ -126,7 +126,7 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
 
 /**
  * Builds the adapter's request listener. It never listens: the entry point owns the port. Every
- * request is observed (request id, log line, metrics), answered for CORS, admitted by the
+ * request is observed (request id, log line, metrics, and its span when tracing), answered for CORS, admitted by the
  * lifecycle, and matched once against the route table: hot routes go to their plain `node:http`
  * handler, the others to an Express app built from the same table; a known path asked with
  * another method is a 405 with `Allow`, an unknown one a 404.
@@ -148,8 +148,7 @@ export function createApp(dependencies: AppDependencies): RequestListener {
   }
   expressApp.use(errorMiddleware(dependencies.logger, facts));
 
-  return (request: IncomingMessage, response: ServerResponse) => {
-    const known = facts.observe(request, response);
+  const dispatch = (request: IncomingMessage, response: ServerResponse, known: RequestFacts) => {
     if (handleCors(request, response)) return;
     const path = pathOf(request.url);
     if (!lifecycle.admit(path, response)) return;
@@ -166,5 +165,11 @@ export function createApp(dependencies: AppDependencies): RequestListener {
     const { handler } = match.route;
     if ("fast" in handler) handler.fast(request, response);
     else expressApp(request, response);
+  };
+  return (request: IncomingMessage, response: ServerResponse) => {
+    const known = facts.observe(request, response);
+    // Traced, the request's log lines carry its trace and span ids (docs/observability.md).
+    if (known.span) facts.within(known, () => dispatch(request, response, known));
+    else dispatch(request, response, known);
   };
 }

@@ -40,7 +40,9 @@ export function reportError(error: unknown, response: ServerResponse, logger: Lo
 /** The Express error middleware: every error thrown in an Express route ends here. */
 export function errorMiddleware(logger: Logger, facts: ResponseFacts): ErrorRequestHandler {
   return (error, _request, response, _next) => {
-    reportError(error, response, logger, facts.of(response).requestId);
+    const known = facts.of(response);
+    known.answer?.fail(toAdapterError(error));
+    reportError(error, response, logger, known.requestId);
   };
 }
 

@@ -1,7 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Span } from "@opentelemetry/api";
 import type { Logger } from "pino";
 import type { Metrics } from "../metrics/metrics.js";
+import { type AnswerStart, AnswerTrace } from "../telemetry/answer-trace.js";
+import { endRequestSpan, startRequestSpan } from "../telemetry/http-spans.js";
+import { logFieldsOf, type Tracing } from "../telemetry/tracing.js";
 
 /** What a request's handling learnt that its log line and metrics report. */
 export interface RequestFacts {
@@ -14,6 +18,10 @@ export interface RequestFacts {
   continued?: boolean;
   /** Run when the response closes (one listener per response instead of one per interested part). */
   onClose?: (() => void)[];
+  /** The request's server span, when tracing is on (docs/observability.md). */
+  span?: Span;
+  /** The span of the answer it produces, once admitted (`traceAnswer`). */
+  answer?: AnswerTrace;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -28,6 +36,8 @@ export class ResponseFacts {
   constructor(
     private readonly logger: Logger,
     private readonly metrics: Metrics,
+    /** Traces every request (a server span) and its answer, when tracing is on. */
+    private readonly tracing?: Tracing,
   ) {}
 
   /**
@@ -52,10 +62,29 @@ export class ResponseFacts {
   }
 
   /**
+   * Starts the span of an admitted request's answer (`chat {model}`, `execute_tool {name}`) under
+   * its server span; undefined when tracing is off. Ends when the response closes. Every answer
+   * route calls it once and hands the trace to the answer service (`AnswerJob.trace`).
+   */
+  traceAnswer(response: ServerResponse, start: AnswerStart): AnswerTrace | undefined {
+    const known = this.facts.get(response);
+    if (!this.tracing || !known?.span) return undefined;
+    known.answer = new AnswerTrace(this.tracing, known.span, start);
+    return known.answer;
+  }
+
+  /** Runs a request's handling with its server span as the span of its log lines (tracing on). */
+  within(known: RequestFacts, work: () => void): void {
+    if (this.tracing && known.span) this.tracing.withLogSpan(known.span, work);
+    else work();
+  }
+
+  /**
    * Starts observing a request: a request id (the client's `X-Request-Id` when it is safe, else a
-   * new one) echoed in the response, `nosniff`, and when the response closes one log line and its
-   * metrics: id, route, workspace, mode, query ids, status, latency. Never headers or message
-   * content, so no credential or prompt reaches the logs.
+   * new one) echoed in the response, `nosniff`, the server span when tracing is on, and when the
+   * response closes one log line and its metrics: id, route, workspace, mode, query ids, status,
+   * latency, trace and span ids. Never headers or message content, so no credential or prompt
+   * reaches the logs.
    */
   observe(request: IncomingMessage, response: ServerResponse): RequestFacts {
     const started = performance.now();
@@ -65,6 +94,7 @@ export class ResponseFacts {
       route: "other",
     };
     this.facts.set(response, known);
+    if (this.tracing) known.span = startRequestSpan(this.tracing, request, pathOf(request.url), known.requestId);
     response.setHeader("x-request-id", known.requestId);
     response.setHeader("x-content-type-options", "nosniff");
     response.once("close", () => {
@@ -73,8 +103,11 @@ export class ResponseFacts {
       const labels = { route: known.route, mode: known.mode ?? "", status: String(response.statusCode) };
       this.metrics.requests.inc(labels);
       this.metrics.requestSeconds.observe(labels, ms / 1000);
-      this.logger.info(
-        {
+      if (known.span) {
+        known.answer?.end(response.writableFinished);
+        endRequestSpan(known.span, request.method, known.route === "other" ? undefined : known.route, response.statusCode);
+      }
+      const fields = {
           requestId: known.requestId,
           method: request.method,
           path: pathOf(request.url),
@@ -85,9 +118,8 @@ export class ResponseFacts {
           continued: known.continued,
           completed: response.writableFinished,
           ms: Math.round(ms * 10) / 10,
-        },
-        "request",
-      );
+      };
+      this.logger.info(known.span ? { ...fields, ...logFieldsOf(known.span) } : fields, "request");
     });
     return known;
   }

@@ -37,10 +37,12 @@ export async function sendAnswer<Body>(
   }
   if (finished < answer.queryIds.length) throw new ClientClosedError();
   const sent = encoder.sent();
-  const body = encoder.body(await answer.usage(sent));
+  const usage = await answer.usage(sent);
+  const body = encoder.body(usage);
   await beforeEnd?.(sent);
   response.setHeader("cache-control", "no-store");
   sendJson(response, body);
+  answer.trace?.delivered(sent, usage);
   return body;
 }
 
@@ -90,9 +92,13 @@ export async function streamAnswer(
     for (const frame of closing) await writer.send(frame);
     if (writer.isClosed) return;
     writer.end();
+    // A traced answer's span carries its usage even when the client did not ask for it (counted after the last frame).
+    const { trace } = answer;
+    if (trace) trace.delivered(sent, usage ?? (trace.recording ? answer.usage(sent) : undefined));
   } catch (error) {
     const failure = toAdapterError(error);
     if (writer.isClosed || failure instanceof ClientClosedError) return;
+    answer.trace?.fail(failure);
     context.logger.warn({ err: { message: failure.message } }, "stream failed");
     await writer.fail(failure);
   } finally {

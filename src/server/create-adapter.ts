@@ -24,6 +24,7 @@ import { QueryWatcher } from "../upstream/query-watcher.js";
 import { hostPolicy } from "../upstream/realtime/allowed-hosts.js";
 import { RealtimeHub } from "../upstream/realtime/realtime-hub.js";
 import { createWorkspaceClient, type WorkspaceClient } from "../upstream/workspace-client.js";
+import type { Tracing } from "../telemetry/tracing.js";
 import { type Clock, systemClock } from "../util/clock.js";
 import { createLogger } from "../util/create-logger.js";
 import { packageVersion } from "../util/package-info.js";
@@ -57,11 +58,19 @@ export interface AdapterEffects {
   /** The adapter's address as browsers reach it (its document page links start with it). */
   publicUrl?: () => string;
   tokens?: TokenCounter;
+  /**
+   * Tracing, when the `OTEL_*` variables turn it on (`startTracing`; docs/observability.md). Its
+   * owner shuts it down after the adapter. A logger given here should carry its `logFields` as a
+   * pino mixin (`createLogger` does) for every log line to have the trace ids.
+   */
+  tracing?: Tracing | undefined;
 }
 
 /** Wires configuration and effects into a ready app; `upstreamUrl` is the workspace service to call. */
 export function createAdapter(config: Config, upstreamUrl: string, effects: AdapterEffects = {}): Adapter {
-  const logger = effects.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
+  const { tracing } = effects;
+  const mixin = tracing && (() => tracing.logFields());
+  const logger = effects.logger ?? createLogger({ level: config.logLevel, format: config.logFormat, mixin });
   const clock = effects.clock ?? systemClock;
   const limit = new ConcurrencyLimit(config.maxConcurrentRequests, config.maxConcurrentPerWorkspace);
   // The state gauges read parts built below; they are only read at scrape time.
@@ -74,7 +83,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     leasesHeld: () => sharing?.leasesHeld ?? 0,
     redisAvailable: () => (redis?.available ? 1 : 0),
   });
-  const facts = new ResponseFacts(logger, metrics);
+  const facts = new ResponseFacts(logger, metrics, tracing);
   const lifecycle = new Lifecycle(facts);
   const client =
     effects.client ??
@@ -85,6 +94,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
       maxResponseBytes: config.upstreamMaxBodyBytes,
       connections: config.upstreamConnections,
       keepAliveMs: config.upstreamKeepAliveMs,
+      tracing,
       onCall: ({ endpoint, outcome, seconds }) => {
         metrics.upstreamCalls.inc({ endpoint, outcome });
         metrics.upstreamSeconds.observe({ endpoint }, seconds);
@@ -99,6 +109,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         logger,
         onFallback: (reason) => metrics.realtimeFallbacks.inc({ reason }),
         onPublication: () => metrics.realtimePublications.inc(),
+        ...(tracing ? { detached: <T>(work: () => T) => tracing.withoutLogSpan(work) } : {}),
       });
   // docs/architecture.md#redis-down-or-slow: one command connection for every store, behind one gate.
   const topology = config.redis;
@@ -148,6 +159,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     onPollError: (error) => logger.warn({ err: { message: (error as Error).message } }, "poll failed"),
     ...(realtime ? { realtime } : {}),
     ...(sharing ? { sharing } : {}),
+    tracing,
   });
   const tokens = effects.tokens ?? new WorkerTokenCounter(undefined, { isIdle: () => limit.inFlight <= 1 });
   const answers = new AnswerService({

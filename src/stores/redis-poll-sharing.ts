@@ -38,6 +38,8 @@ interface Message {
   from: string;
   items?: unknown[];
   handover?: boolean;
+  /** The W3C `traceparent` of the poll that found `items`, when the holder traces. */
+  trace?: string;
 }
 
 /**
@@ -71,7 +73,7 @@ export class RedisPollSharing implements PollSharing {
     });
   }
 
-  join(group: string, onShared: (items: UpstreamQuery[]) => void, onHandover: () => void): SharedGroup {
+  join(group: string, onShared: (items: UpstreamQuery[], pollTraceparent?: string) => void, onHandover: () => void): SharedGroup {
     const shared = new RedisSharedGroup(this, group, onShared, onHandover);
     this.groups.set(this.channelOf(group), shared);
     this.channels.subscribe(this.channelOf(group));
@@ -152,7 +154,7 @@ class RedisSharedGroup implements SharedGroup {
   constructor(
     private readonly sharing: RedisPollSharing,
     private readonly group: string,
-    private readonly onShared: (items: UpstreamQuery[]) => void,
+    private readonly onShared: (items: UpstreamQuery[], pollTraceparent?: string) => void,
     private readonly onHandover: () => void,
   ) {
     this.lastHeard = sharing.context.now();
@@ -203,10 +205,10 @@ class RedisSharedGroup implements SharedGroup {
     }
   }
 
-  share(items: UpstreamQuery[]): void {
+  share(items: UpstreamQuery[], trace?: string): void {
     if (!this.holding) return;
     const { channels, replica, options } = this.sharing.context;
-    const message = JSON.stringify({ from: replica, items } satisfies Message);
+    const message = JSON.stringify({ from: replica, items, trace } satisfies Message);
     channels
       .publish(this.keys.channel, message)
       .then(() => options.events?.onPublished?.(items.length), () => this.sharing.fellBack("redis"));
@@ -252,6 +254,6 @@ class RedisSharedGroup implements SharedGroup {
       if (parsed.success) items.push(parsed.data);
     }
     options.events?.onReceived?.(items.length);
-    this.onShared(items);
+    this.onShared(items, typeof message.trace === "string" ? message.trace : undefined);
   }
 }

@@ -7,8 +7,11 @@ import type { UpstreamQuery } from "./query-schemas.js";
  * that instead of polling. Implemented over Redis (`src/stores/redis-poll-sharing.ts`).
  */
 export interface PollSharing {
-  /** Joins a group (a hash of the credential, and the workspace); `onShared` receives what the lease holder found. */
-  join(group: string, onShared: (items: UpstreamQuery[]) => void, onHandover: () => void): SharedGroup;
+  /**
+   * Joins a group (a hash of the credential, and the workspace); `onShared` receives what the lease
+   * holder found, with the W3C `traceparent` of its poll when it traces (docs/observability.md).
+   */
+  join(group: string, onShared: (items: UpstreamQuery[], pollTraceparent?: string) => void, onHandover: () => void): SharedGroup;
   close(): Promise<void>;
 }
 
@@ -20,8 +23,8 @@ export interface SharedGroup {
    * back to polling alone) and which ids other replicas wait for. Never waits on Redis long.
    */
   turn(ownIds: readonly string[]): Promise<{ poll: boolean; othersWaitFor: string[] }>;
-  /** After a poll: shares the items the group waits for (an empty list still says the holder is alive). */
-  share(items: UpstreamQuery[]): void;
+  /** After a poll: shares the items the group waits for (an empty list still says the holder is alive), and the poll's trace context. */
+  share(items: UpstreamQuery[], pollTraceparent?: string): void;
   /** This replica waits for this id no more. */
   forget(id: string): void;
   /** This replica waits for nothing in the group any more: hands the lease over. */

@@ -1,5 +1,9 @@
+import type { Span } from "@opentelemetry/api";
 import { credentialHash } from "../auth/credential-hash.js";
 import { type AdapterError, GatewayTimeoutError } from "../errors/adapter-error.js";
+import type { AnswerTrace } from "../telemetry/answer-trace.js";
+import { endPollSpan, recordSharedPoll, startPollSpan } from "../telemetry/poll-spans.js";
+import { traceparentOf, type Tracing } from "../telemetry/tracing.js";
 import type { Clock } from "../util/clock.js";
 import {
   isTerminal,
@@ -34,6 +38,8 @@ export interface WatcherOptions {
   channelSilenceMs?: number;
   /** Shares each workspace's polling with other replicas (with Redis); without it, each replica polls alone. */
   sharing?: PollSharing;
+  /** Traces each poll as a short trace of its own, linked to the answers it serves (docs/observability.md). */
+  tracing?: Tracing | undefined;
 }
 
 /** One watch: a query to follow, for whom, until when. */
@@ -49,6 +55,8 @@ export interface WatchRequest {
   channel?: RealtimeChannel;
   /** Told once how the watch ended: the terminal status, a timeout, an error, or cancelled. */
   onEnd?: (end: WatchEnd) => void;
+  /** The answer's span, when traced: polls link to it, the realtime channel reports to it. */
+  trace?: AnswerTrace | undefined;
 }
 
 /** How a watch ended (for metrics). */
@@ -84,7 +92,7 @@ export class QueryWatcher {
       yield latest;
       if (isTerminal(latest.status) || request.signal.aborted) return;
 
-      mailbox = new Mailbox(latest, this.options.clock.now(), request.signal);
+      mailbox = new Mailbox(latest, this.options.clock.now(), request.signal, request.trace);
       const key = pollerKey(request.caller);
       poller = this.pollers.get(key);
       if (!poller) {
@@ -107,6 +115,7 @@ export class QueryWatcher {
           { offer: (snapshot) => box.offer(snapshot), pollSoon: () => active.pollSoon(), repace: () => active.repace() },
           this.options.clock,
           this.options.channelSilenceMs ?? 2 * this.options.pollIntervalMaxMs,
+          request.trace,
         );
       }
       while (true) {
@@ -152,6 +161,8 @@ interface Waiter {
   fail(error: unknown): void;
   /** How soon it wants the next poll (its realtime channel may make that sooner or later). */
   pace(now: number): PollPace;
+  /** The span of the answer it waits for, when traced: the polls that serve it link to it. */
+  readonly trace: AnswerTrace | undefined;
 }
 
 /** The poller of one (credential, workspace): one list call per interval for all its waiters. */
@@ -172,7 +183,7 @@ class WorkspacePoller {
     private readonly onIdle: () => void,
   ) {
     const group = `${credentialKeyOf(caller)}:${caller.workspace}`;
-    this.shared = options.sharing?.join(group, (items) => this.deliverAll(items), () => this.pollSoon()) ?? null;
+    this.shared = options.sharing?.join(group, (items, trace) => this.deliverShared(items, trace), () => this.pollSoon()) ?? null;
   }
 
   get waitingCount(): number {
@@ -231,6 +242,18 @@ class WorkspacePoller {
     }
   }
 
+  /** What another replica's poll found (the lease holder's); traced in that poll's trace when it sent one. */
+  private deliverShared(items: readonly UpstreamQuery[], pollTraceparent: string | undefined): void {
+    this.deliverAll(items);
+    const { tracing } = this.options;
+    if (!tracing || pollTraceparent === undefined) return;
+    const served: Span[] = [];
+    for (const item of items) {
+      for (const waiter of this.waiters.get(item.id) ?? []) if (waiter.trace) served.push(waiter.trace.span);
+    }
+    recordSharedPoll(tracing, pollTraceparent, this.caller.workspace, served, items.length);
+  }
+
   /** Polls in `delay` ms unless a poll is already due sooner or running. */
   private schedule(delay: number): void {
     if (this.inFlight) return;
@@ -238,11 +261,14 @@ class WorkspacePoller {
     if (this.timer !== null && this.dueAt <= dueAt) return;
     if (this.timer !== null) this.options.clock.clearTimeout(this.timer);
     this.dueAt = dueAt;
-    this.timer = this.options.clock.setTimeout(() => {
+    const fire = () => {
       this.timer = null;
       this.dueAt = Number.POSITIVE_INFINITY;
       void this.poll();
-    }, delay);
+    };
+    // A poll is no request's work: its timer must not carry the log span of the request that set it.
+    const { tracing, clock } = this.options;
+    this.timer = tracing ? tracing.withoutLogSpan(() => clock.setTimeout(fire, delay)) : clock.setTimeout(fire, delay);
   }
 
   /**
@@ -277,11 +303,30 @@ class WorkspacePoller {
       this.again = false;
       return;
     }
-    const missing = new Set([...this.waiters.keys(), ...turn.othersWaitFor]);
+    const { tracing } = this.options;
+    const others = turn.othersWaitFor.length;
+    const span = tracing ? startPollSpan(tracing, this.caller.workspace, this.servedSpans(), others) : undefined;
+    const round = () => this.listRound(controller, turn.othersWaitFor, span);
+    const goesOn = span && tracing ? await tracing.withLogSpan(span, round) : await round();
+    if (!goesOn) return;
+    const again = this.again;
+    this.again = false;
+    if (this.waiters.size > 0) this.schedule(again ? 0 : this.nextDelay());
+  }
+
+  /**
+   * One round of list calls, under the poll's span when traced: pages until every waited-for id
+   * is found, the findings delivered and shared. Returns whether polling goes on (not after an
+   * abort, nor after a failure that was handed to the waiters).
+   */
+  private async listRound(controller: AbortController, othersWaitFor: readonly string[], span?: Span): Promise<boolean> {
+    const missing = new Set([...this.waiters.keys(), ...othersWaitFor]);
     const found: UpstreamQuery[] = [];
     let pages = 0;
+    let failure: unknown;
     try {
-      const list = (request: PageRequest) => this.options.client.listQueries(this.caller, request, controller.signal);
+      const { client } = this.options;
+      const list = (request: PageRequest) => client.listQueries(this.caller, request, controller.signal, span);
       // Later pages are read only while some waited-for query is still missing.
       for await (const page of followPages(list, this.options.maxListPages)) {
         pages += 1;
@@ -290,22 +335,29 @@ class WorkspacePoller {
       }
       this.failures = 0;
       this.deliverAll(found);
-      this.shared?.share(found);
+      this.shared?.share(found, span ? traceparentOf(span) : undefined);
     } catch (error) {
-      if (controller.signal.aborted) return;
+      if (controller.signal.aborted) return false;
+      failure = error;
       this.failures += 1;
       this.options.onPollError?.(error);
       if (isPermanent(error) || this.failures >= (this.options.maxConsecutiveFailures ?? 5)) {
         for (const set of this.waiters.values()) for (const waiter of set) waiter.fail(error);
-        return;
+        return false;
       }
     } finally {
       if (this.inFlight === controller) this.inFlight = null;
       this.options.onPoll?.({ workspace: this.caller.workspace, pages, waiting: this.waiters.size });
+      if (span) endPollSpan(span, pages, found.length, failure);
     }
-    const again = this.again;
-    this.again = false;
-    if (this.waiters.size > 0) this.schedule(again ? 0 : this.nextDelay());
+    return true;
+  }
+
+  /** The answer spans of the requests waiting here (traced ones): what a poll links to. */
+  private servedSpans(): Span[] {
+    const spans: Span[] = [];
+    for (const set of this.waiters.values()) for (const waiter of set) if (waiter.trace) spans.push(waiter.trace.span);
+    return spans;
   }
 }
 
@@ -341,6 +393,7 @@ class Mailbox implements Waiter {
     private seen: QuerySnapshot,
     readonly since: number,
     private readonly signal: AbortSignal,
+    readonly trace: AnswerTrace | undefined,
   ) {
     this.id = seen.id;
     signal.addEventListener("abort", this);

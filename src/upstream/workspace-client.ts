@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import type { Span } from "@opentelemetry/api";
 import { Agent, type Dispatcher, errors as undiciErrors } from "undici";
 import type { z } from "zod";
 import {
@@ -12,6 +13,8 @@ import {
   UpstreamError,
   type ValidationIssue,
 } from "../errors/adapter-error.js";
+import { endUpstreamSpan, startUpstreamSpan, traceHeaders } from "../telemetry/http-spans.js";
+import type { Tracing } from "../telemetry/tracing.js";
 import {
   type UpstreamPage,
   type UpstreamQuery,
@@ -63,11 +66,14 @@ export interface WorkspacePage {
 /** The calls the adapter makes to the Workspace Knowledge Service (docs/architecture.md#queries, Queries area). */
 export interface WorkspaceClient {
   readonly baseUrl: string;
-  createQuery(caller: Caller, body: Record<string, unknown>, signal?: AbortSignal): Promise<UpstreamQuery>;
+  /** `POST /queries`; with tracing, a client span under `parent` (an answer's span) and its `traceparent` sent along. */
+  createQuery(caller: Caller, body: Record<string, unknown>, signal?: AbortSignal, parent?: Span): Promise<UpstreamQuery>;
+  /** One page of `GET /queries`; `parent` as for `createQuery` (an answer's span, or a poll's). */
   listQueries(
     caller: Caller,
     page: { limit: number; cursor?: string },
     signal?: AbortSignal,
+    parent?: Span,
   ): Promise<QueryPage>;
   /** `GET /workspaces` (docs/architecture.md#queries): one page of the workspaces the credential can list. */
   listWorkspaces(credential: string, page: { limit: number; cursor?: string }, signal?: AbortSignal): Promise<WorkspacePage>;
@@ -94,6 +100,8 @@ export interface WorkspaceClientOptions {
   dispatcher?: Dispatcher;
   /** Told of every exchange (after retries): for metrics. */
   onCall?: (event: { endpoint: string; outcome: string; seconds: number }) => void;
+  /** Traces the calls made within a span (docs/observability.md); without it, or without a parent span, nothing is traced. */
+  tracing?: Tracing | undefined;
 }
 
 /**
@@ -124,10 +132,12 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
    * One HTTP exchange, the whole body read within `maxResponseBytes`. A GET (list, health) is
    * retried on connection errors and 502/503/504 with capped, fully jittered backoff, within the
    * caller's signal; a POST is never repeated here (a repeated create would continue the query:
-   * see create-query.ts).
+   * see create-query.ts). Within a span (`parent`), each attempt is a client span whose context
+   * the upstream receives as `traceparent`.
    */
-  async function send(outgoing: Outgoing, signal: AbortSignal | undefined): Promise<Exchange> {
+  async function send(outgoing: Outgoing, signal: AbortSignal | undefined, parent?: Span): Promise<Exchange> {
     const { method, path } = outgoing;
+    const { tracing } = options;
     const started = performance.now();
     const endpoint = `${method} ${path.split("?")[0]}`;
     const report = (outcome: string) => options.onCall?.({ endpoint, outcome, seconds: (performance.now() - started) / 1000 });
@@ -135,13 +145,18 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
       for (let attempt = 0; ; attempt += 1) {
         const retriesLeft = method === "GET" && attempt < getRetries;
         let response: Exchange;
+        const url = parent && tracing ? new URL(`${pathPrefix}${path}`, target) : undefined;
+        const span = url && tracing && parent ? startUpstreamSpan(tracing, parent, method, url, attempt) : undefined;
         try {
-          response = await exchange(outgoing, signal);
+          const sent = span ? { ...outgoing, headers: { ...outgoing.headers, ...traceHeaders(span) } } : outgoing;
+          response = await exchange(sent, signal);
         } catch (error) {
+          if (span) endUpstreamSpan(span, { error });
           if (!retriesLeft || signal?.aborted || !isConnectionError(error)) throw error;
           await backoff(attempt, signal);
           continue;
         }
+        if (span) endUpstreamSpan(span, { status: response.statusCode });
         if (!retriesLeft || !RETRIED_STATUSES.has(response.statusCode)) {
           report(String(response.statusCode));
           return response;
@@ -219,6 +234,7 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
     schema: T,
     body: unknown,
     signal: AbortSignal | undefined,
+    parent?: Span,
   ): Promise<z.infer<T>> {
     const headers: Record<string, string> = {
       accept: "application/json",
@@ -231,7 +247,7 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
     if (body !== undefined) headers["content-type"] = "application/json";
     let response: Exchange;
     try {
-      response = await send({ method, path, headers, body: body === undefined ? null : JSON.stringify(body) }, signal);
+      response = await send({ method, path, headers, body: body === undefined ? null : JSON.stringify(body) }, signal, parent);
     } catch (error) {
       throw error instanceof UpstreamError ? error : transportError(error, method, path, signal);
     }
@@ -258,9 +274,9 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
 
   return {
     baseUrl,
-    createQuery: (caller, body, signal) =>
-      call("POST", "/queries", caller, upstreamQuerySchema, body, signal),
-    async listQueries(caller, page, signal) {
+    createQuery: (caller, body, signal, parent) =>
+      call("POST", "/queries", caller, upstreamQuerySchema, body, signal, parent),
+    async listQueries(caller, page, signal, parent) {
       const search = new URLSearchParams({ limit: String(page.limit) });
       if (page.cursor !== undefined) search.set("cursor", page.cursor);
       const result: UpstreamPage = await call(
@@ -270,6 +286,7 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
         upstreamPageSchema,
         undefined,
         signal,
+        parent,
       );
       const items: UpstreamQuery[] = [];
       for (const item of result.data) {

@@ -63,6 +63,8 @@ describe("the source tree", () => {
     const graph = folderGraph();
     expect([...(graph.get("core") ?? [])]).toEqual([]);
     for (const folder of ["answer", "plan", "dialects", "upstream"]) expect(graph.get(folder)?.has("http")).toBe(false);
+    // Telemetry sits low: everything may call it, it knows only the shared core types.
+    expect([...(graph.get("telemetry") ?? [])].filter((folder) => folder !== "core")).toEqual([]);
   });
 
   it("finds a cycle when there is one (the checker itself)", () => {

@@ -42,6 +42,14 @@ describe("the README", () => {
     const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
     expect(readme).toContain(`-->\n${configurationTable()}\n<!-- config-table:end -->`);
   });
+
+  it("shows the standard OpenTelemetry variables tracing reads, written from the same list as --help", async () => {
+    const { readFileSync } = await import("node:fs");
+    const { tracingTable } = await import("../../src/config/config-docs.js");
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    expect(readme).toContain(`-->\n${tracingTable()}\n<!-- tracing-table:end -->`);
+    expect(tracingTable()).toContain("| `OTEL_EXPORTER_OTLP_ENDPOINT` | unset (tracing off) |");
+  });
 });
 
 describe("the command line", () => {
@@ -54,6 +62,7 @@ describe("the command line", () => {
     const help = parseCommandLine(["--help"], "1.2.3");
     expect(help).toMatchObject({ kind: "print", exitCode: 0 });
     expect(help.kind === "print" && help.text).toMatch(/--max-concurrent-per-workspace\s+The same, per workspace/);
+    expect(help.kind === "print" && help.text).toMatch(/Tracing \(OpenTelemetry\) is set by the standard variables alone[^]*\n {2}OTEL_EXPORTER_OTLP_ENDPOINT\n/);
     expect(parseCommandLine(["-v"], "1.2.3")).toEqual({ kind: "print", text: "1.2.3\n", exitCode: 0 });
     expect(parseCommandLine(["--nope"], "1.2.3")).toMatchObject({ kind: "print", exitCode: 2 });
     expect(parseCommandLine(["--port"], "1.2.3")).toMatchObject({ kind: "print", exitCode: 2 });

@@ -34,6 +34,18 @@ export const CHROMIUM: ExternalProgram = {
   howTo: "install chromium (apt-get install chromium), or set CHROMIUM_PATH to a Chromium or Chrome binary",
 };
 
+/** Debian's prometheus, which scrapes the adapter's /metrics in the metrics test (PROMETHEUS_PATH overrides it). */
+export const PROMETHEUS: ExternalProgram = {
+  name: "prometheus",
+  missing: () => (commandWorks(prometheusPath()) ? null : `prometheus is not installed (no working ${prometheusPath()})`),
+  howTo: "install prometheus (apt-get install prometheus), or set PROMETHEUS_PATH to a prometheus binary",
+};
+
+/** The prometheus the metrics test runs. */
+export function prometheusPath(): string {
+  return process.env.PROMETHEUS_PATH ?? "prometheus";
+}
+
 /** Where the browser tests find Chromium. */
 export function chromiumPath(): string {
   return process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";

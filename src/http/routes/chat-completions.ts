@@ -9,7 +9,7 @@ import { ChatChunkEncoder } from "../../dialects/chat-completions/encode-chunks.
 import { ChatCompletionEncoder, completionId } from "../../dialects/chat-completions/encode-completion.js";
 import { extractPrompt, plainMessages } from "../../dialects/chat-completions/extract-prompt.js";
 import { planQueries } from "../../plan/plan-queries.js";
-import { admitAnswerRequest, type AnswerRouteOptions, answerHandler } from "../answer-request.js";
+import { admitAnswerRequest, type AnswerRouteOptions, answerHandler, traceChat } from "../answer-request.js";
 import { errorResponse, workspaceHeader } from "../openapi.js";
 import type { Route } from "../route-table.js";
 import { abortWhenClientLeaves } from "../request-body.js";
@@ -52,7 +52,9 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
   const streamContext = { sweep, facts, lifecycle: options.lifecycle, logger: options.logger };
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const { identity, body, model, workspace } = await admitAnswerRequest(request, response, schema, options);
+    const admitted = await admitAnswerRequest(request, response, schema, options);
+    const { identity, body, model, workspace } = admitted;
+    const trace = traceChat(response, facts, admitted);
     const citations = chatCitationFormat(request, citationDefaults);
     const links = sourceLinker(linkSettings, workspace);
     const { style: citationStyle, annotations } = citations;
@@ -79,9 +81,11 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
       caller: { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey },
       controller: abortWhenClientLeaves(response, facts),
       countsUsage: !body.stream || includeUsage,
+      trace,
     });
     const queryId = queryIds[0] as string;
     const meta = { id: completionId(queryId), created: Math.floor(options.clock.now() / 1000), model: body.model, choices };
+    trace?.respondedAs(meta.id);
     const remember: BeforeAnswerEnds = (sent) =>
       options.conversations.remember(scope, hints, { promptIndex: messageIndex, answer: sent[0]?.content ?? "", queryId });
     if (body.stream) {

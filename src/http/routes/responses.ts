@@ -12,7 +12,7 @@ import { RESPONSE_ID, type ResponseRequest, responseRequestSchema } from "../../
 import { NotFoundError, RequestValidationError, ServiceUnavailableError } from "../../errors/adapter-error.js";
 import { planQueries } from "../../plan/plan-queries.js";
 import type { ResponseStore, StoredEntry } from "../../stores/response-store.js";
-import { admitAnswerRequest, type AnswerRouteOptions, answerHandler } from "../answer-request.js";
+import { admitAnswerRequest, type AnswerRouteOptions, answerHandler, traceChat } from "../answer-request.js";
 import { errorResponse, workspaceHeader } from "../openapi.js";
 import { abortWhenClientLeaves } from "../request-body.js";
 import type { Route } from "../route-table.js";
@@ -97,8 +97,11 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
   }
 
   async function create(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const { identity, body, model, workspace } = await admitAnswerRequest(request, response, schema, options);
+    const admitted = await admitAnswerRequest(request, response, schema, options);
+    const { identity, body, model, workspace } = admitted;
     const id = newResponseId();
+    const trace = traceChat(response, facts, admitted);
+    trace?.respondedAs(id);
     const input = readInput(body.input, id);
     const scope = { principal: identity.principal, workspace };
     const conversationId = conversationIdFrom(request.headers, config.conversationIdHeaders);
@@ -119,6 +122,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
       caller: { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey },
       controller: abortWhenClientLeaves(response, facts),
       countsUsage: true,
+      trace,
     });
     const meta = metaOf(id, body, seconds(), previous?.id ?? null);
     const encoder = body.stream ? new ResponseStreamEncoder(meta, seconds) : new ResponseBodyEncoder(meta, seconds);

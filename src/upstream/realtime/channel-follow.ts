@@ -1,5 +1,6 @@
 import type { QuerySnapshot } from "../../core/query-snapshot.js";
 import type { RealtimeChannel } from "../../core/realtime-channel.js";
+import type { AnswerTrace, ChannelTrace } from "../../telemetry/answer-trace.js";
 import type { Clock } from "../../util/clock.js";
 import { ChannelView } from "./channel-view.js";
 import type { ChannelListener, ChannelSubscription, FallbackReason, RealtimeSubscriber } from "./realtime-hub.js";
@@ -36,6 +37,8 @@ export class ChannelFollow implements ChannelListener {
   /** When the channel showed a terminal status (null before). */
   private endedAt: number | null = null;
   private silenceReported = false;
+  /** The subscription's span, when the answer is traced. */
+  private readonly traced: ChannelTrace | undefined;
 
   constructor(
     initial: QuerySnapshot,
@@ -45,11 +48,13 @@ export class ChannelFollow implements ChannelListener {
     private readonly clock: Clock,
     /** Quiet time after which a live channel no longer relaxes polling. */
     private readonly silenceMs: number,
+    trace?: AnswerTrace,
   ) {
     this.view = new ChannelView(initial, channel.since.offset);
     this.list = initial;
     this.heardAt = clock.now();
     this.subscription = subscriber.subscribe(channel, this);
+    this.traced = this.subscription ? trace?.startRealtime(channel.wsUrl) : undefined;
   }
 
   /** A list snapshot, merged with what the channel has shown. */
@@ -75,6 +80,7 @@ export class ChannelFollow implements ChannelListener {
 
   publication(data: unknown, offset: number | undefined): void {
     this.heardAt = this.clock.now();
+    this.traced?.publication();
     const effect = this.view.apply(data, offset);
     if (effect === "gap") {
       this.giveUp("unrecoverable");
@@ -98,7 +104,8 @@ export class ChannelFollow implements ChannelListener {
     this.hooks.repace();
   }
 
-  failed(_reason: FallbackReason): void {
+  failed(reason: FallbackReason): void {
+    this.traced?.end(reason);
     this.subscription = null;
     this.live = false;
     this.hooks.repace();
@@ -106,6 +113,7 @@ export class ChannelFollow implements ChannelListener {
 
   /** Unsubscribes (the watch is over). */
   close(): void {
+    this.traced?.end("closed");
     this.subscription?.close();
     this.subscription = null;
   }
@@ -118,6 +126,7 @@ export class ChannelFollow implements ChannelListener {
 
   private giveUp(reason: FallbackReason): void {
     if (!this.subscription) return;
+    this.traced?.end(reason);
     this.subscriber.fellBack(reason, this.channel);
     this.close();
     this.live = false;

@@ -56,6 +56,11 @@ export interface RealtimeHubOptions {
   timeoutMs?: number;
   /** Extra time past the endpoint's ping interval before a connection counts as dead. */
   maxServerPingDelayMs?: number;
+  /**
+   * Runs a connection's start outside the log span of the request that opens it (with tracing:
+   * a connection is shared, so what it logs later is no one request's).
+   */
+  detached?: <T>(work: () => T) => T;
 }
 
 /** One subscription of one connection. */
@@ -129,7 +134,11 @@ export class RealtimeHub implements RealtimeSubscriber {
     this.subscriptions += 1;
     this.listen(connection, entry);
     subscription.subscribe();
-    if (connection.client.state === "disconnected") connection.client.connect();
+    if (connection.client.state === "disconnected") {
+      const { client } = connection;
+      if (this.options.detached) this.options.detached(() => client.connect());
+      else client.connect();
+    }
     let closed = false;
     return {
       close: () => {

@@ -1,0 +1,204 @@
+import type { Attributes, Span } from "@opentelemetry/api";
+import type { QuerySnapshot } from "../core/query-snapshot.js";
+import { ADAPTER, CREDENTIAL_HASH_PREFIX_LENGTH, EVENT, GEN_AI, type GenAiOperation, HTTP, PROVIDER_NAME, SPAN } from "./names.js";
+import { KIND, STATUS_ERROR, type Tracing } from "./tracing.js";
+
+/** What an answer's span starts with: known once the edge admitted the request. */
+export interface AnswerStart {
+  /** `chat` for the OpenAI dialects; `execute_tool` for an MCP tool call. */
+  operation: GenAiOperation;
+  /** The model as the client named it (`ask`, `acme/ask`). */
+  model: string;
+  /** The interaction mode the model picked: the model that answers. */
+  mode: string;
+  workspace: string;
+  stream: boolean;
+  /** A hash of the client's credential (`Identity.principal`): only its first characters go on the span. */
+  principal: string;
+  /** The MCP tool's name (`execute_tool` only). */
+  tool?: string;
+}
+
+/** What the client was sent of one choice (the encoder's `sent()`). */
+interface SentChoice {
+  content: string;
+  reasoning: string;
+}
+
+/** Token usage as the answer core counts it. */
+interface CountedUsage {
+  promptTokens: number;
+  completionTokens: number;
+  reasoningTokens: number;
+}
+
+/**
+ * One answer's span — `chat {model}`, or `execute_tool {name}` — and everything recorded on it,
+ * called at the points the adapter already has: the edge starts it once a request is admitted,
+ * the answer core reports the plan, each query created and each snapshot (first step, first
+ * text, terminal status become events), the watcher's realtime channel reports its first
+ * publication, the writer reports what was delivered and its usage, and the edge ends it when
+ * the response closes. Upstream calls made for the answer are its children. Message content goes
+ * on it only when the operator opted in (`Tracing.capturesContent`).
+ */
+export class AnswerTrace {
+  readonly span: Span;
+  private sawStep = false;
+  private sawText = false;
+  private sawPublication = false;
+  private readonly finishReasons: string[] = [];
+  private readonly queryIds: string[] = [];
+  private pending: Promise<unknown> | undefined;
+  private ended = false;
+
+  constructor(
+    private readonly tracing: Tracing,
+    parent: Span,
+    start: AnswerStart,
+  ) {
+    const attributes: Attributes = {
+      [GEN_AI.operationName]: start.operation,
+      [GEN_AI.providerName]: PROVIDER_NAME,
+      [GEN_AI.requestModel]: start.model,
+      [GEN_AI.responseModel]: start.mode,
+      [GEN_AI.requestStream]: start.stream,
+      [ADAPTER.workspace]: start.workspace,
+      [ADAPTER.mode]: start.mode,
+      [ADAPTER.credentialHashPrefix]: start.principal.slice(0, CREDENTIAL_HASH_PREFIX_LENGTH),
+    };
+    if (start.tool !== undefined) Object.assign(attributes, { [GEN_AI.toolName]: start.tool, [GEN_AI.toolType]: "function" });
+    const name = start.operation === "execute_tool" ? `execute_tool ${start.tool ?? start.mode}` : `chat ${start.model}`;
+    this.span = tracing.startSpan(name, { kind: KIND.internal, attributes }, parent);
+  }
+
+  /** Whether the span is recorded (sampled): what only a recorded span needs is skipped otherwise. */
+  get recording(): boolean {
+    return this.span.isRecording();
+  }
+
+  /** The answer core planned its queries: how many choices, whether it continues a query, and (opted in) the prompt. */
+  planned(plan: { prompt: string; queries: readonly unknown[]; continued: boolean }): void {
+    this.span.setAttributes({ [GEN_AI.requestChoiceCount]: plan.queries.length, [ADAPTER.continued]: plan.continued });
+    if (this.tracing.capturesContent) {
+      this.span.setAttribute(GEN_AI.inputMessages, JSON.stringify([{ role: "user", parts: [{ type: "text", content: plan.prompt }] }]));
+    }
+  }
+
+  /** A choice's query exists upstream: the workspace query is the conversation. */
+  created(choice: number, queryId: string): void {
+    this.queryIds[choice] = queryId;
+    if (choice === 0) this.span.setAttribute(GEN_AI.conversationId, queryId);
+    this.span.setAttribute(ADAPTER.queryIds, this.queryIds.filter((id) => id !== undefined));
+  }
+
+  /** A snapshot of a choice's query reached the answer core: the first step, the first text and the end are events. */
+  snapshot(choice: number, snapshot: QuerySnapshot): void {
+    if (!this.sawStep && snapshot.steps.length > 0) {
+      this.sawStep = true;
+      this.span.addEvent(EVENT.firstStep, { [ADAPTER.choice]: choice });
+    }
+    if (!this.sawText && snapshot.output !== "" && snapshot.status !== "FAILED") {
+      this.sawText = true;
+      this.span.addEvent(EVENT.firstText, { [ADAPTER.choice]: choice });
+    }
+    if (snapshot.status === "PROCESSED" || snapshot.status === "FAILED") {
+      this.finishReasons[choice] = snapshot.status === "PROCESSED" ? "stop" : "error";
+      this.span.addEvent(EVENT.terminal, { [ADAPTER.choice]: choice, [ADAPTER.queryStatus]: snapshot.status });
+    }
+  }
+
+  /** A query's realtime channel starts being followed: its span, under the answer's. */
+  startRealtime(wsUrl: string): ChannelTrace {
+    const url = new URL(wsUrl);
+    const span = this.tracing.startSpan(
+      SPAN.realtime,
+      { kind: KIND.client, attributes: { [HTTP.serverAddress]: url.hostname, [HTTP.serverPort]: Number(url.port || (url.protocol === "wss:" ? 443 : 80)) } },
+      this.span,
+    );
+    return new ChannelTrace(span, () => {
+      if (this.sawPublication) return;
+      this.sawPublication = true;
+      this.span.addEvent(EVENT.firstPublication);
+    });
+  }
+
+  /** The id the client sees (`chatcmpl-…`, `resp_…`). */
+  respondedAs(id: string): void {
+    this.span.setAttribute(GEN_AI.responseId, id);
+  }
+
+  /**
+   * The answer was delivered: what each choice sent (the output messages, opted in) and its
+   * usage, counted or being counted (the span ends once the count is in).
+   */
+  delivered(sent: readonly SentChoice[], usage: CountedUsage | Promise<CountedUsage> | undefined): void {
+    if (this.tracing.capturesContent) {
+      const messages = sent.map((choice, index) => ({
+        role: "assistant",
+        parts: [...(choice.reasoning ? [{ type: "reasoning", content: choice.reasoning }] : []), { type: "text", content: choice.content }],
+        finish_reason: this.finishReasons[index] ?? "stop",
+      }));
+      this.span.setAttribute(GEN_AI.outputMessages, JSON.stringify(messages));
+    }
+    if (usage === undefined) return;
+    const record = (counted: CountedUsage) =>
+      this.span.setAttributes({
+        [GEN_AI.inputTokens]: counted.promptTokens,
+        [GEN_AI.outputTokens]: counted.completionTokens,
+        [GEN_AI.reasoningOutputTokens]: counted.reasoningTokens,
+      });
+    if (!(usage instanceof Promise)) {
+      record(usage);
+      return;
+    }
+    this.pending = usage.then(record, () => undefined);
+  }
+
+  /** The answer failed (a FAILED query, a deadline, an upstream error): `error.type` is the error's class. */
+  fail(error: Error): void {
+    if (this.ended) return;
+    this.span.setAttribute(HTTP.errorType, error.name);
+    this.span.setStatus({ code: STATUS_ERROR, message: error.message });
+  }
+
+  /** The response closed: ends the span (once any usage being counted is in), saying whether the client got it all. */
+  end(completed: boolean): void {
+    if (this.ended) return;
+    this.ended = true;
+    const finishReasons = this.finishReasons.filter((reason) => reason !== undefined);
+    if (finishReasons.length > 0) this.span.setAttribute(GEN_AI.finishReasons, finishReasons);
+    this.span.setAttribute(ADAPTER.completed, completed);
+    // A performance timestamp: the SDK places it on the span's own clock.
+    const at = performance.now();
+    if (this.pending) void this.pending.then(() => this.span.end(at));
+    else this.span.end(at);
+  }
+}
+
+/** A query's realtime subscription span: its publications counted, the first one an event on the answer. */
+export class ChannelTrace {
+  private publications = 0;
+  private ended = false;
+
+  constructor(
+    private readonly span: Span,
+    private readonly onFirst: () => void,
+  ) {}
+
+  publication(): void {
+    if (this.publications === 0) this.onFirst();
+    this.publications += 1;
+  }
+
+  /** The subscription ended: `closed` (the watch is over), or the reason it was given up. */
+  end(how: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.span.setAttributes({ [ADAPTER.channelEnd]: how, [ADAPTER.channelPublications]: this.publications });
+    if (how !== "closed") {
+      this.span.setAttribute(HTTP.errorType, how);
+      this.span.setStatus({ code: STATUS_ERROR, message: `realtime channel given up: ${how}` });
+    }
+    this.span.end();
+  }
+}

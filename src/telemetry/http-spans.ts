@@ -1,0 +1,78 @@
+import type { IncomingMessage } from "node:http";
+import type { Span } from "@opentelemetry/api";
+import { ADAPTER, HTTP } from "./names.js";
+import { KIND, STATUS_ERROR, traceparentOf, type Tracing } from "./tracing.js";
+
+/**
+ * The HTTP server span of a request (semantic conventions for HTTP servers): named by its method
+ * until the route is known, continuing the caller's `traceparent`. Headers other than the
+ * user agent are never recorded: they carry credentials.
+ */
+export function startRequestSpan(tracing: Tracing, request: IncomingMessage, path: string, requestId: string): Span {
+  const userAgent = request.headers["user-agent"];
+  return tracing.startServerSpan(request, {
+    [HTTP.requestMethod]: request.method ?? "_OTHER",
+    [HTTP.urlPath]: path,
+    [HTTP.urlScheme]: "http",
+    ...(userAgent ? { [HTTP.userAgent]: userAgent } : {}),
+    [ADAPTER.requestId]: requestId,
+  });
+}
+
+/** Ends a request's server span once its response closed: `{method} {route}`, the status, and a 5xx as an error. */
+export function endRequestSpan(span: Span, method: string | undefined, route: string | undefined, status: number): void {
+  if (route !== undefined) {
+    span.updateName(`${method ?? "_OTHER"} ${route}`);
+    span.setAttribute(HTTP.route, route);
+  }
+  span.setAttribute(HTTP.statusCode, status);
+  if (status >= 500) {
+    span.setAttribute(HTTP.errorType, String(status));
+    span.setStatus({ code: STATUS_ERROR });
+  }
+  span.end();
+}
+
+/**
+ * A call to the workspace service (semantic conventions for HTTP clients): one span per attempt,
+ * `{method} {path}` without the query string, a retry counted in `http.request.resend_count`.
+ */
+export function startUpstreamSpan(tracing: Tracing, parent: Span, method: string, url: URL, attempt: number): Span {
+  return tracing.startSpan(
+    `${method} ${url.pathname}`,
+    {
+      kind: KIND.client,
+      attributes: {
+        [HTTP.requestMethod]: method,
+        [HTTP.urlFull]: url.toString(),
+        [HTTP.serverAddress]: url.hostname,
+        [HTTP.serverPort]: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+        ...(attempt > 0 ? { [HTTP.resendCount]: attempt } : {}),
+      },
+    },
+    parent,
+  );
+}
+
+/** Ends an upstream call's span with its status, or with the error that ended it (its code, else its class). */
+export function endUpstreamSpan(span: Span, outcome: { status: number } | { error: unknown }): void {
+  if ("status" in outcome) {
+    span.setAttribute(HTTP.statusCode, outcome.status);
+    if (outcome.status >= 400) {
+      span.setAttribute(HTTP.errorType, String(outcome.status));
+      span.setStatus({ code: STATUS_ERROR });
+    }
+  } else {
+    const error = outcome.error as { code?: unknown; name?: unknown; message?: unknown } | null;
+    const type = typeof error?.code === "string" ? error.code : typeof error?.name === "string" ? error.name : "error";
+    span.setAttribute(HTTP.errorType, type);
+    span.setStatus({ code: STATUS_ERROR, ...(typeof error?.message === "string" ? { message: error.message } : {}) });
+  }
+  span.end();
+}
+
+/** The W3C trace context headers of a call made within `span`: `traceparent`, and `tracestate` when there is one. */
+export function traceHeaders(span: Span): Record<string, string> {
+  const state = span.spanContext().traceState?.serialize();
+  return state ? { traceparent: traceparentOf(span), tracestate: state } : { traceparent: traceparentOf(span) };
+}

@@ -1,0 +1,85 @@
+// The standard variables that decide whether tracing starts at all: read without loading any
+// OpenTelemetry package, so that with tracing off none is loaded.
+
+/** The environment, as `process.env` holds it. */
+export type Environment = Record<string, string | undefined>;
+
+/** A variable's value, or undefined when unset or empty (the specification treats empty as unset). */
+export function variable(env: Environment, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === "" ? undefined : value;
+}
+
+/** A boolean variable: only `true` (any case) is true. */
+export function isTrue(env: Environment, name: string): boolean {
+  return variable(env, name)?.toLowerCase() === "true";
+}
+
+/**
+ * Whether the standard variables turn tracing on: an OTLP endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT`
+ * or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), `OTEL_SDK_DISABLED` is not true and
+ * `OTEL_TRACES_EXPORTER` is not `none`.
+ */
+export function tracingRequested(env: Environment): boolean {
+  if (isTrue(env, "OTEL_SDK_DISABLED")) return false;
+  if (variable(env, "OTEL_TRACES_EXPORTER")?.toLowerCase() === "none") return false;
+  return variable(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") !== undefined || variable(env, "OTEL_EXPORTER_OTLP_ENDPOINT") !== undefined;
+}
+
+
+/** A setting tracing cannot work with at all (an endpoint that is no URL, a protocol not built in): start-up stops. */
+export class TracingSettingsError extends Error {}
+
+/** One standard variable tracing reads, as the README's table and `--help` show it. */
+export interface TracingVariable {
+  name: string;
+  shown: string;
+  meaning: string;
+}
+
+/**
+ * The standard variables of tracing (the OpenTelemetry specification's names and meanings, not
+ * the adapter's): no flag sets them, the environment alone. The SDK reads further standard ones
+ * itself (export timeout, compression, certificates, batching, span limits).
+ */
+export const TRACING_VARIABLES: readonly TracingVariable[] = [
+  {
+    name: "OTEL_EXPORTER_OTLP_ENDPOINT",
+    shown: "unset (tracing off)",
+    meaning: "Base URL of an OTLP/HTTP receiver (a collector's port 4318, a vendor's endpoint); `v1/traces` is appended. Setting it turns tracing on",
+  },
+  {
+    name: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    shown: "unset",
+    meaning: "The full URL spans are sent to, used as it is; wins over the base endpoint, and also turns tracing on",
+  },
+  {
+    name: "OTEL_EXPORTER_OTLP_PROTOCOL",
+    shown: "`http/protobuf`",
+    meaning: "`http/protobuf` or `http/json` (`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` wins); gRPC is not built in: use the receiver's HTTP port",
+  },
+  {
+    name: "OTEL_EXPORTER_OTLP_HEADERS",
+    shown: "unset",
+    meaning: "Headers sent with every export, `key=value,key2=value2` (values URL-encoded), e.g. a vendor's API key; `OTEL_EXPORTER_OTLP_TRACES_HEADERS` adds to them and wins",
+  },
+  { name: "OTEL_SERVICE_NAME", shown: "`workspace-openai-adapter`", meaning: "`service.name` of every span's resource" },
+  {
+    name: "OTEL_RESOURCE_ATTRIBUTES",
+    shown: "unset",
+    meaning: "More resource attributes, `key=value,…` (e.g. `deployment.environment.name=prod`); `OTEL_SERVICE_NAME` wins for `service.name`",
+  },
+  {
+    name: "OTEL_TRACES_SAMPLER",
+    shown: "`parentbased_always_on`",
+    meaning: "`always_on`, `always_off`, `traceidratio`, `parentbased_always_on`, `parentbased_always_off` or `parentbased_traceidratio`",
+  },
+  { name: "OTEL_TRACES_SAMPLER_ARG", shown: "`1.0`", meaning: "The ratio of the `traceidratio` samplers, from 0 to 1" },
+  {
+    name: "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+    shown: "`false`",
+    meaning: "`true` puts prompts and answers on the answer spans (`gen_ai.input.messages`, `gen_ai.output.messages`); off, no message content is recorded",
+  },
+  { name: "OTEL_SDK_DISABLED", shown: "`false`", meaning: "`true` turns tracing off whatever else is set" },
+  { name: "OTEL_TRACES_EXPORTER", shown: "`otlp`", meaning: "`none` turns tracing off" },
+];
