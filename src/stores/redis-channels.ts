@@ -22,7 +22,7 @@ const RESUBSCRIBE_MS = 500;
  * The poll sharing's pub/sub (docs/architecture.md#redis-topologies), classic or sharded behind one
  * small interface. A cluster uses sharded pub/sub when its servers have it (Redis 7+): a classic
  * message is broadcast over the cluster bus to every node, a sharded one reaches only the shard
- * that owns the channel's slot (docs/benchmarks.md, "Pub/sub in a cluster"). One node or a Sentinel
+ * that owns the channel's slot (measured: docs/architecture.md#redis-topologies). One node or a Sentinel
  * set-up uses classic pub/sub, where the two are the same. Publishing goes through the gate like
  * every command. The subscriber is a connection of its own; the channels wanted are kept here and
  * subscribed until Redis takes them — a subscription asked for while Redis is away (down, failing
