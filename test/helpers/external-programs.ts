@@ -27,6 +27,13 @@ export const REDIS: ExternalProgram = {
   howTo: "install redis-server (apt-get install redis-server), or set REDIS_URL=redis://host:port to use a running Redis",
 };
 
+/** openssl, for the certificates of the TLS tests. */
+export const OPENSSL: ExternalProgram = {
+  name: "openssl",
+  missing: () => (commandWorks("openssl", ["version"]) ? null : "openssl is not installed"),
+  howTo: "install openssl (apt-get install openssl)",
+};
+
 /** The Chromium the browser tests drive (Debian's package; CHROMIUM_PATH overrides its path). */
 export const CHROMIUM: ExternalProgram = {
   name: "chromium",

@@ -40,8 +40,8 @@ async function startNode(port: number, args: string[], dir: string): Promise<Red
 }
 
 /** Kills a node (SIGKILL), and resolves once it is gone. */
-export async function killNode(node: RedisProcess): Promise<void> {
-  node.client.disconnect();
+export async function killNode(node: Pick<RedisProcess, "child"> & { client?: Redis }): Promise<void> {
+  node.client?.disconnect();
   if (node.child.exitCode !== null || node.child.signalCode !== null) return;
   const exited = new Promise((resolve) => node.child.once("exit", resolve));
   node.child.kill("SIGKILL");
