@@ -194,7 +194,11 @@ export interface RateLimitSettings {
 }
 
 function rateLimitSettings(env: Environment): RateLimitSettings | undefined {
-  const defaults: LimitValues = { rpm: env.RATE_LIMIT_RPM ?? null, concurrent: env.RATE_LIMIT_CONCURRENT ?? null, tpm: env.RATE_LIMIT_TPM ?? null };
+  const defaults: LimitValues = {
+    rpm: env.RATE_LIMIT_RPM ?? null,
+    concurrent: env.RATE_LIMIT_CONCURRENT ?? null,
+    tpm: env.RATE_LIMIT_TPM ?? null,
+  };
   const workspaces = Object.fromEntries(
     Object.entries(env.RATE_LIMIT_OVERRIDES).map(([workspace, values]) => [workspace, { ...defaults, ...values }]),
   );

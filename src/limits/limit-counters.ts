@@ -1,0 +1,150 @@
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+
+/** A window's count for one key after an operation: what it holds, and when it starts from zero again. */
+export interface WindowCount {
+  used: number;
+  /** Milliseconds until the window ends (0 when nothing is counted in it). */
+  resetMs: number;
+}
+
+/** One request counted (or not: the window was full) in a key's requests-per-minute window. */
+export interface CountedRequest extends WindowCount {
+  counted: boolean;
+  /** Takes the request back out of the window (it was refused for another limit); nothing when not counted. */
+  uncount(): void;
+}
+
+/** A concurrency slot held for one answer. */
+export interface Slot {
+  /** Frees the slot; later calls do nothing. */
+  release(): void;
+}
+
+/**
+ * Where the limits are counted (README "Rate limits"): in process, or in Redis so that replicas
+ * share them. A key is `{<credential hash>:<workspace>}`, a Redis Cluster hash tag: everything one
+ * client key counts in one workspace lives in one slot. The operations do not fail: a store that
+ * cannot count falls back to counting in process.
+ */
+export interface LimitCounters {
+  /** Counts one request in the key's window unless the window already holds `limit`. */
+  countRequest(key: string, limit: number): Promise<CountedRequest>;
+  /** The tokens charged in the key's window. */
+  tokensUsed(key: string, limit: number): Promise<WindowCount>;
+  /** Charges an answer's tokens to the key's window (in the background). */
+  chargeTokens(key: string, limit: number, tokens: number): void;
+  /** Takes one of the key's `limit` slots, or null when all are held. */
+  takeSlot(key: string, limit: number): Promise<Slot | null>;
+  /** Slots held through these counters now (this process's answers in flight under a concurrency limit). */
+  readonly slotsHeld: number;
+  /** Stops renewing slots and waits for the releases under way. */
+  close(): Promise<void>;
+}
+
+/** The two windows of a key: requests per minute and tokens per minute. */
+export type WindowKind = "rpm" | "tpm";
+
+/**
+ * Fixed windows counted by rate-limiter-flexible limiters (in process or in Redis, as `create`
+ * builds them), one limiter per kind and limit; the key's window is `<key>:<kind>`.
+ */
+export class WindowCounts {
+  private readonly limiters = new Map<string, RateLimiterAbstract>();
+
+  constructor(private readonly create: (points: number) => RateLimiterAbstract) {}
+
+  /** One request counted unless the window holds `limit` already (a request past it is counted but refused, as the library does). */
+  async count(kind: WindowKind, key: string, limit: number): Promise<WindowCount & { counted: boolean }> {
+    try {
+      const result = await this.limiter(kind, limit).consume(`${key}:${kind}`, 1);
+      return { counted: true, used: result.consumedPoints, resetMs: result.msBeforeNext };
+    } catch (error) {
+      if (!(error instanceof RateLimiterRes)) throw error;
+      return { counted: false, used: error.consumedPoints, resetMs: error.msBeforeNext };
+    }
+  }
+
+  /** What the window holds now. */
+  async used(kind: WindowKind, key: string, limit: number): Promise<WindowCount> {
+    const result = await this.limiter(kind, limit).get(`${key}:${kind}`);
+    return result ? { used: result.consumedPoints, resetMs: Math.max(result.msBeforeNext, 0) } : { used: 0, resetMs: 0 };
+  }
+
+  /** Adds to the window (starting one when there is none). */
+  async add(kind: WindowKind, key: string, limit: number, points: number): Promise<void> {
+    await this.limiter(kind, limit).penalty(`${key}:${kind}`, points);
+  }
+
+  /** Takes back from the window. */
+  async subtract(kind: WindowKind, key: string, limit: number, points: number): Promise<void> {
+    await this.limiter(kind, limit).reward(`${key}:${kind}`, points);
+  }
+
+  private limiter(kind: WindowKind, points: number): RateLimiterAbstract {
+    const name = `${kind}:${points}`;
+    let limiter = this.limiters.get(name);
+    if (!limiter) {
+      limiter = this.create(points);
+      this.limiters.set(name, limiter);
+    }
+    return limiter;
+  }
+}
+
+/**
+ * The limits counted in this process: rate-limiter-flexible's memory limiter for the windows, a
+ * count per key for the slots. The default without Redis, and the insurance of the Redis counters
+ * while Redis does not answer.
+ */
+export class MemoryLimitCounters implements LimitCounters {
+  private readonly windows: WindowCounts;
+  private readonly slots = new Map<string, number>();
+  private held = 0;
+
+  constructor(windowSeconds: number) {
+    this.windows = new WindowCounts((points) => new RateLimiterMemory({ points, duration: windowSeconds }));
+  }
+
+  async countRequest(key: string, limit: number): Promise<CountedRequest> {
+    const count = await this.windows.count("rpm", key, limit);
+    let taken = !count.counted;
+    const uncount = () => {
+      if (taken) return;
+      taken = true;
+      void this.windows.subtract("rpm", key, limit, 1);
+    };
+    return { ...count, uncount };
+  }
+
+  tokensUsed(key: string, limit: number): Promise<WindowCount> {
+    return this.windows.used("tpm", key, limit);
+  }
+
+  chargeTokens(key: string, limit: number, tokens: number): void {
+    if (tokens > 0) void this.windows.add("tpm", key, limit, Math.ceil(tokens));
+  }
+
+  async takeSlot(key: string, limit: number): Promise<Slot | null> {
+    const inUse = this.slots.get(key) ?? 0;
+    if (inUse >= limit) return null;
+    this.slots.set(key, inUse + 1);
+    this.held += 1;
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        this.held -= 1;
+        const left = (this.slots.get(key) ?? 1) - 1;
+        if (left <= 0) this.slots.delete(key);
+        else this.slots.set(key, left);
+      },
+    };
+  }
+
+  get slotsHeld(): number {
+    return this.held;
+  }
+
+  async close(): Promise<void> {}
+}
