@@ -80,7 +80,21 @@ export class Metrics {
     labelNames: ["reason"] as const,
     registers: [this.registry],
   });
+  readonly rateLimited = new Counter({
+    name: "adapter_rate_limited_total",
+    help: "Answer requests refused with a 429 by a rate limit (RATE_LIMIT_*), by limit (rpm, tpm, concurrent) and workspace",
+    labelNames: ["limit", "workspace"] as const,
+    registers: [this.registry],
+  });
+  readonly rateLimitFallbacks = new Counter({
+    name: "adapter_rate_limit_fallbacks_total",
+    help: "Rate-limit counts this replica made on its own because Redis did not answer",
+    registers: [this.registry],
+  });
   readonly leasesHeld: Gauge;
+  readonly slotsInUse: Gauge;
+  /** Workspaces that have a label in `adapter_rate_limited_total`; the others count as `other`. */
+  private readonly limitedWorkspaces = new Set<string>();
   readonly openStreams: Gauge;
   readonly waitingQueries: Gauge;
   readonly pollers: Gauge;
@@ -105,6 +119,11 @@ export class Metrics {
       "Workspaces whose polling this replica leads for the cluster (shared polling with Redis)",
       sources.leasesHeld ?? (() => 0),
     );
+    this.slotsInUse = gauge(
+      "adapter_rate_limit_slots_in_use",
+      "Concurrency slots (RATE_LIMIT_CONCURRENT) this replica holds for answers in flight",
+      sources.slotsInUse ?? (() => 0),
+    );
     this.waitingQueries = gauge(
       "adapter_watcher_waiting_queries",
       "Queries the shared pollers are waiting for, over all workspaces",
@@ -126,7 +145,19 @@ export class Metrics {
       sources.realtimeSubscriptions ?? (() => 0),
     );
   }
+
+  /**
+   * Counts a request refused by a rate limit. Workspace ids come from clients, so only the first
+   * `MAX_WORKSPACE_LABELS` get a label of their own; later ones count as `other`.
+   */
+  limited(limit: string, workspace: string): void {
+    if (this.limitedWorkspaces.size < MAX_WORKSPACE_LABELS) this.limitedWorkspaces.add(workspace);
+    this.rateLimited.inc({ limit, workspace: this.limitedWorkspaces.has(workspace) ? workspace : "other" });
+  }
 }
+
+/** Workspace labels of `adapter_rate_limited_total` before the rest count as `other`. */
+const MAX_WORKSPACE_LABELS = 200;
 
 /** Where the state gauges read from. */
 export interface MetricSources {
@@ -136,4 +167,5 @@ export interface MetricSources {
   realtimeConnections?: () => number;
   realtimeSubscriptions?: () => number;
   leasesHeld?: () => number;
+  slotsInUse?: () => number;
 }

@@ -6,6 +6,10 @@ import type { Config } from "../config/config.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { type ConversationStore, MemoryConversationStore } from "../stores/conversation-store.js";
 import { Conversations } from "../conversations/conversations.js";
+import { type LimitCounters, MemoryLimitCounters } from "../limits/limit-counters.js";
+import { RateLimits } from "../limits/rate-limits.js";
+import { RedisLimitCounters } from "../limits/redis-limit-counters.js";
+import { openRedis } from "../stores/redis-connection.js";
 import { RedisConversationStore } from "../stores/redis-conversation-store.js";
 import { RedisPollSharing } from "../stores/redis-poll-sharing.js";
 import { RedisResponseStore } from "../stores/redis-response-store.js";
@@ -36,6 +40,8 @@ export interface Adapter {
   conversations: Conversations;
   lifecycle: Lifecycle;
   limit: ConcurrencyLimit;
+  /** Limits per client key and workspace; undefined without `RATE_LIMIT_*`. */
+  rateLimits: RateLimits | undefined;
   metrics: Metrics;
   logger: Logger;
   close(): Promise<void>;
@@ -54,6 +60,8 @@ export interface AdapterEffects {
   /** The adapter's address as browsers reach it (its document page links start with it). */
   publicUrl?: () => string;
   tokens?: TokenCounter;
+  /** The window of the per-minute rate limits, in seconds (60; tests shorten it). */
+  rateWindowSeconds?: number;
 }
 
 /** Wires configuration and effects into a ready app; `upstreamUrl` is the workspace service to call. */
@@ -69,6 +77,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     realtimeConnections: () => realtime?.openConnections ?? 0,
     realtimeSubscriptions: () => realtime?.activeSubscriptions ?? 0,
     leasesHeld: () => sharing?.leasesHeld ?? 0,
+    slotsInUse: () => limitCounters?.slotsHeld ?? 0,
   });
   const facts = new ResponseFacts(logger, metrics);
   const lifecycle = new Lifecycle(facts);
@@ -123,6 +132,24 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     ...(realtime ? { realtime } : {}),
     ...(sharing ? { sharing } : {}),
   });
+  // README "Rate limits": counted in Redis with REDIS_URL (its own connection), in process otherwise.
+  const limitRedis = config.rateLimits && config.redisUrl ? openRedis(config.redisUrl) : undefined;
+  const windowSeconds = effects.rateWindowSeconds ?? 60;
+  const limitCounters: LimitCounters | undefined = !config.rateLimits
+    ? undefined
+    : limitRedis
+      ? new RedisLimitCounters({
+        redis: limitRedis,
+        prefix: config.redisKeyPrefix,
+        windowSeconds,
+        slotTtlMs: config.rateLimits.slotTtlMs,
+        logger,
+        onFallback: () => metrics.rateLimitFallbacks.inc(),
+      })
+      : new MemoryLimitCounters(windowSeconds);
+  const rateLimits = config.rateLimits && limitCounters
+    ? new RateLimits(config.rateLimits, limitCounters, { onLimited: (kind, workspace) => metrics.limited(kind, workspace) })
+    : undefined;
   const tokens = effects.tokens ?? new WorkerTokenCounter(undefined, { isIdle: () => limit.inFlight <= 1 });
   const answers = new AnswerService({
     client,
@@ -155,6 +182,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     facts,
     sweeps: new KeepAliveSweeps(),
     limit,
+    rateLimits,
     metrics,
     authenticate: createAuthenticator({ workspaceApiKey: config.workspaceApiKey, adapterApiKeys: config.adapterApiKeys }),
     startedAt: Math.floor(clock.now() / 1000),
@@ -171,6 +199,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     conversations,
     lifecycle,
     limit,
+    rateLimits,
     metrics,
     logger,
     // Once: a shutdown and a caller's own close may overlap, and a closed dispatcher rejects a second close.
@@ -178,7 +207,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
       (closing ??= (async () => {
         realtime?.close();
         await sharing?.close();
-        await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close()]);
+        await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close(), limitCounters?.close()]);
+        limitRedis?.disconnect();
       })()),
   };
 }
