@@ -48,6 +48,7 @@ class FakeResponse extends EventEmitter {
   headers: Record<string, unknown> = {};
   body = "";
   writableFinished = false;
+  closed = false;
   setHeader(name: string, value: unknown) {
     this.headers[name] = value;
   }
@@ -59,9 +60,24 @@ class FakeResponse extends EventEmitter {
     this.writableFinished = true;
   }
   close() {
+    this.closed = true;
     this.emit("close");
   }
 }
+
+describe("ResponseFacts", () => {
+  it("runs close callbacks when the response closes, and at once on one already closed (a client gone while its request awaited admission)", () => {
+    const facts = new ResponseFacts(pino({ level: "silent" }), new Metrics({ openStreams: () => 0, waitingQueries: () => 0, pollers: () => 0 }, { processMetrics: false }));
+    const calls: string[] = [];
+    const response = new FakeResponse() as unknown as ServerResponse & FakeResponse;
+    facts.whenClosed(response, () => calls.push("before"));
+    expect(calls).toEqual([]);
+    response.close();
+    expect(calls).toEqual(["before"]);
+    facts.whenClosed(response, () => calls.push("after"));
+    expect(calls).toEqual(["before", "after"]);
+  });
+});
 
 describe("Lifecycle", () => {
   const facts = new ResponseFacts(pino({ level: "silent" }), new Metrics({ openStreams: () => 0, waitingQueries: () => 0, pollers: () => 0 }, { processMetrics: false }));
@@ -77,7 +93,7 @@ describe("Lifecycle", () => {
     expect(await lifecycle.drain(10_000)).toEqual({ finished: true });
   });
 
-  it("while draining, refuses new requests with 503 and Connection: close, but answers liveness", async () => {
+  it("while draining, refuses new requests with 503 and Connection: close, but answers liveness and readiness", async () => {
     const lifecycle = new Lifecycle(facts);
     const inFlight = response();
     lifecycle.admit("/v1/chat/completions", inFlight);
@@ -88,6 +104,10 @@ describe("Lifecycle", () => {
     expect(refused.headers.connection).toBe("close");
     expect(JSON.parse(refused.body).error.type).toBe("service_unavailable");
     expect(lifecycle.admit("/health", response())).toBe(true);
+    // Readiness answers for itself (503 while draining) rather than being refused.
+    const readiness = response();
+    expect(lifecycle.admit("/ready", readiness)).toBe(true);
+    expect(readiness.headers.connection).toBe("close");
     inFlight.close();
     // /health is still open: the drain waits for it too, then reports the grace time ran out.
     expect(await Promise.race([draining, new Promise((resolve) => setTimeout(() => resolve("waiting"), 50))])).toBe("waiting");
