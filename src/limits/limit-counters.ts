@@ -42,42 +42,49 @@ export interface LimitCounters {
 }
 
 /** The two windows of a key: requests per minute and tokens per minute. */
-export type WindowKind = "rpm" | "tpm";
+type WindowKind = "rpm" | "tpm";
 
 /**
  * Fixed windows counted by rate-limiter-flexible limiters (in process or in Redis, as `create`
- * builds them), one limiter per kind and limit; the key's window is `<key>:<kind>`.
+ * builds them), one limiter per kind and limit; the key's window is `<key>:<kind>`. A request taken
+ * back is written in the `background`.
  */
 export class WindowCounts {
   private readonly limiters = new Map<string, RateLimiterAbstract>();
 
-  constructor(private readonly create: (points: number) => RateLimiterAbstract) {}
+  constructor(
+    private readonly create: (points: number) => RateLimiterAbstract,
+    private readonly background: (write: Promise<unknown>) => void = (write) => void write.catch(() => undefined),
+  ) {}
 
   /** One request counted unless the window holds `limit` already (a request past it is counted but refused, as the library does). */
-  async count(kind: WindowKind, key: string, limit: number): Promise<WindowCount & { counted: boolean }> {
+  async countRequest(key: string, limit: number): Promise<CountedRequest> {
+    let count: WindowCount & { counted: boolean };
     try {
-      const result = await this.limiter(kind, limit).consume(`${key}:${kind}`, 1);
-      return { counted: true, used: result.consumedPoints, resetMs: result.msBeforeNext };
+      const result = await this.limiter("rpm", limit).consume(`${key}:rpm`, 1);
+      count = { counted: true, used: result.consumedPoints, resetMs: result.msBeforeNext };
     } catch (error) {
       if (!(error instanceof RateLimiterRes)) throw error;
-      return { counted: false, used: error.consumedPoints, resetMs: error.msBeforeNext };
+      count = { counted: false, used: error.consumedPoints, resetMs: error.msBeforeNext };
     }
+    let taken = !count.counted;
+    const uncount = () => {
+      if (taken) return;
+      taken = true;
+      this.background(this.limiter("rpm", limit).reward(`${key}:rpm`, 1));
+    };
+    return { ...count, uncount };
   }
 
-  /** What the window holds now. */
-  async used(kind: WindowKind, key: string, limit: number): Promise<WindowCount> {
-    const result = await this.limiter(kind, limit).get(`${key}:${kind}`);
+  /** Adds tokens to the key's window (starting one when there is none). */
+  async addTokens(key: string, limit: number, tokens: number): Promise<void> {
+    await this.limiter("tpm", limit).penalty(`${key}:tpm`, Math.ceil(tokens));
+  }
+
+  /** The tokens the key's window holds now. */
+  async tokensUsed(key: string, limit: number): Promise<WindowCount> {
+    const result = await this.limiter("tpm", limit).get(`${key}:tpm`);
     return result ? { used: result.consumedPoints, resetMs: Math.max(result.msBeforeNext, 0) } : { used: 0, resetMs: 0 };
-  }
-
-  /** Adds to the window (starting one when there is none). */
-  async add(kind: WindowKind, key: string, limit: number, points: number): Promise<void> {
-    await this.limiter(kind, limit).penalty(`${key}:${kind}`, points);
-  }
-
-  /** Takes back from the window. */
-  async subtract(kind: WindowKind, key: string, limit: number, points: number): Promise<void> {
-    await this.limiter(kind, limit).reward(`${key}:${kind}`, points);
   }
 
   private limiter(kind: WindowKind, points: number): RateLimiterAbstract {
@@ -105,23 +112,16 @@ export class MemoryLimitCounters implements LimitCounters {
     this.windows = new WindowCounts((points) => new RateLimiterMemory({ points, duration: windowSeconds }));
   }
 
-  async countRequest(key: string, limit: number): Promise<CountedRequest> {
-    const count = await this.windows.count("rpm", key, limit);
-    let taken = !count.counted;
-    const uncount = () => {
-      if (taken) return;
-      taken = true;
-      void this.windows.subtract("rpm", key, limit, 1);
-    };
-    return { ...count, uncount };
+  countRequest(key: string, limit: number): Promise<CountedRequest> {
+    return this.windows.countRequest(key, limit);
   }
 
   tokensUsed(key: string, limit: number): Promise<WindowCount> {
-    return this.windows.used("tpm", key, limit);
+    return this.windows.tokensUsed(key, limit);
   }
 
   chargeTokens(key: string, limit: number, tokens: number): void {
-    if (tokens > 0) void this.windows.add("tpm", key, limit, Math.ceil(tokens));
+    if (tokens > 0) void this.windows.addTokens(key, limit, tokens);
   }
 
   async takeSlot(key: string, limit: number): Promise<Slot | null> {

@@ -75,37 +75,31 @@ export class RedisLimitCounters implements LimitCounters {
           // A connection that is not up fails at once, without waiting for a command timeout.
           rejectIfRedisNotReady: true,
         }),
+      (write) => this.background(write),
     );
   }
 
-  async countRequest(key: string, limit: number): Promise<CountedRequest> {
+  countRequest(key: string, limit: number): Promise<CountedRequest> {
     return this.shared(
-      async () => {
-        const count = await this.windows.count("rpm", key, limit);
-        let taken = !count.counted;
-        const uncount = () => {
-          if (taken) return;
-          taken = true;
-          this.background(this.windows.subtract("rpm", key, limit, 1));
-        };
-        return { ...count, uncount };
-      },
+      () => this.windows.countRequest(key, limit),
       () => this.local.countRequest(key, limit),
     );
   }
 
   tokensUsed(key: string, limit: number): Promise<WindowCount> {
     return this.shared(
-      () => this.windows.used("tpm", key, limit),
+      () => this.windows.tokensUsed(key, limit),
       () => this.local.tokensUsed(key, limit),
     );
   }
 
   chargeTokens(key: string, limit: number, tokens: number): void {
     if (tokens <= 0) return;
-    void this.shared(
-      () => this.windows.add("tpm", key, limit, Math.ceil(tokens)),
-      async () => this.local.chargeTokens(key, limit, tokens),
+    this.background(
+      this.shared(
+        () => this.windows.addTokens(key, limit, tokens),
+        async () => this.local.chargeTokens(key, limit, tokens),
+      ),
     );
   }
 
