@@ -81,10 +81,19 @@ export class WindowCounts {
     await this.limiter("tpm", limit).penalty(`${key}:tpm`, Math.ceil(tokens));
   }
 
-  /** The tokens the key's window holds now. */
+  /**
+   * The tokens the key's window holds now. Read by consuming nothing: one atomic script (the
+   * library's `get` is a MULTI of three commands), which starts the key's window when it has none.
+   */
   async tokensUsed(key: string, limit: number): Promise<WindowCount> {
-    const result = await this.limiter("tpm", limit).get(`${key}:tpm`);
-    return result ? { used: result.consumedPoints, resetMs: Math.max(result.msBeforeNext, 0) } : { used: 0, resetMs: 0 };
+    let result: RateLimiterRes;
+    try {
+      result = await this.limiter("tpm", limit).consume(`${key}:tpm`, 0);
+    } catch (error) {
+      if (!(error instanceof RateLimiterRes)) throw error;
+      result = error;
+    }
+    return { used: result.consumedPoints, resetMs: Math.max(result.msBeforeNext, 0) };
   }
 
   private limiter(kind: WindowKind, points: number): RateLimiterAbstract {

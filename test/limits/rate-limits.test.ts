@@ -179,7 +179,8 @@ describe("the in-process counters (rate-limiter-flexible's memory limiter)", () 
 
   it("add charged tokens to the window", async () => {
     const counters = new MemoryLimitCounters(60);
-    expect(await counters.tokensUsed("{a:acme}", 100)).toEqual({ used: 0, resetMs: 0 });
+    // Reading the tokens starts the key's window, as its first request does.
+    expect(await counters.tokensUsed("{a:acme}", 100)).toEqual({ used: 0, resetMs: 60_000 });
     counters.chargeTokens("{a:acme}", 100, 40.5);
     counters.chargeTokens("{a:acme}", 100, 0);
     await new Promise((resolve) => setImmediate(resolve));
