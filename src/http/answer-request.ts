@@ -7,7 +7,7 @@ import type { Config } from "../config/config.js";
 import type { Conversations } from "../conversations/conversations.js";
 import type { ModelChoice } from "../core/model.js";
 import { ClientClosedError, toAdapterError } from "../errors/adapter-error.js";
-import type { RateLimits } from "../limits/rate-limits.js";
+import type { RateLimits, WorkspaceLimits } from "../limits/rate-limits.js";
 import type { Clock } from "../util/clock.js";
 import type { ConcurrencyLimit } from "./concurrency-limit.js";
 import { reportError } from "./error-response.js";
@@ -59,19 +59,32 @@ const UNLIMITED: AnswerAdmission = { countsTokens: false, meter: (answer) => ans
  * with `RATE_LIMIT_*` set, counts the request against the key's limits in the workspace (shared
  * through Redis with `REDIS_URL`) and sets OpenAI's `x-ratelimit-*` headers; over a limit it throws
  * a `RateLimitError` (429 with `retry-after`), before any upstream call. Everything taken is given
- * back when the response closes, however it ends. With no limit in the workspace it costs nothing.
+ * back when the response closes, however it ends. With no limit in the workspace it costs nothing:
+ * the answer is then synchronous (a promise only when a limit applies).
  */
-export async function admitAnswer(
+export function admitAnswer(
   response: ServerResponse,
   principal: string,
   workspace: string,
   options: Pick<AnswerRouteOptions, "limit" | "rateLimits" | "facts">,
-): Promise<AnswerAdmission> {
+): AnswerAdmission | Promise<AnswerAdmission> {
   options.facts.whenClosed(response, options.limit.acquire(workspace));
   const limits = options.rateLimits?.limitsOf(workspace);
   if (!limits || !options.rateLimits) return UNLIMITED;
-  const admission = await options.rateLimits.admit(principal, workspace, limits);
-  options.facts.whenClosed(response, admission.release);
+  return admitUnderLimits(response, principal, workspace, limits, options.rateLimits, options.facts);
+}
+
+/** The key's limits in the workspace (a refusal is thrown as the 429), then the response's headers. */
+async function admitUnderLimits(
+  response: ServerResponse,
+  principal: string,
+  workspace: string,
+  limits: WorkspaceLimits,
+  rateLimits: RateLimits,
+  facts: ResponseFacts,
+): Promise<AnswerAdmission> {
+  const admission = await rateLimits.admit(principal, workspace, limits);
+  facts.whenClosed(response, admission.release);
   for (const [name, value] of Object.entries(admission.headers)) response.setHeader(name, value);
   if (!admission.countsTokens) return UNLIMITED;
   return {
@@ -102,8 +115,8 @@ export async function admitAnswerRequest<Schema extends z.ZodType<{ model: strin
   const identity = options.authenticate(request);
   const raw = await readJsonBody(request, config.bodyLimitBytes);
   const { body, model, workspace } = validateRequest(request, raw, schema, config.defaultWorkspace, config.maxJsonDepth);
-  const admission = await admitAnswer(response, identity.principal, workspace, options);
-  return { identity, body, model, workspace, admission };
+  const admitted = admitAnswer(response, identity.principal, workspace, options);
+  return { identity, body, model, workspace, admission: admitted instanceof Promise ? await admitted : admitted };
 }
 
 /** A fast-path handler around an answer route: whatever it throws becomes the error response (or nothing, if the client left). */
