@@ -20,7 +20,8 @@ function freePort() {
   });
 }
 
-async function startRedis() {
+/** A redis-server of its own on a free loopback port, or null when there is none on this machine. */
+export async function startRedis() {
   if (spawnSync("redis-server", ["--version"], { stdio: "ignore" }).status !== 0) return null;
   const port = await freePort();
   const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
