@@ -1,4 +1,22 @@
-import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import { createRequire } from "node:module";
+import type * as Flexible from "rate-limiter-flexible";
+
+/** The classes of rate-limiter-flexible the counters use. */
+export type Limiters = Pick<typeof Flexible, "RateLimiterMemory" | "RateLimiterRedis" | "RateLimiterRes">;
+
+/**
+ * rate-limiter-flexible's classes, loaded only once limits are configured, and only the files
+ * used: its index loads every backend it has (databases, clusters), about 0.2 s of start-up and
+ * 10 MB that an adapter without limits would pay for nothing.
+ */
+export function loadLimiters(): Limiters {
+  const require = createRequire(import.meta.url);
+  return {
+    RateLimiterMemory: require("rate-limiter-flexible/lib/RateLimiterMemory.js") as Limiters["RateLimiterMemory"],
+    RateLimiterRedis: require("rate-limiter-flexible/lib/RateLimiterRedis.js") as Limiters["RateLimiterRedis"],
+    RateLimiterRes: require("rate-limiter-flexible/lib/RateLimiterRes.js") as Limiters["RateLimiterRes"],
+  };
+}
 
 /** A window's count for one key after an operation: what it holds, and when it starts from zero again. */
 export interface WindowCount {
@@ -50,10 +68,11 @@ type WindowKind = "rpm" | "tpm";
  * back is written in the `background`.
  */
 export class WindowCounts {
-  private readonly limiters = new Map<string, RateLimiterAbstract>();
+  private readonly limiters = new Map<string, Flexible.RateLimiterAbstract>();
+  private readonly RateLimiterRes = loadLimiters().RateLimiterRes;
 
   constructor(
-    private readonly create: (points: number) => RateLimiterAbstract,
+    private readonly create: (points: number) => Flexible.RateLimiterAbstract,
     private readonly background: (write: Promise<unknown>) => void = (write) => void write.catch(() => undefined),
   ) {}
 
@@ -64,7 +83,7 @@ export class WindowCounts {
       const result = await this.limiter("rpm", limit).consume(`${key}:rpm`, 1);
       count = { counted: true, used: result.consumedPoints, resetMs: result.msBeforeNext };
     } catch (error) {
-      if (!(error instanceof RateLimiterRes)) throw error;
+      if (!(error instanceof this.RateLimiterRes)) throw error;
       count = { counted: false, used: error.consumedPoints, resetMs: error.msBeforeNext };
     }
     let taken = !count.counted;
@@ -86,17 +105,17 @@ export class WindowCounts {
    * library's `get` is a MULTI of three commands), which starts the key's window when it has none.
    */
   async tokensUsed(key: string, limit: number): Promise<WindowCount> {
-    let result: RateLimiterRes;
+    let result: Flexible.RateLimiterRes;
     try {
       result = await this.limiter("tpm", limit).consume(`${key}:tpm`, 0);
     } catch (error) {
-      if (!(error instanceof RateLimiterRes)) throw error;
+      if (!(error instanceof this.RateLimiterRes)) throw error;
       result = error;
     }
     return { used: result.consumedPoints, resetMs: Math.max(result.msBeforeNext, 0) };
   }
 
-  private limiter(kind: WindowKind, points: number): RateLimiterAbstract {
+  private limiter(kind: WindowKind, points: number): Flexible.RateLimiterAbstract {
     const name = `${kind}:${points}`;
     let limiter = this.limiters.get(name);
     if (!limiter) {
@@ -118,6 +137,7 @@ export class MemoryLimitCounters implements LimitCounters {
   private held = 0;
 
   constructor(windowSeconds: number) {
+    const { RateLimiterMemory } = loadLimiters();
     this.windows = new WindowCounts((points) => new RateLimiterMemory({ points, duration: windowSeconds }));
   }
 

@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
-import { RateLimiterRedis } from "rate-limiter-flexible";
-import { type CountedRequest, type LimitCounters, MemoryLimitCounters, type Slot, type WindowCount, WindowCounts } from "./limit-counters.js";
+import { type CountedRequest, type LimitCounters, loadLimiters, MemoryLimitCounters, type Slot, type WindowCount, WindowCounts } from "./limit-counters.js";
 
 /** Settings of the Redis counters. */
 export interface RedisLimitCountersOptions {
@@ -65,6 +64,7 @@ export class RedisLimitCounters implements LimitCounters {
     redis.defineCommand("adapterRenewSlots", { numberOfKeys: 1, lua: RENEW_SLOTS });
     this.redis = redis;
     this.local = new MemoryLimitCounters(options.windowSeconds);
+    const { RateLimiterRedis } = loadLimiters();
     this.windows = new WindowCounts(
       (points) =>
         new RateLimiterRedis({
