@@ -55,6 +55,8 @@ export interface LimitCounters {
   takeSlot(key: string, limit: number): Promise<Slot | null>;
   /** Slots held through these counters now (this process's answers in flight under a concurrency limit). */
   readonly slotsHeld: number;
+  /** Whether the counts are shared between replicas now (Redis answers), rather than kept in this process. */
+  readonly shared: boolean;
   /** Stops renewing slots and waits for the releases under way. */
   close(): Promise<void>;
 }
@@ -173,6 +175,10 @@ export class MemoryLimitCounters implements LimitCounters {
 
   get slotsHeld(): number {
     return this.held;
+  }
+
+  get shared(): boolean {
+    return false;
   }
 
   async close(): Promise<void> {}

@@ -80,14 +80,14 @@ export class RedisLimitCounters implements LimitCounters {
   }
 
   countRequest(key: string, limit: number): Promise<CountedRequest> {
-    return this.shared(
+    return this.inRedis(
       () => this.windows.countRequest(key, limit),
       () => this.local.countRequest(key, limit),
     );
   }
 
   tokensUsed(key: string, limit: number): Promise<WindowCount> {
-    return this.shared(
+    return this.inRedis(
       () => this.windows.tokensUsed(key, limit),
       () => this.local.tokensUsed(key, limit),
     );
@@ -96,7 +96,7 @@ export class RedisLimitCounters implements LimitCounters {
   chargeTokens(key: string, limit: number, tokens: number): void {
     if (tokens <= 0) return;
     this.background(
-      this.shared(
+      this.inRedis(
         () => this.windows.addTokens(key, limit, tokens),
         async () => this.local.chargeTokens(key, limit, tokens),
       ),
@@ -104,7 +104,7 @@ export class RedisLimitCounters implements LimitCounters {
   }
 
   takeSlot(key: string, limit: number): Promise<Slot | null> {
-    return this.shared(
+    return this.inRedis(
       () => this.takeSharedSlot(key, limit),
       () => this.local.takeSlot(key, limit),
     );
@@ -112,6 +112,10 @@ export class RedisLimitCounters implements LimitCounters {
 
   get slotsHeld(): number {
     return this.heldCount + this.local.slotsHeld;
+  }
+
+  get shared(): boolean {
+    return this.redis.status === "ready" && !this.degraded;
   }
 
   async close(): Promise<void> {
@@ -182,7 +186,7 @@ export class RedisLimitCounters implements LimitCounters {
   }
 
   /** `remote` against Redis; when Redis does not answer, `local` in this process instead. */
-  private async shared<T>(remote: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+  private async inRedis<T>(remote: () => Promise<T>, local: () => Promise<T>): Promise<T> {
     let value: T;
     try {
       value = await remote();

@@ -93,6 +93,7 @@ export class Metrics {
   });
   readonly leasesHeld: Gauge;
   readonly slotsInUse: Gauge;
+  readonly limitsShared: Gauge;
   /** Workspaces that have a label in `adapter_rate_limited_total`; the others count as `other`. */
   private readonly limitedWorkspaces = new Set<string>();
   readonly openStreams: Gauge;
@@ -123,6 +124,11 @@ export class Metrics {
       "adapter_rate_limit_slots_in_use",
       "Concurrency slots (RATE_LIMIT_CONCURRENT) this replica holds for answers in flight",
       sources.slotsInUse ?? (() => 0),
+    );
+    this.limitsShared = gauge(
+      "adapter_rate_limit_shared",
+      "1 while this replica's rate limits are counted in Redis, shared with the other replicas; 0 while counted in process",
+      sources.limitsShared ?? (() => 0),
     );
     this.waitingQueries = gauge(
       "adapter_watcher_waiting_queries",
@@ -168,4 +174,5 @@ export interface MetricSources {
   realtimeSubscriptions?: () => number;
   leasesHeld?: () => number;
   slotsInUse?: () => number;
+  limitsShared?: () => number;
 }

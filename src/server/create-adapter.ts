@@ -78,6 +78,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     realtimeSubscriptions: () => realtime?.activeSubscriptions ?? 0,
     leasesHeld: () => sharing?.leasesHeld ?? 0,
     slotsInUse: () => limitCounters?.slotsHeld ?? 0,
+    limitsShared: () => (limitCounters?.shared ? 1 : 0),
   });
   const facts = new ResponseFacts(logger, metrics);
   const lifecycle = new Lifecycle(facts);

@@ -43,6 +43,11 @@ async function until(condition: () => Promise<boolean> | boolean, timeoutMs: num
   return performance.now() - started;
 }
 
+/** Waits until every adapter counts in Redis (a request sooner would be counted in process). */
+async function sharing(adapters: { url: string }[]): Promise<void> {
+  for (const adapter of adapters) await until(async () => (await metric(adapter, "adapter_rate_limit_shared")) === 1, 5000);
+}
+
 describe("without rate limits", () => {
   it("answers as before, with no rate-limit headers", async () => {
     const workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], stepDelayMs: 0 });
@@ -74,8 +79,7 @@ describeWith(REDIS, "rate limits across replicas", () => {
       ),
     );
     running.push(...started);
-    // The Redis connections are up before the first request (one that came sooner would be counted in process).
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sharing(started);
     return started;
   }
 
@@ -166,6 +170,10 @@ describeWith(REDIS, "rate limits across replicas", () => {
     expect(upstreamRefused.headers.get("retry-after-ms")).toBeNull();
     expect((await ask(first)).status).toBe(200);
     expect([await metric(first, "adapter_rate_limit_slots_in_use"), await metric(second, "adapter_rate_limit_slots_in_use")]).toEqual([0, 0]);
+    // One request after another, each sent as soon as the last one's answer arrived, on either replica: never refused.
+    const inTurn = [];
+    for (let index = 0; index < 10; index += 1) inTurn.push((await ask(index % 2 ? second : first)).status);
+    expect(inTurn).toEqual(Array(10).fill(200));
   });
 
   it("frees the slots of streams a shutdown ends", async () => {
@@ -246,10 +254,10 @@ describeWith(REDIS, "rate limits across replicas", () => {
       [0, 1].map(() => startAdapter(workspace.url, { REDIS_URL: own.url, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_RPM: "3", REALTIME: "off" })),
     );
     running.push(first as RunningAdapter, second as RunningAdapter);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sharing([first as RunningAdapter, second as RunningAdapter]);
     expect((await ask(first as RunningAdapter)).status).toBe(200);
     await own.stop();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until(async () => (await metric(first as RunningAdapter, "adapter_rate_limit_shared")) === 0, 2000);
     const started = performance.now();
     const statuses = [];
     for (const adapter of [first, second] as RunningAdapter[]) for (let index = 0; index < 4; index += 1) statuses.push((await ask(adapter)).status);
@@ -280,7 +288,7 @@ describeWith(REDIS, "a replica killed while it holds slots", () => {
     const environment = { REDIS_URL: redis.url, REDIS_KEY_PREFIX: `rate-limits-kill-${process.pid}:`, RATE_LIMIT_CONCURRENT: "1", RATE_LIMIT_SLOT_TTL_MS: "1500", REALTIME: "off" };
     replica = await startReplica(workspace.url, { ...environment, DEFAULT_WORKSPACE: "acme" });
     survivor = await startAdapter(workspace.url, environment);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sharing([replica, survivor]);
     const stalled = ask(replica, { body: chatBody("leave [fault:stall]", { stream: true }) }).catch(() => null);
     await until(async () => (await metric(replica as Replica, "adapter_rate_limit_slots_in_use")) === 1, 5000);
     // Held past its lifetime while the replica lives (renewed).

@@ -11,6 +11,7 @@ class FakeCounters implements LimitCounters {
   tokens: WindowCount = { used: 0, resetMs: 0 };
   slotFree = true;
   slotsHeld = 0;
+  shared = true;
 
   async countRequest(key: string, limit: number): Promise<CountedRequest> {
     this.calls.push(`count ${key} ${limit}`);
