@@ -85,6 +85,9 @@ async function admitUnderLimits(
 ): Promise<AnswerAdmission> {
   const admission = await rateLimits.admit(principal, workspace, limits);
   facts.whenClosed(response, admission.release);
+  // Freed as the response's last bytes are written, not a turn later at 'close': a client that
+  // sends its next request at once (to any replica) finds its slot free.
+  response.once("prefinish", admission.release);
   for (const [name, value] of Object.entries(admission.headers)) response.setHeader(name, value);
   if (!admission.countsTokens) return UNLIMITED;
   return {
