@@ -12,6 +12,7 @@ import { countUsage } from "../dist/src/answer/count-usage.js";
 import { adapterEnvironment, startProcess, statsOf } from "./processes.mjs";
 import { channelStreams, realtimeLatency } from "./realtime.mjs";
 import { slowRedis } from "./redis-latency.mjs";
+import { rateLimitCost } from "./rate-limits.mjs";
 import { replicaPolling } from "./replicas.mjs";
 import { tracingCost } from "./tracing.mjs";
 
@@ -305,7 +306,7 @@ async function tokenCounting() {
 
 /** Writes docs/benchmarks.md from a result set (\`BENCH_DOCS_ONLY=1\` rewrites it from results/latest.json). */
 function writeDocs(results) {
-  const { machine, latency, waiting, streams, tokens, realtime, channels, replicas, redis } = results;
+  const { machine, latency, waiting, streams, tokens, realtime, channels, replicas, redis, limits } = results;
   const SECONDS = results.seconds;
   const REPEATS = results.repeats;
   const one = latency.oneAtATime;
@@ -433,7 +434,7 @@ ${table([
 
 `
     : ""
-}${redis && !redis.skipped ? slowRedisSection(redis, machine) : ""}## Recent runs
+}${redis && !redis.skipped ? slowRedisSection(redis, machine) : ""}${limitsSection(limits)}## Recent runs
 
 Each run of \`npm run bench\` is kept in \`bench/results/runs/\`; the last ${Math.min(5, recentRuns().length)}, with the bare proxy beside
 the adapter, show how much of the spread is the machine's:
@@ -585,6 +586,32 @@ ${ratios(measured)}.
   return `${sections.join("\n")}\n`;
 }
 
+/** The rate limits' section of docs/benchmarks.md (empty for runs from before they were measured). */
+function limitsSection(limits) {
+  if (!limits) return "";
+  const row = (name, figures) =>
+    figures
+      ? [name, `${figures.p50Us} µs`, `${figures.addedP50Us} µs`, figures.rps, `${Math.round(figures.rpsShareOfUnset * 100)}%`, `${figures.cpuUs} µs`, `${figures.addedCpuUs} µs`]
+      : [name, "—", "—", "—", "—", "—", "—"];
+  return `## Rate limits: what they cost
+
+The chat path against the instant upstream with \`RATE_LIMIT_RPM\` alone, and with \`RATE_LIMIT_RPM\`, \`RATE_LIMIT_TPM\`
+and \`RATE_LIMIT_CONCURRENT\` all set (the most the limits cost per request), never refusing, against unset; one
+client key; ${limits.rounds} rounds in which the adapters take turns, medians of the per-round differences from the
+unset adapter (\`bench/rate-limits.mjs\`).
+
+${table([
+  ["", "p50, one at a time", "added", "requests/s at 50 connections", "of unset", "adapter CPU per request", "added"],
+  ["---", "---", "---", "---", "---", "---", "---"],
+  row("limits unset", limits.unset),
+  row("all three in process", limits.inProcess),
+  row("requests per minute only, in Redis", limits.redisRpm),
+  row("all three in Redis", limits.redis),
+])}
+${limits.redis ? `\nRedis itself spent ${limits.redisRpm.redisCpuUs} µs (requests per minute only) and ${limits.redis.redisCpuUs} µs (all three) of CPU per request: all three\ncost three scripts at admission, in one round trip, then the slot's release and the tokens' charge.\n` : "\n(No redis-server on this machine: the Redis rows were not measured.)\n"}
+`;
+}
+
 /** The realtime channel's section of docs/benchmarks.md (empty for runs from before it was measured). */
 function realtimeSection(realtime, channels) {
   if (!realtime || !channels) return "";
@@ -679,7 +706,7 @@ if (process.env.BENCH_DOCS_ONLY) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis runs one part (for trying changes; nothing is written).
+  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits runs one part (for trying changes; nothing is written).
   const only = process.env.BENCH_ONLY;
   const part = async (name, run) => {
     if (only && only !== name) return undefined;
@@ -696,9 +723,10 @@ try {
   const replicas = await part("replicas", () => replicaPolling(start));
   const redis = await part("redis", () => slowRedis(start));
   const tracing = await part("tracing", () => tracingCost({ seconds: SECONDS, rounds: 2 * REPEATS }));
+  const limits = await part("limits", () => rateLimitCost(start));
   if (only) process.exit(0);
 
-  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
   // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.

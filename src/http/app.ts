@@ -7,6 +7,7 @@ import type { Config } from "../config/config.js";
 import type { Conversations } from "../conversations/conversations.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { MethodNotAllowedError, NotFoundError } from "../errors/adapter-error.js";
+import type { RateLimits } from "../limits/rate-limits.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { ResponseStore } from "../stores/response-store.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
@@ -56,6 +57,8 @@ export interface AppDependencies {
   storeAnswersAgain?: () => Promise<void>;
   clock: Clock;
   limit: ConcurrencyLimit;
+  /** Limits per client key and workspace (`RATE_LIMIT_*`); undefined when none is configured. */
+  rateLimits?: RateLimits | undefined;
   lifecycle: Lifecycle;
   facts: ResponseFacts;
   sweeps: KeepAliveSweeps;

@@ -1,7 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 
 const ALLOWED_HEADERS = "authorization, content-type, service-workspace, x-conversation-id, x-openwebui-chat-id, x-request-id";
-const EXPOSED_HEADERS = "service-query-id, x-request-id, retry-after, x-should-retry";
+const EXPOSED_HEADERS = [
+  "service-query-id, x-request-id, retry-after, retry-after-ms, x-should-retry",
+  "x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests",
+  "x-ratelimit-limit-tokens, x-ratelimit-remaining-tokens, x-ratelimit-reset-tokens",
+].join(", ");
 
 /**
  * CORS for browser clients, off by default: only origins in the allowlist get CORS headers (and

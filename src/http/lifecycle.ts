@@ -33,11 +33,12 @@ export class Lifecycle {
 
   /**
    * Counts a request in flight until its response closes; while draining, refuses it instead
-   * (503 with `Connection: close`, liveness excepted) and returns false.
+   * (503 with `Connection: close`) and returns false. Liveness and readiness are still answered
+   * while draining (readiness says 503 itself), so that the probes see the adapter draining.
    */
   admit(path: string, response: ServerResponse): boolean {
-    if (this.draining && path !== "/health") {
-      response.setHeader("connection", "close");
+    if (this.draining) response.setHeader("connection", "close");
+    if (this.draining && path !== "/health" && path !== "/ready") {
       sendError(
         response,
         new ServiceUnavailableError("The adapter is shutting down; retry on another instance", { headers: { "retry-after": "1" } }),

@@ -43,9 +43,15 @@ export class ResponseFacts {
   /**
    * Runs `callback` when the response closes. Every part that cares (the log, the lifecycle, the
    * concurrency cap, the client-gone signal, the stream writer) shares the one 'close' listener
-   * `observe` adds, which keeps what an open stream holds small.
+   * `observe` adds, which keeps what an open stream holds small. On a response already closed,
+   * `callback` runs at once.
    */
   whenClosed(response: ServerResponse, callback: () => void): void {
+    // A response that closed while its handler awaited (a client gone during admission) runs it now.
+    if (response.closed) {
+      callback();
+      return;
+    }
     const known = this.facts.get(response);
     if (known) (known.onClose ??= []).push(callback);
     else response.once("close", callback);

@@ -105,8 +105,23 @@ export class Metrics {
     labelNames: ["state"] as const,
     registers: [this.registry],
   });
-  readonly leasesHeld: Gauge;
   readonly redisAvailable: Gauge;
+  readonly rateLimited = new Counter({
+    name: "adapter_rate_limited_total",
+    help: "Answer requests refused with a 429 by a rate limit (RATE_LIMIT_*), by limit (rpm, tpm, concurrent) and workspace",
+    labelNames: ["limit", "workspace"] as const,
+    registers: [this.registry],
+  });
+  readonly rateLimitFallbacks = new Counter({
+    name: "adapter_rate_limit_fallbacks_total",
+    help: "Rate-limit counts this replica made on its own because Redis did not answer",
+    registers: [this.registry],
+  });
+  readonly leasesHeld: Gauge;
+  readonly slotsInUse: Gauge;
+  readonly limitsShared: Gauge;
+  /** Workspaces that have a label in `adapter_rate_limited_total`; the others count as `other`. */
+  private readonly limitedWorkspaces = new Set<string>();
   readonly openStreams: Gauge;
   readonly waitingQueries: Gauge;
   readonly pollers: Gauge;
@@ -136,6 +151,16 @@ export class Metrics {
       "Whether Redis is connected and answering (1), or its commands are skipped (0; also 0 with no Redis configured)",
       sources.redisAvailable ?? (() => 0),
     );
+    this.slotsInUse = gauge(
+      "adapter_rate_limit_slots_in_use",
+      "Concurrency slots (RATE_LIMIT_CONCURRENT) this replica holds for answers in flight",
+      sources.slotsInUse ?? (() => 0),
+    );
+    this.limitsShared = gauge(
+      "adapter_rate_limit_shared",
+      "1 while this replica's rate limits are counted in Redis, shared with the other replicas; 0 while counted in process",
+      sources.limitsShared ?? (() => 0),
+    );
     this.waitingQueries = gauge(
       "adapter_watcher_waiting_queries",
       "Queries the shared pollers are waiting for, over all workspaces",
@@ -157,7 +182,19 @@ export class Metrics {
       sources.realtimeSubscriptions ?? (() => 0),
     );
   }
+
+  /**
+   * Counts a request refused by a rate limit. Workspace ids come from clients, so only the first
+   * `MAX_WORKSPACE_LABELS` get a label of their own; later ones count as `other`.
+   */
+  limited(limit: string, workspace: string): void {
+    if (this.limitedWorkspaces.size < MAX_WORKSPACE_LABELS) this.limitedWorkspaces.add(workspace);
+    this.rateLimited.inc({ limit, workspace: this.limitedWorkspaces.has(workspace) ? workspace : "other" });
+  }
 }
+
+/** Workspace labels of `adapter_rate_limited_total` before the rest count as `other`. */
+const MAX_WORKSPACE_LABELS = 200;
 
 /** Where the state gauges read from. */
 export interface MetricSources {
@@ -168,4 +205,6 @@ export interface MetricSources {
   realtimeSubscriptions?: () => number;
   leasesHeld?: () => number;
   redisAvailable?: () => number;
+  slotsInUse?: () => number;
+  limitsShared?: () => number;
 }

@@ -7,6 +7,9 @@ import { describeTopology } from "../config/redis-topology.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { type ConversationStore, FallbackConversationStore, MemoryConversationStore } from "../stores/conversation-store.js";
 import { Conversations } from "../conversations/conversations.js";
+import { type LimitCounters, MemoryLimitCounters } from "../limits/limit-counters.js";
+import { RateLimits } from "../limits/rate-limits.js";
+import { RedisLimitCounters } from "../limits/redis-limit-counters.js";
 import { openRedis } from "../stores/redis-connection.js";
 import { RedisConversationStore } from "../stores/redis-conversation-store.js";
 import { RedisGate } from "../stores/redis-gate.js";
@@ -29,6 +32,9 @@ import { type Clock, systemClock } from "../util/clock.js";
 import { createLogger } from "../util/create-logger.js";
 import { packageVersion } from "../util/package-info.js";
 
+/** Bound on a rate-limit command: past it, an admission counts in process rather than wait. */
+const LIMITS_COMMAND_TIMEOUT_MS = 250;
+
 /** The wired adapter: the app to serve and the parts a test or the entry point may reach. */
 export interface Adapter {
   /** The request listener to serve (`http.createServer(adapter.app)`). */
@@ -40,6 +46,8 @@ export interface Adapter {
   conversations: Conversations;
   lifecycle: Lifecycle;
   limit: ConcurrencyLimit;
+  /** Limits per client key and workspace; undefined without `RATE_LIMIT_*`. */
+  rateLimits: RateLimits | undefined;
   metrics: Metrics;
   logger: Logger;
   close(): Promise<void>;
@@ -64,6 +72,8 @@ export interface AdapterEffects {
    * pino mixin (`createLogger` does) for every log line to have the trace ids.
    */
   tracing?: Tracing | undefined;
+  /** The window of the per-minute rate limits, in seconds (60; tests shorten it). */
+  rateWindowSeconds?: number;
 }
 
 /** Wires configuration and effects into a ready app; `upstreamUrl` is the workspace service to call. */
@@ -82,6 +92,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     realtimeSubscriptions: () => realtime?.activeSubscriptions ?? 0,
     leasesHeld: () => sharing?.leasesHeld ?? 0,
     redisAvailable: () => (redis?.available ? 1 : 0),
+    slotsInUse: () => limitCounters?.slotsHeld ?? 0,
+    limitsShared: () => (limitCounters?.shared ? 1 : 0),
   });
   const facts = new ResponseFacts(logger, metrics, tracing);
   const lifecycle = new Lifecycle(facts);
@@ -161,6 +173,29 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     ...(sharing ? { sharing } : {}),
     tracing,
   });
+  // README "Rate limits": counted in Redis when there is one, on a connection of their own whose
+  // commands are bounded short (an admission never waits long on a slow Redis: it counts in process
+  // for that moment), skipped at once while the gate knows Redis is down; in process otherwise.
+  const limitRedis = config.rateLimits && topology
+    ? openRedis(topology, { commandTimeoutMs: Math.min(LIMITS_COMMAND_TIMEOUT_MS, config.redisCommandTimeoutMs) })
+    : undefined;
+  const windowSeconds = effects.rateWindowSeconds ?? 60;
+  const limitCounters: LimitCounters | undefined = !config.rateLimits
+    ? undefined
+    : limitRedis
+      ? new RedisLimitCounters({
+        redis: limitRedis,
+        available: () => redis?.available ?? true,
+        prefix: config.redisKeyPrefix,
+        windowSeconds,
+        slotTtlMs: config.rateLimits.slotTtlMs,
+        logger,
+        onFallback: () => metrics.rateLimitFallbacks.inc(),
+      })
+      : new MemoryLimitCounters(windowSeconds);
+  const rateLimits = config.rateLimits && limitCounters
+    ? new RateLimits(config.rateLimits, limitCounters, { onLimited: (kind, workspace) => metrics.limited(kind, workspace) })
+    : undefined;
   const tokens = effects.tokens ?? new WorkerTokenCounter(undefined, { isIdle: () => limit.inFlight <= 1 });
   const answers = new AnswerService({
     client,
@@ -207,6 +242,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     facts,
     sweeps: new KeepAliveSweeps(),
     limit,
+    rateLimits,
     metrics,
     authenticate: createAuthenticator({ workspaceApiKey: config.workspaceApiKey, adapterApiKeys: config.adapterApiKeys }),
     startedAt: Math.floor(clock.now() / 1000),
@@ -223,6 +259,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     conversations,
     lifecycle,
     limit,
+    rateLimits,
     metrics,
     logger,
     // Once: a shutdown and a caller's own close may overlap, and a closed dispatcher rejects a second close.
@@ -230,7 +267,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
       (closing ??= (async () => {
         realtime?.close();
         await sharing?.close();
-        await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close()]);
+        await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close(), limitCounters?.close()]);
+        limitRedis?.disconnect();
         redis?.close();
       })()),
   };

@@ -9,9 +9,11 @@ export interface RunningServer {
   /** `http://host:port` as bound. */
   url: string;
   /**
-   * Graceful shutdown: readiness turns 503 and new requests are refused; requests and streams in
-   * flight get `shutdownGraceMs` to finish; then open streams get an error frame and `[DONE]`, the
-   * remaining sockets are closed (`server.close()` alone never finishes while a stream is open).
+   * Graceful shutdown: readiness turns 503 at once and new requests are refused (503, `Connection:
+   * close`) while the port stays open, so that probes and load balancers see the adapter draining
+   * rather than a refused connection; requests and streams in flight get `shutdownGraceMs` to
+   * finish; then open streams get an error frame and `[DONE]`, the port is closed and the remaining
+   * sockets with it (`server.close()` alone never finishes while a stream is open).
    */
   shutdown(): Promise<void>;
 }
@@ -42,14 +44,13 @@ export async function startServer(
   let stopping: Promise<void> | undefined;
 
   async function shutdown(): Promise<void> {
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
     const { finished } = await adapter.lifecycle.drain(config.shutdownGraceMs);
     if (!finished) {
       adapter.logger.warn({ open: adapter.lifecycle.activeRequests }, "grace time over: ending open streams");
       await adapter.lifecycle.endStreams();
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
     await closed;
     await adapter.close();

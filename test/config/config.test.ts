@@ -28,6 +28,48 @@ describe("loadConfig", () => {
     );
   });
 
+  it("has no rate limits unless one is set: admission then costs nothing", () => {
+    expect(loadConfig({}).rateLimits).toBeUndefined();
+    expect(loadConfig({ RATE_LIMIT_OVERRIDES: "acme=rpm:off" }).rateLimits).toBeUndefined();
+  });
+
+  it("reads the rate limits and resolves each workspace's overrides over the defaults", () => {
+    const config = loadConfig({
+      RATE_LIMIT_RPM: "60",
+      RATE_LIMIT_CONCURRENT: "4",
+      RATE_LIMIT_OVERRIDES: " acme=rpm:600, tpm:20000 ; lab:eu.1=concurrent:off,rpm:off;",
+    });
+    expect(config.rateLimits).toEqual({
+      defaults: { rpm: 60, concurrent: 4, tpm: null },
+      workspaces: { acme: { rpm: 600, concurrent: 4, tpm: 20000 }, "lab:eu.1": { rpm: null, concurrent: null, tpm: null } },
+      slotTtlMs: 30_000,
+    });
+    // Only an override: the other workspaces are not limited.
+    expect(loadConfig({ RATE_LIMIT_OVERRIDES: "acme=concurrent:2" }).rateLimits?.defaults).toEqual({ rpm: null, concurrent: null, tpm: null });
+  });
+
+  it("stops on a malformed override, naming the entry and what is wrong", () => {
+    const cases: [string, RegExp][] = [
+      ["acme", /'acme': expected <workspace>=<kind>:<value>/],
+      ["=rpm:5", /'=rpm:5': expected <workspace>=/],
+      ["ac me=rpm:5", /'ac me=rpm:5': expected/],
+      ["acme=rpm:5;acme=tpm:9", /'acme=tpm:9': workspace 'acme' is named twice/],
+      ["acme=rps:5", /'acme=rps:5': 'rps:5' is not <kind>:<value> with a kind of rpm, concurrent, tpm/],
+      ["acme=rpm:0", /'acme=rpm:0': 'rpm:0': the value must be a whole number from 1, or off/],
+      ["acme=rpm:1.5", /the value must be a whole number from 1, or off/],
+      ["acme=rpm:5,rpm:6", /'rpm' is set twice/],
+      ["acme=rpm:5:6", /'rpm:5:6' is not <kind>:<value>/],
+      ["acme=", /'' is not <kind>:<value>/],
+    ];
+    for (const [value, message] of cases) {
+      expect(() => loadConfig({ RATE_LIMIT_OVERRIDES: value }), value).toThrow(ConfigError);
+      expect(() => loadConfig({ RATE_LIMIT_OVERRIDES: value }), value).toThrow(message);
+      expect(() => loadConfig({ RATE_LIMIT_OVERRIDES: value }), value).toThrow(/RATE_LIMIT_OVERRIDES/);
+    }
+    expect(() => loadConfig({ RATE_LIMIT_RPM: "0" })).toThrow(/RATE_LIMIT_RPM/);
+    expect(() => loadConfig({ RATE_LIMIT_SLOT_TTL_MS: "10" })).toThrow(/RATE_LIMIT_SLOT_TTL_MS/);
+  });
+
   it("drops a trailing slash from the upstream URL", () => {
     expect(loadConfig({ WORKSPACE_BASE_URL: "https://workspace.example.com/api/" }).workspaceBaseUrl).toBe(
       "https://workspace.example.com/api",

@@ -8,6 +8,10 @@ import { Lifecycle } from "../../src/http/lifecycle.js";
 import { ResponseFacts } from "../../src/http/request-log.js";
 import { Metrics } from "../../src/metrics/metrics.js";
 import { ServiceUnavailableError } from "../../src/errors/adapter-error.js";
+import { loadConfig, type RateLimitSettings } from "../../src/config/config.js";
+import { admitAnswer } from "../../src/http/answer-request.js";
+import { MemoryLimitCounters } from "../../src/limits/limit-counters.js";
+import { RateLimits } from "../../src/limits/rate-limits.js";
 
 describe("inspectJson", () => {
   it("finds NUL characters, lone surrogates, forbidden keys and excessive depth, with their paths", () => {
@@ -48,6 +52,7 @@ class FakeResponse extends EventEmitter {
   headers: Record<string, unknown> = {};
   body = "";
   writableFinished = false;
+  closed = false;
   setHeader(name: string, value: unknown) {
     this.headers[name] = value;
   }
@@ -59,9 +64,50 @@ class FakeResponse extends EventEmitter {
     this.writableFinished = true;
   }
   close() {
+    this.closed = true;
     this.emit("close");
   }
 }
+
+describe("admitAnswer", () => {
+  const facts = new ResponseFacts(pino({ level: "silent" }), new Metrics({ openStreams: () => 0, waitingQueries: () => 0, pollers: () => 0 }, { processMetrics: false }));
+
+  it("frees the slot as the response's last bytes are written, before 'close', and once", async () => {
+    const counters = new MemoryLimitCounters(60);
+    const settings = loadConfig({ RATE_LIMIT_CONCURRENT: "1", RATE_LIMIT_RPM: "10" }).rateLimits as RateLimitSettings;
+    const options = { limit: new ConcurrencyLimit(10, 10), rateLimits: new RateLimits(settings, counters), facts };
+    const response = new FakeResponse() as unknown as ServerResponse & FakeResponse;
+    const admission = await admitAnswer(response, "hash", "acme", options);
+    expect(admission.countsTokens).toBe(false);
+    expect(response.headers["x-ratelimit-remaining-requests"]).toBe("9");
+    expect(counters.slotsHeld).toBe(1);
+    await expect(admitAnswer(new FakeResponse() as unknown as ServerResponse, "hash", "acme", options)).rejects.toThrow(/answers in flight/);
+    response.emit("prefinish");
+    expect(counters.slotsHeld).toBe(0);
+    response.close();
+    expect(counters.slotsHeld).toBe(0);
+    expect(options.limit.inFlight).toBe(1); // the refused request's response never closed
+  });
+
+  it("costs no promise where no limit applies", () => {
+    const options = { limit: new ConcurrencyLimit(10, 10), facts };
+    expect(admitAnswer(new FakeResponse() as unknown as ServerResponse, "hash", "acme", options)).not.toBeInstanceOf(Promise);
+  });
+});
+
+describe("ResponseFacts", () => {
+  it("runs close callbacks when the response closes, and at once on one already closed (a client gone while its request awaited admission)", () => {
+    const facts = new ResponseFacts(pino({ level: "silent" }), new Metrics({ openStreams: () => 0, waitingQueries: () => 0, pollers: () => 0 }, { processMetrics: false }));
+    const calls: string[] = [];
+    const response = new FakeResponse() as unknown as ServerResponse & FakeResponse;
+    facts.whenClosed(response, () => calls.push("before"));
+    expect(calls).toEqual([]);
+    response.close();
+    expect(calls).toEqual(["before"]);
+    facts.whenClosed(response, () => calls.push("after"));
+    expect(calls).toEqual(["before", "after"]);
+  });
+});
 
 describe("Lifecycle", () => {
   const facts = new ResponseFacts(pino({ level: "silent" }), new Metrics({ openStreams: () => 0, waitingQueries: () => 0, pollers: () => 0 }, { processMetrics: false }));
@@ -77,7 +123,7 @@ describe("Lifecycle", () => {
     expect(await lifecycle.drain(10_000)).toEqual({ finished: true });
   });
 
-  it("while draining, refuses new requests with 503 and Connection: close, but answers liveness", async () => {
+  it("while draining, refuses new requests with 503 and Connection: close, but answers liveness and readiness", async () => {
     const lifecycle = new Lifecycle(facts);
     const inFlight = response();
     lifecycle.admit("/v1/chat/completions", inFlight);
@@ -88,6 +134,10 @@ describe("Lifecycle", () => {
     expect(refused.headers.connection).toBe("close");
     expect(JSON.parse(refused.body).error.type).toBe("service_unavailable");
     expect(lifecycle.admit("/health", response())).toBe(true);
+    // Readiness answers for itself (503 while draining) rather than being refused.
+    const readiness = response();
+    expect(lifecycle.admit("/ready", readiness)).toBe(true);
+    expect(readiness.headers.connection).toBe("close");
     inFlight.close();
     // /health is still open: the drain waits for it too, then reports the grace time ran out.
     expect(await Promise.race([draining, new Promise((resolve) => setTimeout(() => resolve("waiting"), 50))])).toBe("waiting");

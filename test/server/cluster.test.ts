@@ -1,61 +1,23 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { projectRoot } from "../../src/util/package-info.js";
 import { describeWith, REDIS } from "../helpers/external-programs.js";
 import { freePort, type RedisServer, startRedis } from "../helpers/redis-server.js";
+import { type Replica, startReplica as startProcess, stopAll } from "../helpers/replica-process.js";
 import { chatBody, FIXTURE_DOCUMENTS, headers } from "../helpers/start-stack.js";
-
-/** A replica: the compiled entry point in a process of its own, in front of the test's workspace. */
-interface Replica {
-  child: ChildProcess;
-  url: string;
-}
 
 const INTERVAL_MS = 100;
 
-async function startReplica(upstream: string, environment: Record<string, string>): Promise<Replica> {
-  const child = spawn(process.execPath, [join(projectRoot(), "dist/src/main.js")], {
-    env: {
-      ...process.env,
-      WORKSPACE_BASE_URL: upstream,
-      PORT: "0",
-      LOG_LEVEL: "warn",
-      LOG_FORMAT: "json",
-      DEFAULT_WORKSPACE: "acme",
-      POLL_INTERVAL_MIN_MS: String(INTERVAL_MS),
-      POLL_INTERVAL_MAX_MS: String(INTERVAL_MS),
-      CLUSTER_LEASE_MS: "1500",
-      MAX_CONCURRENT_PER_WORKSPACE: "10000",
-      REALTIME: "off",
-      ...environment,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+/** A replica in front of the test's workspace, polling every INTERVAL_MS. */
+function startReplica(upstream: string, environment: Record<string, string>): Promise<Replica> {
+  return startProcess(upstream, {
+    DEFAULT_WORKSPACE: "acme",
+    POLL_INTERVAL_MIN_MS: String(INTERVAL_MS),
+    POLL_INTERVAL_MAX_MS: String(INTERVAL_MS),
+    CLUSTER_LEASE_MS: "1500",
+    MAX_CONCURRENT_PER_WORKSPACE: "10000",
+    REALTIME: "off",
+    ...environment,
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /serving (http:\/\/[\d.:]+)\/v1/.exec(output);
-      if (match) resolve(match[1] as string);
-    });
-    child.once("exit", (code) => reject(new Error(`replica exited with ${code}: ${output}`)));
-  });
-  return { child, url };
-}
-
-async function stopAll(replicas: Replica[]): Promise<void> {
-  await Promise.all(
-    replicas.map(
-      ({ child }) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once("exit", () => resolve());
-          child.kill("SIGKILL");
-        }),
-    ),
-  );
 }
 
 /** One plain question to a replica: its status, content and query id. */

@@ -36,7 +36,8 @@ describe("a production install", () => {
 
     child = spawn(process.execPath, ["dist/src/main.js", "--port", "0", "--log-format", "json"], {
       cwd: folder,
-      env: { ...process.env, WORKSPACE_BASE_URL: "", EMBEDDED_STEP_DELAY_MS: "0" },
+      // A rate limit, so that its library loads from the production dependencies.
+      env: { ...process.env, WORKSPACE_BASE_URL: "", EMBEDDED_STEP_DELAY_MS: "0", RATE_LIMIT_RPM: "100" },
     });
     let output = "";
     child.stdout?.on("data", (chunk) => {
@@ -53,6 +54,7 @@ describe("a production install", () => {
       body: JSON.stringify({ model: "ask", messages: [{ role: "user", content: "How does the adapter cite sources?" }] }),
     });
     expect(response.status).toBe(200);
+    expect(response.headers.get("x-ratelimit-remaining-requests")).toBe("99");
     expect(((await response.json()) as any).choices[0].message.annotations.length).toBeGreaterThan(0);
     const version = await run(process.execPath, ["dist/src/main.js", "--version"], { cwd: folder });
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);

@@ -52,6 +52,50 @@ describe("graceful shutdown", () => {
     }
   });
 
+  it("over the network, as Kubernetes' probes and load balancers see it: readiness 503 at once, liveness 200, new answers 503 with Connection: close, until the last answer ends; then the port closes", async () => {
+    const workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], stepDelayMs: 20 });
+    const adapter = await startAdapter(workspace.url, { SHUTDOWN_GRACE_MS: "5000", DEFAULT_WORKSPACE: "acme" });
+    try {
+      expect((await fetch(`${adapter.url}/ready`)).status).toBe(200);
+      const controller = new AbortController();
+      const stream = await fetch(`${adapter.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: headers(),
+        body: JSON.stringify(chatBody("leave [fault:stall]", { stream: true })),
+        signal: controller.signal,
+      });
+      const reading = (async () => {
+        try {
+          for await (const _chunk of stream.body as unknown as AsyncIterable<Uint8Array>);
+        } catch {
+          // aborted below
+        }
+      })();
+      const started = performance.now();
+      const stopping = adapter.shutdown();
+      const ready = await fetch(`${adapter.url}/ready`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toEqual({ status: "draining" });
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect((await fetch(`${adapter.url}/health`)).status).toBe(200);
+      const refused = await fetch(`${adapter.url}/v1/chat/completions`, { method: "POST", headers: headers(), body: JSON.stringify(chatBody("hi")) });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("connection")).toBe("close");
+      expect(refused.headers.get("retry-after")).toBe("1");
+      expect(adapter.server.listening).toBe(true);
+      // The answer in flight ends (its client leaves): the drain is over, the port closes.
+      controller.abort();
+      await reading;
+      await stopping;
+      expect(performance.now() - started).toBeLessThan(4000);
+      expect(adapter.server.listening).toBe(false);
+      await expect(fetch(`${adapter.url}/health`)).rejects.toThrow();
+    } finally {
+      await adapter.close().catch(() => undefined);
+      await workspace.close();
+    }
+  });
+
   it("finishes at once when nothing is in flight", async () => {
     const adapter = await startAdapter("http://127.0.0.1:1", { SHUTDOWN_GRACE_MS: "5000" });
     const started = performance.now();

@@ -53,7 +53,7 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const admitted = await admitAnswerRequest(request, response, schema, options);
-    const { identity, body, model, workspace } = admitted;
+    const { identity, body, model, workspace, admission } = admitted;
     const trace = traceChat(response, facts, admitted);
     const citations = chatCitationFormat(request, citationDefaults);
     const links = sourceLinker(linkSettings, workspace);
@@ -76,18 +76,24 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     response.setHeader("service-query-id", queryIds.join(", "));
 
     const includeUsage = body.stream_options?.include_usage === true;
-    const answer = await options.answers.start({
-      plan,
-      caller: { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey },
-      controller: abortWhenClientLeaves(response, facts),
-      countsUsage: !body.stream || includeUsage,
-      trace,
-    });
+    const reportsUsage = !body.stream || includeUsage;
+    const answer = admission.meter(
+      await options.answers.start({
+        plan,
+        caller: { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey },
+        controller: abortWhenClientLeaves(response, facts),
+        countsUsage: reportsUsage || admission.countsTokens,
+        trace,
+      }),
+    );
     const queryId = queryIds[0] as string;
     const meta = { id: completionId(queryId), created: Math.floor(options.clock.now() / 1000), model: body.model, choices };
     trace?.respondedAs(meta.id);
-    const remember: BeforeAnswerEnds = (sent) =>
-      options.conversations.remember(scope, hints, { promptIndex: messageIndex, answer: sent[0]?.content ?? "", queryId });
+    const remember: BeforeAnswerEnds = (sent) => {
+      // A stream that does not report usage is counted as it ends, for the tokens-per-minute limit only.
+      if (!reportsUsage && admission.countsTokens) answer.usage(sent).catch(() => undefined);
+      return options.conversations.remember(scope, hints, { promptIndex: messageIndex, answer: sent[0]?.content ?? "", queryId });
+    };
     if (body.stream) {
       await streamAnswer(response, answer, new ChatChunkEncoder(meta, encoding, includeUsage), streamContext, remember);
       return;
@@ -130,7 +136,7 @@ export function chatCompletionsRoute(options: ChatRouteOptions): Route {
         "413": errorResponse("Body larger than the limit"),
         "415": errorResponse("Body not sent as JSON"),
         "422": errorResponse("Invalid request (FastAPI-style `detail` list)"),
-        "429": errorResponse("Too many requests in flight here, or upstream"),
+        "429": errorResponse("Over a rate limit of this key in the workspace (`retry-after`, `retry-after-ms`), too many requests in flight here, or upstream"),
         "502": errorResponse("The query FAILED, or the upstream failed or could not be reached"),
         "504": errorResponse("The query did not finish before its mode's deadline"),
       },

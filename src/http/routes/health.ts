@@ -3,8 +3,9 @@ import type { Lifecycle } from "../lifecycle.js";
 import type { Route } from "../route-table.js";
 
 /**
- * `GET /health`: liveness, no credential, answered even while draining. `GET /ready`: readiness,
- * 503 while draining or when the upstream does not answer its own `/health`.
+ * `GET /health`: liveness, no credential, answered even while draining (200 while the process
+ * runs). `GET /ready`: readiness, 503 from the moment shutdown begins (at once, without asking the
+ * upstream) and while the upstream does not answer its own `/health` (README "Readiness and drain").
  */
 export function healthRoutes(options: { client: WorkspaceClient; lifecycle: Lifecycle; readinessTimeoutMs?: number }): Route[] {
   return [
@@ -23,6 +24,10 @@ export function healthRoutes(options: { client: WorkspaceClient; lifecycle: Life
       path: "/ready",
       handler: {
         express: async (_request, response) => {
+          if (options.lifecycle.isDraining) {
+            response.status(503).json({ status: "draining" });
+            return;
+          }
           const upstream = await options.client.checkHealth(AbortSignal.timeout(options.readinessTimeoutMs ?? 2000));
           response.status(upstream ? 200 : 503).json({ status: upstream ? "ready" : "unavailable", upstream });
         },

@@ -98,7 +98,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
 
   async function create(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const admitted = await admitAnswerRequest(request, response, schema, options);
-    const { identity, body, model, workspace } = admitted;
+    const { identity, body, model, workspace, admission } = admitted;
     const id = newResponseId();
     const trace = traceChat(response, facts, admitted);
     trace?.respondedAs(id);
@@ -117,13 +117,15 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const queryId = plan.queries[0]?.queryId as string;
     Object.assign(facts.of(response), { workspace, mode: model.mode, queryIds: [queryId], continued: plan.continued });
     response.setHeader("service-query-id", queryId);
-    const answer = await options.answers.start({
-      plan,
-      caller: { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey },
-      controller: abortWhenClientLeaves(response, facts),
-      countsUsage: true,
-      trace,
-    });
+    const answer = admission.meter(
+      await options.answers.start({
+        plan,
+        caller: { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey },
+        controller: abortWhenClientLeaves(response, facts),
+        countsUsage: true,
+        trace,
+      }),
+    );
     const meta = metaOf(id, body, seconds(), previous?.id ?? null);
     const encoder = body.stream ? new ResponseStreamEncoder(meta, seconds) : new ResponseBodyEncoder(meta, seconds);
     const promptIndex = input.messages.findLastIndex((message) => message.role === "user");
@@ -244,7 +246,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
           "401": errorResponse("No bearer credential, or one the upstream refused"),
           "404": errorResponse("`previous_response_id` names no response of this credential and workspace"),
           "422": errorResponse("Invalid request (FastAPI-style `detail` list)"),
-          "429": errorResponse("Too many requests in flight here, or upstream"),
+          "429": errorResponse("Over a rate limit of this key in the workspace (`retry-after`, `retry-after-ms`), too many requests in flight here, or upstream"),
           "502": errorResponse("The query FAILED, or the upstream failed or could not be reached"),
           "504": errorResponse("The query did not finish before its mode's deadline"),
         },
