@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
 import { describeWith, REDIS } from "../helpers/external-programs.js";
-import { chat, expectAnsweredThroughFailover, expectStateSharedAcrossReplicas } from "../helpers/failover-scenario.js";
+import { chat, expectAnsweredThroughFailover, expectStateSharedAcrossReplicas, metricSum } from "../helpers/failover-scenario.js";
 import { Redis } from "ioredis";
 import { killNode, type RedisClusterServers, startRedisCluster, until } from "../helpers/redis-topologies.js";
 import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
@@ -32,7 +32,18 @@ describeWith(REDIS, "replicas sharing a Redis Cluster (3 masters, 3 replicas)", 
     cluster = await startRedisCluster();
     // Answers take about a second: long enough to be waiting when a master dies.
     workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], apiKeys: [API_KEY], stepDelayMs: 80 });
-    const environment = { ...cluster.environment, REDIS_KEY_PREFIX: prefix, CLUSTER_LEASE_MS: "1500", POLL_INTERVAL_MIN_MS: "100", POLL_INTERVAL_MAX_MS: "100", REALTIME: "off" };
+    const environment = {
+      ...cluster.environment,
+      REDIS_KEY_PREFIX: prefix,
+      CLUSTER_LEASE_MS: "1500",
+      POLL_INTERVAL_MIN_MS: "100",
+      POLL_INTERVAL_MAX_MS: "100",
+      REALTIME: "off",
+      // Limits high enough never to refuse, so that every request is counted in the cluster too.
+      RATE_LIMIT_RPM: "100000",
+      RATE_LIMIT_TPM: "100000000",
+      RATE_LIMIT_CONCURRENT: "10000",
+    };
     replicas = await Promise.all([0, 1, 2].map(() => startAdapter(workspace.url, environment)));
   }, 60_000);
   afterAll(async () => {
@@ -41,8 +52,13 @@ describeWith(REDIS, "replicas sharing a Redis Cluster (3 masters, 3 replicas)", 
     await cluster?.stop();
   });
 
-  it("shares conversations and stored responses across replicas, every command answered (no CROSSSLOT)", async () => {
+  it("shares conversations, stored responses and rate limits across replicas, every command answered (no CROSSSLOT)", async () => {
+    await until(async () => (await metricSum(replicas, "adapter_rate_limit_shared")).every((shared) => shared === 1), "the limits' connections");
     await expectStateSharedAcrossReplicas({ replicas, workspace });
+    // The limits were counted in the cluster, never in process for want of an answer.
+    expect(await metricSum(replicas, "adapter_rate_limit_fallbacks_total")).toEqual([0, 0, 0]);
+    const limitKeys = (await Promise.all(cluster.nodes.map((node) => node.client.keys(`${prefix}limit*`)))).flat();
+    expect(limitKeys.length).toBeGreaterThan(0);
     // The keys spread over the masters: a response and its items are not tied to one slot.
     const holding = await Promise.all(cluster.nodes.map(async (node) => (await node.client.keys(`${prefix}*`)).length));
     expect(holding.filter((count) => count > 0).length).toBeGreaterThan(1);
