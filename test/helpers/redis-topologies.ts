@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { freePort } from "./redis-server.js";
+import { redisTlsArguments, type TestCertificates } from "./test-certificates.js";
 
 /** One redis-server (a cluster node, a Sentinel-watched master or replica, or a sentinel) started by a test. */
 export interface RedisProcess {
@@ -25,12 +26,17 @@ export async function until(check: () => Promise<boolean>, what: string, ms = 20
   }
 }
 
-/** Starts a redis-server with these arguments (loopback only, no persistence) and waits for its PING. */
-async function startNode(port: number, args: string[], dir: string): Promise<RedisProcess> {
-  const child = spawn("redis-server", [...args, "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], {
+/**
+ * Starts a redis-server with these arguments (loopback only, no persistence) and waits for its PING;
+ * with `tls`, it listens with TLS only (the certificate names `localhost`).
+ */
+async function startNode(port: number, args: string[], dir: string, tls?: TestCertificates): Promise<RedisProcess> {
+  const listen = tls ? redisTlsArguments(port, tls) : ["--port", String(port)];
+  const child = spawn("redis-server", [...args, ...listen, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], {
     stdio: "ignore",
   });
-  const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 50, enableOfflineQueue: false });
+  const secure = tls ? { tls: { ca: readFileSync(tls.ca), servername: "localhost" } } : {};
+  const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 50, enableOfflineQueue: false, ...secure });
   client.on("error", () => undefined);
   await until(async () => {
     if (client.status === "wait") await client.connect();
@@ -61,9 +67,12 @@ export interface RedisClusterServers {
 /**
  * Starts six redis-servers with cluster mode on (node timeout 1 s, so a dead master's replica
  * takes over within about two seconds), joins them with `redis-cli --cluster create` (three masters,
- * one replica each), and waits until the cluster is ok and every replica is in sync.
+ * one replica each), and waits until the cluster is ok and every replica is in sync. With `tls`, as
+ * ElastiCache runs a TLS cluster: TLS only (clients, the cluster bus, replication), and the nodes
+ * announced by hostname (`localhost`), which the certificate names.
  */
-export async function startRedisCluster(): Promise<RedisClusterServers> {
+export async function startRedisCluster(options: { tls?: TestCertificates } = {}): Promise<RedisClusterServers> {
+  const { tls } = options;
   const dir = mkdtempSync(join(tmpdir(), "adapter-redis-cluster-"));
   const ports: number[] = [];
   while (ports.length < 6) {
@@ -71,12 +80,15 @@ export async function startRedisCluster(): Promise<RedisClusterServers> {
     // The cluster bus listens on port + 10000: both must be free, and distinct from the others'.
     if (port + 10_000 < 65_536 && !ports.includes(port) && !ports.includes(port + 10_000)) ports.push(port);
   }
+  const clusterArguments = ["--cluster-enabled", "yes", "--cluster-node-timeout", "1000", "--enable-debug-command", "local"];
+  const tlsArguments = tls
+    ? ["--tls-cluster", "yes", "--tls-replication", "yes", "--cluster-announce-hostname", "localhost", "--cluster-preferred-endpoint-type", "hostname"]
+    : [];
   const nodes = await Promise.all(
-    ports.map((port) =>
-      startNode(port, ["--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`, "--cluster-node-timeout", "1000", "--enable-debug-command", "local"], dir),
-    ),
+    ports.map((port) => startNode(port, [...clusterArguments, ...tlsArguments, "--cluster-config-file", `nodes-${port}.conf`], dir, tls)),
   );
-  const created = spawnSync("redis-cli", ["--cluster", "create", ...ports.map((port) => `127.0.0.1:${port}`), "--cluster-replicas", "1", "--cluster-yes"], {
+  const cli = tls ? ["--tls", "--cacert", tls.ca, "--sni", "localhost"] : [];
+  const created = spawnSync("redis-cli", [...cli, "--cluster", "create", ...ports.map((port) => `127.0.0.1:${port}`), "--cluster-replicas", "1", "--cluster-yes"], {
     encoding: "utf8",
     timeout: 30_000,
   });
@@ -93,7 +105,10 @@ export async function startRedisCluster(): Promise<RedisClusterServers> {
   const live = () => nodes.find((node) => node.child.exitCode === null && node.child.signalCode === null) as RedisProcess;
   return {
     nodes,
-    environment: { REDIS_CLUSTER_NODES: ports.slice(0, 3).map((port) => `127.0.0.1:${port}`).join(",") },
+    environment: {
+      REDIS_CLUSTER_NODES: ports.slice(0, 3).map((port) => `${tls ? "localhost" : "127.0.0.1"}:${port}`).join(","),
+      ...(tls ? { REDIS_TLS: "on" } : {}),
+    },
     async masterOf(key) {
       const slot = Number(await live().client.cluster("KEYSLOT", key));
       const slots = await live().client.cluster("SLOTS");

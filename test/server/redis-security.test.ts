@@ -1,14 +1,12 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { spawn } from "node:child_process";
 import { Redis } from "ioredis";
 import pino from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { projectRoot } from "../../src/util/package-info.js";
 import { describeWith, OPENSSL, REDIS } from "../helpers/external-programs.js";
 import { freePort } from "../helpers/redis-server.js";
-import { killNode, type RedisProcess, until } from "../helpers/redis-topologies.js";
+import { killNode, type RedisProcess, startRedisCluster, until } from "../helpers/redis-topologies.js";
+import { type Replica, startReplica, stopAll } from "../helpers/replica-process.js";
+import { makeCertificates, redisTlsArguments } from "../helpers/test-certificates.js";
 import { headers, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
 
 type Message = { role: string; content: string };
@@ -36,23 +34,9 @@ function spawnRedis(port: number, args: string[]): Pick<RedisProcess, "port" | "
   return { port, child };
 }
 
-/** The compiled entry point in a process of its own (so that NODE_EXTRA_CA_CERTS applies to it), serving on a free port. */
-async function startReplica(environment: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, [join(projectRoot(), "dist/src/main.js")], {
-    env: { ...process.env, PORT: "0", LOG_LEVEL: "info", LOG_FORMAT: "json", DEFAULT_WORKSPACE: "acme", REALTIME: "off", ...environment },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /serving (http:\/\/[\d.:]+)\/v1/.exec(output);
-      if (match) resolve(match[1] as string);
-    });
-    child.once("exit", (code) => reject(new Error(`replica exited with ${code}: ${output}`)));
-  });
-  return { child, url, output: () => output };
+/** Whether a replica's Redis connection is up (its metrics say so). */
+async function redisAvailable(replica: Replica): Promise<boolean> {
+  return /^adapter_redis_available 1$/m.test(await (await fetch(`${replica.url}/metrics`)).text());
 }
 
 let stack: Stack;
@@ -99,37 +83,51 @@ describeWith(REDIS, "Redis with an ACL user and a password", () => {
 
 describeWith(REDIS, "Redis over TLS", () => describeWith(OPENSSL, "with a CA of the test's own", () => {
   it("shares conversations over rediss:// with the certificate checked against the hostname; an unknown CA is refused", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "adapter-redis-tls-"));
-    const file = (name: string) => join(dir, name);
-    // A CA of the test's own, and a server certificate for localhost signed by it.
-    const openssl = (...args: string[]) => execFileSync("openssl", args, { stdio: "ignore" });
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", file("ca.key"), "-out", file("ca.pem"), "-days", "1", "-subj", "/CN=adapter test CA");
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", file("server.key"), "-out", file("server.csr"), "-subj", "/CN=localhost");
-    writeFileSync(file("san.ext"), "subjectAltName=DNS:localhost\n");
-    openssl("x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"), "-CAcreateserial", "-out", file("server.pem"), "-days", "1", "-extfile", file("san.ext"));
+    const certificates = makeCertificates();
     const port = await freePort();
-    const redis = spawnRedis(port, [
-      "--port", "0", "--tls-port", String(port),
-      "--tls-cert-file", file("server.pem"), "--tls-key-file", file("server.key"), "--tls-ca-cert-file", file("ca.pem"),
-      "--tls-auth-clients", "no",
-    ]);
-    const environment = { WORKSPACE_BASE_URL: stack.workspace.url, REDIS_URL: `rediss://localhost:${port}`, REDIS_KEY_PREFIX: "tls:" };
-    const replicas: { child: ChildProcess; url: string; output: () => string }[] = [];
+    const redis = spawnRedis(port, redisTlsArguments(port, certificates));
+    const environment = { REDIS_URL: `rediss://localhost:${port}`, REDIS_KEY_PREFIX: "tls:", DEFAULT_WORKSPACE: "acme", REALTIME: "off" };
+    const replicas: Replica[] = [];
     try {
-      replicas.push(await startReplica({ ...environment, NODE_EXTRA_CA_CERTS: file("ca.pem") }), await startReplica({ ...environment, NODE_EXTRA_CA_CERTS: file("ca.pem") }));
-      const available = async (url: string) => (await (await fetch(`${url}/metrics`)).text()).includes("adapter_redis_available 1");
-      await until(async () => (await available(replicas[0]?.url as string)) && (await available(replicas[1]?.url as string)), "the replicas' TLS connections");
+      const trusting = { ...environment, NODE_EXTRA_CA_CERTS: certificates.ca };
+      replicas.push(await startReplica(stack.workspace.url, trusting), await startReplica(stack.workspace.url, trusting));
+      await until(async () => (await redisAvailable(replicas[0] as Replica)) && (await redisAvailable(replicas[1] as Replica)), "the replicas' TLS connections");
       expect(await continuesAcross(replicas[0]?.url as string, replicas[1]?.url as string)).toBe(true);
       // Without the CA the certificate is not trusted: no connection, and the replica says so in its metrics.
-      const untrusting = await startReplica(environment);
+      const untrusting = await startReplica(stack.workspace.url, environment);
       replicas.push(untrusting);
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      expect(await available(untrusting.url)).toBe(false);
+      expect(await redisAvailable(untrusting)).toBe(false);
       expect((await ask(untrusting.url, [{ role: "user", content: "remote work" }])).status).toBe(200);
     } finally {
-      for (const replica of replicas) replica.child.kill("SIGKILL");
+      await stopAll(replicas);
       await killNode(redis);
-      rmSync(dir, { recursive: true, force: true });
+      certificates.remove();
     }
   }, 60_000);
+}));
+
+describeWith(REDIS, "a TLS Redis Cluster announced by hostname (ElastiCache's TLS pattern)", () => describeWith(OPENSSL, "with a CA of the test's own", () => {
+  it("shares conversations with REDIS_TLS=on, the certificate checked against the nodes' names; addresses are refused", async () => {
+    const certificates = makeCertificates();
+    const cluster = await startRedisCluster({ tls: certificates });
+    const replicas: Replica[] = [];
+    try {
+      const environment: Record<string, string> = { ...cluster.environment, REDIS_KEY_PREFIX: "tls-cluster:", DEFAULT_WORKSPACE: "acme", REALTIME: "off", NODE_EXTRA_CA_CERTS: certificates.ca };
+      expect(environment).toMatchObject({ REDIS_TLS: "on", REDIS_CLUSTER_NODES: expect.stringMatching(/^localhost:\d+,localhost:\d+,localhost:\d+$/) });
+      replicas.push(await startReplica(stack.workspace.url, environment), await startReplica(stack.workspace.url, environment));
+      await until(async () => (await redisAvailable(replicas[0] as Replica)) && (await redisAvailable(replicas[1] as Replica)), "the replicas' TLS cluster connections");
+      expect(await continuesAcross(replicas[0]?.url as string, replicas[1]?.url as string)).toBe(true);
+      // The same nodes by address: the certificate names localhost only, so the check refuses them.
+      const byAddress = await startReplica(stack.workspace.url, { ...environment, REDIS_CLUSTER_NODES: String(environment.REDIS_CLUSTER_NODES).replaceAll("localhost", "127.0.0.1") });
+      replicas.push(byAddress);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(await redisAvailable(byAddress)).toBe(false);
+      expect((await ask(byAddress.url, [{ role: "user", content: "remote work" }])).status).toBe(200);
+    } finally {
+      await stopAll(replicas);
+      await cluster.stop();
+      certificates.remove();
+    }
+  }, 90_000);
 }));
