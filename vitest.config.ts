@@ -1,4 +1,4 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 // CI (.ci/run) asks for a JSON report beside the usual output, to print its own summary line.
 const jsonReport = process.env.VITEST_JSON_REPORT;
@@ -28,7 +28,8 @@ export default defineConfig({
           ...shared,
           name: "suite",
           include: ["test/**/*.test.ts"],
-          exclude: HEAVY,
+          // Setting `exclude` replaces vitest's defaults: keep them (test/compat/clients has a node_modules of its own).
+          exclude: [...configDefaults.exclude, ...HEAVY],
           // Most suites wait on sockets and timers rather than compute: three at once on two cores.
           maxWorkers: 3,
           sequence: { groupOrder: 0 },
