@@ -1,5 +1,3 @@
-import { createOpenAI } from "@ai-sdk/openai";
-import { generateText, streamText } from "ai";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentReader } from "../../src/embedded-workspace/read-document.js";
@@ -7,7 +5,7 @@ import { startBrowser } from "../helpers/browser.js";
 import { CHROMIUM, describeWith } from "../helpers/external-programs.js";
 import { openAIErrors, strictOpenAIErrors } from "../helpers/openai-schemas.js";
 import { postStream } from "../helpers/read-sse.js";
-import { API_KEY, chatBody, FIXTURE_DOCUMENTS, headers, type RunningAdapter, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
+import { chatBody, FIXTURE_DOCUMENTS, headers, type RunningAdapter, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
 
 let stack: Stack;
 beforeAll(async () => {
@@ -80,28 +78,6 @@ describe("annotation formats", () => {
     } finally {
       await pinned.close();
     }
-  });
-});
-
-describe("the Vercel AI SDK's OpenAI chat model with default settings", () => {
-  const model = () => createOpenAI({ baseURL: `${stack.url}/v1`, apiKey: API_KEY, headers: { "Service-Workspace": "acme" } }).chat("reason");
-
-  it("reads a plain answer and reports its sources", async () => {
-    const result = await generateText({ model: model(), prompt: QUESTION });
-    expect(result.text).toContain("25 days");
-    expect(result.sources.length).toBeGreaterThan(0);
-    expect(result.sources[0]).toMatchObject({ sourceType: "url", url: expect.stringMatching(/^urn:workspace-document:acme:handbook\.md/) });
-  });
-
-  it("reads a streamed answer and reports its sources", async () => {
-    const result = streamText({ model: model(), prompt: QUESTION });
-    const parts: string[] = [];
-    for await (const part of result.fullStream) {
-      expect(part.type).not.toBe("error");
-      parts.push(part.type);
-    }
-    expect((await result.text)).toContain("25 days");
-    expect((await result.sources).length).toBeGreaterThan(0);
   });
 });
 
