@@ -5,10 +5,10 @@ const jsonReport = process.env.VITEST_JSON_REPORT;
 
 /**
  * Suites that load the whole machine (many processes, a thousand connections, a production
- * install): they run after the others, one at a time, so that neither they nor the timing-
- * sensitive suites measure each other's load.
+ * install, 29 clients at once): they run after the others, one at a time, so that neither they
+ * nor the timing-sensitive suites measure each other's load.
  */
-const HEAVY = ["test/server/cluster.test.ts", "test/load/load.test.ts", "test/server/production-install.test.ts"];
+const HEAVY = ["test/server/cluster.test.ts", "test/load/load.test.ts", "test/server/production-install.test.ts", "test/compat/client-matrix.test.ts"];
 
 const shared = {
   globalSetup: ["test/global-setup.ts"],
