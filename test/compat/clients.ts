@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type * as LlamaIndexOpenAI from "@llamaindex/openai";
-import { langchainOpenAI, openaiV4, openaiV5 } from "compat-clients";
+import { load as loadCompat } from "compat-clients";
 
 /**
  * The client compatibility matrix (issue 22): every client, at its current major and the majors
@@ -70,12 +69,25 @@ export function installed(alias: string, folder = ROOT): Installed {
   return { name: manifest.name, version: manifest.version };
 }
 
-const compat = (alias: string) => installed(alias, COMPAT_CLIENTS);
+/** A client package as a row uses it: what is installed, and how to load it. */
+interface Package {
+  installed: Installed;
+  /**
+   * Untyped on purpose: the drivers use every client through the narrow interfaces below, and
+   * typechecking the older majors' own type trees would add some 4 s to every typecheck.
+   */
+  load(): Promise<any>;
+}
+
+/** A client installed in the project (its own name, or an alias such as `openai-v6`). */
+const project = (alias: string): Package => ({ installed: installed(alias), load: () => import(alias) });
+/** A client installed in test/compat/clients. */
+const compat = (alias: string): Package => ({ installed: installed(alias, COMPAT_CLIENTS), load: () => loadCompat(alias) });
 
 /** The text's own Sources lines (`[1] handbook.md — Leave policy`): all a text-only client shows. */
 const textCitations = (text: string) => [...text.matchAll(/^\[\d+\] (.+)$/gm)].map((match) => match[1] as string);
 
-const hasStatus = (error: unknown, status: number) => (error as { status?: unknown; statusCode?: unknown }).status === status;
+const hasStatus = (error: unknown, status: number) => (error as { status?: unknown }).status === status;
 
 // ---------------------------------------------------------------------------------------------
 // The OpenAI SDK for JavaScript: chat completions and the Responses API, plain and streamed.
@@ -297,7 +309,7 @@ function agentsSdk(agents: AgentsModule, openai: OpenAIModule, api: "chat" | "re
 // ---------------------------------------------------------------------------------------------
 // LlamaIndex: its OpenAI LLM (chat completions) and OpenAIResponses.
 
-function llamaindex(llamaindexOpenAI: typeof LlamaIndexOpenAI, api: "chat" | "responses"): (connection: Connection) => Driver {
+function llamaindexDriver(llamaindexOpenAI: { OpenAI: new (options: object) => any; OpenAIResponses: new (options: object) => any }, api: "chat" | "responses"): (connection: Connection) => Driver {
   return ({ baseURL, apiKey, workspace }) => {
     const options = { model: "ask", apiKey, baseURL, maxRetries: 0, additionalSessionOptions: { defaultHeaders: { "Service-Workspace": workspace } } };
     const llm: { chat(params: any): Promise<any> } = api === "responses" ? new llamaindexOpenAI.OpenAIResponses(options) : new llamaindexOpenAI.OpenAI(options);
@@ -343,90 +355,85 @@ const LLAMAINDEX = "LlamaIndex (`@llamaindex/openai`)";
 const CHAT_ANNOTATIONS = "`message.annotations` (`url_citation`)";
 const RESPONSES_ANNOTATIONS = "`output_text` annotations (`file_citation`)";
 
-type Load<T> = () => Promise<T>;
-
-function openaiRows(major: string, load: Load<OpenAIModule>, pkg: Installed): MatrixRow[] {
+function openaiRows(major: string, openai: Package): MatrixRow[] {
+  const row = { client: OPENAI, packages: [openai.installed] };
   return [
-    { id: `openai-${major}-chat`, client: OPENAI, packages: [pkg], api: "chat", shows: CHAT_ANNOTATIONS, load: async () => openaiChat(await load()) },
-    { id: `openai-${major}-responses`, client: OPENAI, packages: [pkg], api: "responses", shows: RESPONSES_ANNOTATIONS, load: async () => openaiResponses(await load()) },
+    { ...row, id: `openai-${major}-chat`, api: "chat", shows: CHAT_ANNOTATIONS, load: async () => openaiChat(await openai.load()) },
+    { ...row, id: `openai-${major}-responses`, api: "responses", shows: RESPONSES_ANNOTATIONS, load: async () => openaiResponses(await openai.load()) },
   ];
 }
 
-function aiSdkRows(id: string, ai: Load<AiModule>, aiPackage: Installed, create: Load<CreateOpenAI>, provider: Installed): MatrixRow[] {
-  const packages = [provider, aiPackage];
+function aiSdkRows(id: string, provider: Package, ai: Package): MatrixRow[] {
+  const row = { client: AI_SDK_OPENAI, packages: [provider.installed, ai.installed] };
+  const load = (model: (create: CreateOpenAI) => Model) => async () => aiSdk(await ai.load(), model((await provider.load()).createOpenAI), "sources");
   return [
-    { id: `${id}-chat`, client: AI_SDK_OPENAI, packages, api: "chat", shows: "`sources` (`url`)", load: async () => aiSdk(await ai(), providerChat(await create()), "sources") },
-    {
-      id: `${id}-responses`,
-      client: AI_SDK_OPENAI,
-      packages,
-      api: "responses",
-      shows: "`sources` (`document`)",
-      load: async () => aiSdk(await ai(), providerResponses(await create()), "sources"),
-    },
+    { ...row, id: `${id}-chat`, api: "chat", shows: "`sources` (`url`)", load: load(providerChat) },
+    { ...row, id: `${id}-responses`, api: "responses", shows: "`sources` (`document`)", load: load(providerResponses) },
   ];
 }
 
-function compatibleRow(id: string, ai: Load<AiModule>, aiPackage: Installed, create: Load<CreateCompatible>, provider: Installed): MatrixRow {
+function compatibleRow(id: string, provider: Package, ai: Package): MatrixRow {
   return {
     id,
     client: AI_SDK_COMPATIBLE,
-    packages: [provider, aiPackage],
+    packages: [provider.installed, ai.installed],
     api: "chat",
     shows: "the text only (it reads no annotations)",
-    load: async () => aiSdk(await ai(), compatibleChat(await create()), "text"),
+    load: async () => aiSdk(await ai.load(), compatibleChat((await provider.load()).createOpenAICompatible), "text"),
   };
 }
 
-function langchainRows(major: string, ChatOpenAI: Load<ChatOpenAIClass>, packages: Installed[]): MatrixRow[] {
+function langchainRows(major: string, openai: Package, core: Package): MatrixRow[] {
+  const row = { client: LANGCHAIN, packages: [openai.installed, core.installed] };
+  const load = (api: MatrixRow["api"]) => async () => langchain((await openai.load()).ChatOpenAI, api);
   return [
-    { id: `langchain-${major}-chat`, client: LANGCHAIN, packages, api: "chat", shows: "the text only (it drops `annotations`)", load: async () => langchain(await ChatOpenAI(), "chat") },
-    { id: `langchain-${major}-responses`, client: LANGCHAIN, packages, api: "responses", shows: "text block `annotations`", load: async () => langchain(await ChatOpenAI(), "responses") },
+    { ...row, id: `langchain-${major}-chat`, api: "chat", shows: "the text only (it drops `annotations`)", load: load("chat") },
+    { ...row, id: `langchain-${major}-responses`, api: "responses", shows: "text block `annotations`", load: load("responses") },
   ];
 }
 
-function agentsRows(id: string, agents: Load<AgentsModule>, pkg: Installed): MatrixRow[] {
-  const load = (api: MatrixRow["api"]) => async () => agentsSdk(await agents(), await import("openai"), api);
+function agentsRows(id: string, agents: Package, openai: Package): MatrixRow[] {
+  const row = { client: AGENTS, packages: [agents.installed], shows: "message `providerData.annotations`" };
+  const load = (api: MatrixRow["api"]) => async () => agentsSdk(await agents.load(), await openai.load(), api);
   return [
-    { id: `${id}-chat`, client: AGENTS, packages: [pkg], api: "chat", shows: "message `providerData.annotations`", load: load("chat") },
-    { id: `${id}-responses`, client: AGENTS, packages: [pkg], api: "responses", shows: "message `providerData.annotations`", load: load("responses") },
+    { ...row, id: `${id}-chat`, api: "chat", load: load("chat") },
+    { ...row, id: `${id}-responses`, api: "responses", load: load("responses") },
   ];
 }
 
-function llamaindexRows(pkg: Installed): MatrixRow[] {
-  const load = (api: MatrixRow["api"]) => async () => llamaindex(await import("@llamaindex/openai"), api);
+function llamaindexRows(llamaindex: Package): MatrixRow[] {
+  const row = { client: LLAMAINDEX, packages: [llamaindex.installed] };
+  const load = (api: MatrixRow["api"]) => async () => llamaindexDriver(await llamaindex.load(), api);
   return [
-    { id: "llamaindex-chat", client: LLAMAINDEX, packages: [pkg], api: "chat", shows: "`raw` completion `annotations`", load: load("chat") },
-    { id: "llamaindex-responses", client: LLAMAINDEX, packages: [pkg], api: "responses", shows: "`message.options.annotations`", load: load("responses") },
+    { ...row, id: "llamaindex-chat", api: "chat", shows: "`raw` completion `annotations`", load: load("chat") },
+    { ...row, id: "llamaindex-responses", api: "responses", shows: "`message.options.annotations`", load: load("responses") },
   ];
 }
 
-const AI5 = installed("ai-v5");
-const AI6 = installed("ai-v6");
-const AI7 = installed("ai");
-const OPENAI_PROVIDER_3 = installed("ai-sdk-openai-v3");
-const ai5 = () => import("ai-v5");
-const ai6 = () => import("ai-v6");
-const ai7 = () => import("ai");
-const openai3 = async () => (await import("ai-sdk-openai-v3")).createOpenAI;
+const AI5 = project("ai-v5");
+const AI6 = project("ai-v6");
+const AI7 = project("ai");
+const OPENAI_PROVIDER_3 = project("ai-sdk-openai-v3");
+const OPENAI_7 = project("openai");
 
 /** Every row of the matrix, in the README's order. */
 export const MATRIX: readonly MatrixRow[] = [
-  ...openaiRows("4", openaiV4, compat("openai-v4")),
-  ...openaiRows("5", openaiV5, compat("openai-v5")),
-  ...openaiRows("6", () => import("openai-v6"), installed("openai-v6")),
-  ...openaiRows("7", () => import("openai"), installed("openai")),
-  ...aiSdkRows("ai-5-openai-2", ai5, AI5, async () => (await import("ai-sdk-openai-v2")).createOpenAI, installed("ai-sdk-openai-v2")),
-  ...aiSdkRows("ai-6-openai-3", ai6, AI6, openai3, OPENAI_PROVIDER_3),
+  ...openaiRows("4", compat("openai-v4")),
+  ...openaiRows("5", compat("openai-v5")),
+  ...openaiRows("6", project("openai-v6")),
+  ...openaiRows("7", OPENAI_7),
+  ...aiSdkRows("ai-5-openai-2", project("ai-sdk-openai-v2"), AI5),
+  ...aiSdkRows("ai-6-openai-3", OPENAI_PROVIDER_3, AI6),
   // The pair issue 22 was found with: `ai` at its current major, the provider at the one before.
-  ...aiSdkRows("ai-7-openai-3", ai7, AI7, openai3, OPENAI_PROVIDER_3),
-  ...aiSdkRows("ai-7-openai-4", ai7, AI7, async () => (await import("@ai-sdk/openai")).createOpenAI, installed("@ai-sdk/openai")),
-  compatibleRow("ai-5-compatible-1", ai5, AI5, async () => (await import("ai-sdk-openai-compatible-v1")).createOpenAICompatible, installed("ai-sdk-openai-compatible-v1")),
-  compatibleRow("ai-6-compatible-2", ai6, AI6, async () => (await import("ai-sdk-openai-compatible-v2")).createOpenAICompatible, installed("ai-sdk-openai-compatible-v2")),
-  compatibleRow("ai-7-compatible-3", ai7, AI7, async () => (await import("@ai-sdk/openai-compatible")).createOpenAICompatible, installed("@ai-sdk/openai-compatible")),
-  ...langchainRows("0", async () => (await langchainOpenAI()).ChatOpenAI, [compat("@langchain/openai"), compat("@langchain/core")]),
-  ...langchainRows("1", async () => (await import("@langchain/openai")).ChatOpenAI, [installed("@langchain/openai"), installed("@langchain/core")]),
-  ...agentsRows("agents-0.19", () => import("openai-agents-v0.19"), installed("openai-agents-v0.19")),
-  ...agentsRows("agents-0.20", () => import("@openai/agents"), installed("@openai/agents")),
-  ...llamaindexRows(installed("@llamaindex/openai")),
+  ...aiSdkRows("ai-7-openai-3", OPENAI_PROVIDER_3, AI7),
+  ...aiSdkRows("ai-7-openai-4", project("@ai-sdk/openai"), AI7),
+  compatibleRow("ai-5-compatible-1", project("ai-sdk-openai-compatible-v1"), AI5),
+  compatibleRow("ai-6-compatible-2", project("ai-sdk-openai-compatible-v2"), AI6),
+  compatibleRow("ai-7-compatible-3", project("@ai-sdk/openai-compatible"), AI7),
+  ...langchainRows("0", compat("@langchain/openai"), compat("@langchain/core")),
+  ...langchainRows("1", project("@langchain/openai"), project("@langchain/core")),
+  // Both Agents SDK lines depend on openai ^7: the project's.
+  ...agentsRows("agents-0.19", project("openai-agents-v0.19"), OPENAI_7),
+  ...agentsRows("agents-0.20", project("@openai/agents"), OPENAI_7),
+  ...llamaindexRows(project("@llamaindex/openai")),
 ];

@@ -1,5 +1,3 @@
-// The clients of the matrix whose peers cannot sit beside the project's own (see package.json),
-// each loaded when a test asks for it.
-export const openaiV4 = () => import("openai-v4");
-export const openaiV5 = () => import("openai-v5");
-export const langchainOpenAI = () => import("@langchain/openai");
+// Loads a client of the matrix from this package's own node_modules (see package.json): the
+// specifier resolves from here, not from the project's root.
+export const load = (name) => import(name);
