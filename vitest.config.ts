@@ -1,12 +1,12 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 // CI (.ci/run) asks for a JSON report beside the usual output, to print its own summary line.
 const jsonReport = process.env.VITEST_JSON_REPORT;
 
 /**
  * Suites that load the whole machine (many processes, a thousand connections, a production
- * install): they run after the others, one at a time, so that neither they nor the timing-
- * sensitive suites measure each other's load.
+ * install, 29 clients at once): they run after the others, one at a time, so that neither they
+ * nor the timing-sensitive suites measure each other's load.
  */
 const HEAVY = [
   "test/server/cluster.test.ts",
@@ -14,6 +14,7 @@ const HEAVY = [
   "test/server/redis-sentinel.test.ts",
   "test/load/load.test.ts",
   "test/server/production-install.test.ts",
+  "test/compat/client-matrix.test.ts",
 ];
 
 const shared = {
@@ -34,7 +35,8 @@ export default defineConfig({
           ...shared,
           name: "suite",
           include: ["test/**/*.test.ts"],
-          exclude: HEAVY,
+          // Setting `exclude` replaces vitest's defaults: keep them (test/compat/clients has a node_modules of its own).
+          exclude: [...configDefaults.exclude, ...HEAVY],
           // Most suites wait on sockets and timers rather than compute: three at once on two cores.
           maxWorkers: 3,
           sequence: { groupOrder: 0 },

@@ -13,8 +13,8 @@ const completion = await client.chat.completions.create({
 });
 const message = completion.choices[0].message;
 console.log(message.content);
-for (const annotation of message.annotations ?? []) {
-  console.log(`cites ${annotation.file_citation.filename} at ${annotation.start_index}-${annotation.end_index}`);
+for (const { url_citation: citation } of message.annotations ?? []) {
+  console.log(`cites ${citation.title} <${citation.url}> at ${citation.start_index}-${citation.end_index}`);
 }
 console.log("usage:", completion.usage);
 

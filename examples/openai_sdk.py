@@ -15,11 +15,10 @@ completion = client.chat.completions.create(
 )
 message = completion.choices[0].message
 print(message.content)
-# Annotations and sources are read from the plain dict: file_citation is not in the SDK's types.
-for annotation in completion.model_dump()["choices"][0]["message"].get("annotations") or []:
+for annotation in message.annotations or []:
+    citation = annotation.url_citation
     # Offsets count code points, so Python slicing finds the marker.
-    start, end = annotation["start_index"], annotation["end_index"]
-    print("cites", annotation["file_citation"]["filename"], "at", message.content[start:end])
+    print("cites", citation.title, citation.url, "at", message.content[citation.start_index:citation.end_index])
 
 stream = client.chat.completions.create(
     model="reason",

@@ -1,6 +1,6 @@
 // The Vercel AI SDK's OpenAI provider on chat completions (@ai-sdk/openai, `.chat()`), with its
-// default settings: the adapter recognises it and sends the url_citation annotations it accepts,
-// which it reports as sources.
+// default settings: the adapter's url_citation annotations (the only kind this provider accepts)
+// become its sources.
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, streamText } from "ai";
 

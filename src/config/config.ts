@@ -104,9 +104,8 @@ export const environmentSchema = z.object({
     "`markdown` also makes citations Markdown in the content (name markers and a Sources list as links), for UIs that ignore annotations; per request: `X-Citation-Style`",
   ),
   CHAT_ANNOTATIONS: documented(
-    z.enum(["file_citation", "url_citation", "none"]).optional(),
-    "Chat annotation format: `file_citation` (the interface's), `url_citation` (OpenAI's) or `none`; per request: `X-Chat-Annotations`",
-    "unset (`url_citation` for clients that accept nothing else, `file_citation` otherwise)",
+    z.enum(["file_citation", "url_citation", "none"]).default("url_citation"),
+    "Chat annotation format: `url_citation` (OpenAI's, which every client accepts), `file_citation` (the interface's; clients known to reject it still get `url_citation`) or `none`; per request: `X-Chat-Annotations`",
   ),
   SOURCE_URL_TEMPLATE: documented(
     optionalText,

@@ -57,14 +57,14 @@ describe("recipes", () => {
   it("curl: a plain and a streamed completion", async () => {
     const { stdout } = await run("bash", [join(root, "examples/curl.sh")], { env: environment, timeout: 20_000 });
     expect(stdout).toMatch(/"object":"chat\.completion"/);
-    expect(stdout).toMatch(/"file_citation"/);
+    expect(stdout).toMatch(/"url_citation"/);
     expect(stdout).toMatch(/"reasoning_content"/);
     expect(stdout.trim().endsWith("data: [DONE]")).toBe(true);
   });
 
   it("the OpenAI SDK for JavaScript: content, citations, usage and a stream", async () => {
     const { stdout } = await run(process.execPath, [join(root, "examples/openai-sdk.mjs")], { env: environment, timeout: 20_000 });
-    expect(stdout).toMatch(/cites README\.md at \d+-\d+/);
+    expect(stdout).toMatch(/cites .+ <http:\/\/127\.0\.0\.1:\d+\/documents\/demo\/\S+> at \d+-\d+/);
     expect(stdout).toMatch(/usage: \{[\s\S]*total_tokens/);
     expect(stdout).toMatch(/Using tool: search_documents/);
   });

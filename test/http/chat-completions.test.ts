@@ -47,8 +47,9 @@ describe("POST /v1/chat/completions", () => {
     expect(message.content).toMatch(/\n\nSources:\n\[1\] handbook\.md — Leave policy/);
     expect(message.sources[0]).toMatchObject({ filename: "handbook.md", title: "Leave policy", cited: true });
     const first = message.annotations[0];
-    expect(first.file_citation.filename).toBe("handbook.md");
-    expect([...message.content].slice(first.start_index, first.end_index).join("")).toBe("[1]");
+    expect(first.type).toBe("url_citation");
+    expect(first.url_citation).toMatchObject({ url: "urn:workspace-document:acme:handbook.md", title: "Leave policy" });
+    expect([...message.content].slice(first.url_citation.start_index, first.url_citation.end_index).join("")).toBe("[1]");
     expect(message.reasoning_content).toContain("Using tool: search_documents");
     expect(body.id).toBe(`chatcmpl-${responseHeaders.get("service-query-id")}`);
     expect(body.model).toBe("ask");

@@ -1,5 +1,3 @@
-import { createOpenAI } from "@ai-sdk/openai";
-import { generateText, streamText } from "ai";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentReader } from "../../src/embedded-workspace/read-document.js";
@@ -7,7 +5,7 @@ import { startBrowser } from "../helpers/browser.js";
 import { CHROMIUM, describeWith } from "../helpers/external-programs.js";
 import { openAIErrors, strictOpenAIErrors } from "../helpers/openai-schemas.js";
 import { postStream } from "../helpers/read-sse.js";
-import { API_KEY, chatBody, FIXTURE_DOCUMENTS, headers, type RunningAdapter, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
+import { chatBody, FIXTURE_DOCUMENTS, headers, type RunningAdapter, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
 
 let stack: Stack;
 beforeAll(async () => {
@@ -26,15 +24,8 @@ async function complete(url: string, extraHeaders: Record<string, string>, body 
 const spanned = (content: string, start: number, end: number) => [...content].slice(start, end).join("");
 
 describe("annotation formats", () => {
-  it("sends the interface's file_citation by default", async () => {
+  it("sends OpenAI's url_citation over each marker by default, and the whole answer validates unmodified", async () => {
     const { body } = await complete(stack.url, {});
-    const annotations = body.choices[0].message.annotations;
-    expect(annotations.length).toBeGreaterThan(0);
-    for (const annotation of annotations) expect(annotation.type).toBe("file_citation");
-  });
-
-  it("sends OpenAI's url_citation over each marker with X-Chat-Annotations, and the whole answer validates unmodified", async () => {
-    const { body } = await complete(stack.url, { "x-chat-annotations": "url_citation" });
     expect(strictOpenAIErrors("CreateChatCompletionResponse", body)).toEqual([]);
     const { content, annotations } = body.choices[0].message;
     expect(annotations.length).toBeGreaterThan(0);
@@ -45,7 +36,7 @@ describe("annotation formats", () => {
       expect(citation.url).toMatch(/^urn:workspace-document:acme:handbook\.md/);
       expect(citation.title.length).toBeGreaterThan(0);
     }
-    const stream = await postStream(`${stack.url}/v1/chat/completions`, headers({ "x-chat-annotations": "url_citation" }), chatBody(QUESTION, { stream: true, stream_options: { include_usage: true } }));
+    const stream = await postStream(`${stack.url}/v1/chat/completions`, headers(), chatBody(QUESTION, { stream: true, stream_options: { include_usage: true } }));
     const chunks = stream.data.filter((data) => data !== "[DONE]");
     for (const chunk of chunks) expect(strictOpenAIErrors("CreateChatCompletionStreamResponse", chunk)).toEqual([]);
     expect(chunks.some((chunk) => chunk.choices[0]?.delta.annotations?.[0]?.type === "url_citation")).toBe(true);
@@ -64,41 +55,29 @@ describe("annotation formats", () => {
     expect(body.detail.map((issue: any) => issue.loc)).toEqual([["header", "x-chat-annotations"], ["header", "x-citation-style"]]);
   });
 
-  it("gives url_citation to a client known to accept nothing else, unless the request or the deployment says otherwise", async () => {
-    const strict = { "user-agent": "ai/7.0.173 ai-sdk-openai/4.0.118 runtime/node.js/v20" };
-    expect((await complete(stack.url, strict)).body.choices[0].message.annotations[0].type).toBe("url_citation");
-    expect((await complete(stack.url, { ...strict, "x-chat-annotations": "file_citation" })).body.choices[0].message.annotations[0].type).toBe("file_citation");
-    const sdk = { "user-agent": "ai/7.0.173 ai-sdk-provider-utils/5.0.81 node.js/v20.20.2" };
-    expect((await complete(stack.url, sdk)).body.choices[0].message.annotations[0].type).toBe("url_citation");
-    expect((await complete(stack.url, { "user-agent": "OpenAI/JS 7.57.0" })).body.choices[0].message.annotations[0].type).toBe("file_citation");
+  it("sends the interface's file_citation with X-Chat-Annotations, spanning the same markers", async () => {
+    const { body } = await complete(stack.url, { "x-chat-annotations": "file_citation" });
+    const { content, annotations } = body.choices[0].message;
+    expect(annotations.length).toBeGreaterThan(0);
+    for (const annotation of annotations) {
+      expect(annotation).toMatchObject({ type: "file_citation", file_citation: { filename: "handbook.md" } });
+      expect(spanned(content, annotation.start_index, annotation.end_index)).toMatch(/^\[(handbook\.md|\d+(, \d+)*)\]$/);
+    }
+  });
+
+  it("gives a deployment's file_citation to other clients, but url_citation to a client known to accept nothing else", async () => {
     const pinned = await startAdapter(stack.workspace.url, { CHAT_ANNOTATIONS: "file_citation" });
+    const first = async (url: string, extra: Record<string, string>) => (await complete(url, extra)).body.choices[0].message.annotations[0].type;
     try {
-      expect((await complete(pinned.url, strict)).body.choices[0].message.annotations[0].type).toBe("file_citation");
+      expect(await first(pinned.url, { "user-agent": "OpenAI/JS 7.57.0" })).toBe("file_citation");
+      expect(await first(pinned.url, { "user-agent": "ai/7.0.173 ai-sdk/provider-utils/4.0.66 runtime/node.js/v20.20.2" })).toBe("url_citation");
+      expect(await first(pinned.url, { "user-agent": "ai/7.0.173 ai-sdk-provider-utils/5.0.81 node.js/v20.20.2" })).toBe("url_citation");
+      // The request's header still wins.
+      expect(await first(pinned.url, { "user-agent": "ai/7.0.173 ai-sdk-provider-utils/5.0.81", "x-chat-annotations": "file_citation" })).toBe("file_citation");
+      expect(await first(stack.url, { "user-agent": "OpenAI/JS 7.57.0" })).toBe("url_citation");
     } finally {
       await pinned.close();
     }
-  });
-});
-
-describe("the Vercel AI SDK's OpenAI chat model with default settings", () => {
-  const model = () => createOpenAI({ baseURL: `${stack.url}/v1`, apiKey: API_KEY, headers: { "Service-Workspace": "acme" } }).chat("reason");
-
-  it("reads a plain answer and reports its sources", async () => {
-    const result = await generateText({ model: model(), prompt: QUESTION });
-    expect(result.text).toContain("25 days");
-    expect(result.sources.length).toBeGreaterThan(0);
-    expect(result.sources[0]).toMatchObject({ sourceType: "url", url: expect.stringMatching(/^urn:workspace-document:acme:handbook\.md/) });
-  });
-
-  it("reads a streamed answer and reports its sources", async () => {
-    const result = streamText({ model: model(), prompt: QUESTION });
-    const parts: string[] = [];
-    for await (const part of result.fullStream) {
-      expect(part.type).not.toBe("error");
-      parts.push(part.type);
-    }
-    expect((await result.text)).toContain("25 days");
-    expect((await result.sources).length).toBeGreaterThan(0);
   });
 });
 
@@ -159,12 +138,12 @@ describe("what chat UIs read", () => {
       expect(event.data.metadata[0]).toMatchObject({ source: expect.stringContaining("handbook.md"), name: expect.any(String) });
     }
     // Lobe Chat reads `citations` (strings or {title,url}) and `search_results` ({title,url}) and,
-    // from the chunk that finishes a choice, `delta.annotations[].url_citation.url`.
+    // from the chunk that finishes a choice, `delta.annotations[].url_citation.url`: the default serves it.
     const last = chunks.at(-1);
     expect(last.choices[0].finish_reason).toBe("stop");
     expect(last.citations.every((citation: unknown) => typeof citation === "string")).toBe(true);
     expect(last.search_results[0]).toMatchObject({ title: expect.any(String), url: expect.any(String) });
-    const lobe = await postStream(`${stack.url}/v1/chat/completions`, headers({ "x-chat-annotations": "url_citation" }), chatBody(QUESTION, { stream: true }));
+    const lobe = await postStream(`${stack.url}/v1/chat/completions`, headers({ "user-agent": "OpenAI/JS 4.104.0" }), chatBody(QUESTION, { stream: true }));
     const finishing = lobe.data.filter((data) => data !== "[DONE]" && data.choices[0]?.finish_reason).at(-1);
     expect(finishing.choices[0].delta.content).toBeUndefined();
     expect(finishing.choices[0].delta.annotations.map((annotation: any) => annotation.url_citation.url).length).toBeGreaterThan(0);

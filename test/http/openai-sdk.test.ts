@@ -24,11 +24,10 @@ describe("the official openai SDK pointed at the adapter", () => {
     expect(completion.object).toBe("chat.completion");
     expect(completion.choices[0]?.message.content).toContain("within one hour");
     expect(completion.choices[0]?.finish_reason).toBe("stop");
-    const annotations = completion.choices[0]?.message.annotations as unknown as {
-      type: string;
-      file_citation: { filename: string };
-    }[];
-    expect(annotations[0]?.file_citation.filename).toBe("security-policy.md");
+    // OpenAI's own chat annotation, typed by the SDK.
+    const citation = completion.choices[0]?.message.annotations?.[0]?.url_citation;
+    expect(citation?.url).toBe("urn:workspace-document:acme:security-policy.md");
+    expect(completion.choices[0]?.message.content?.slice(citation?.start_index, citation?.end_index)).toBe("[1]");
     expect(completion.usage?.total_tokens).toBeGreaterThan(0);
   });
 

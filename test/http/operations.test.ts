@@ -100,7 +100,8 @@ describe("CITATION_STYLE=markdown", () => {
       const whole = (await (await fetch(url, { method: "POST", headers: headers(), body: JSON.stringify(chatBody("leave")) })).json()) as any;
       const message = whole.choices[0].message;
       expect(message.content).toBe("Employees get 25 days of leave [1].\n\n**Sources**\n- handbook.pdf, p. 4 — Employee handbook");
-      expect([...message.content].slice(message.annotations[0].start_index, message.annotations[0].end_index).join("")).toBe("[1]");
+      const { start_index: start, end_index: end } = message.annotations[0].url_citation;
+      expect([...message.content].slice(start, end).join("")).toBe("[1]");
       const stream = await postStream(url, headers(), chatBody("leave", { stream: true }));
       const content = stream.data
         .filter((item) => item !== "[DONE]")

@@ -123,7 +123,10 @@ describe("the realtime channel", () => {
     const last = stream.state.chunks.filter((chunk) => chunk.choices?.[0]?.delta?.annotations).at(-1);
     expect(last.choices[0].delta.annotations).toEqual([
       // Over exactly the text the client received: the marker's code points.
-      { type: "file_citation", file_citation: { filename: "handbook.md" }, start_index: FINAL.indexOf("[1]"), end_index: FINAL.indexOf("[1]") + 3 },
+      {
+        type: "url_citation",
+        url_citation: { url: "urn:workspace-document:acme:handbook.md", title: "Leave policy", start_index: FINAL.indexOf("[1]"), end_index: FINAL.indexOf("[1]") + 3 },
+      },
     ]);
     expect(stream.state.errors).toEqual([]);
     await until(() => server.openConnections === 0, 2000, "the disconnect");

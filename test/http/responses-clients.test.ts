@@ -1,6 +1,4 @@
 import { createOpenAI } from "@ai-sdk/openai";
-import { ChatOpenAI } from "@langchain/openai";
-import { Agent, OpenAIResponsesModel, run, setTracingDisabled } from "@openai/agents";
 import { generateText, streamText } from "ai";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,32 +9,11 @@ import { API_KEY, type RunningAdapter, type Stack, startAdapter, startStack } fr
 let stack: Stack;
 beforeAll(async () => {
   stack = await startStack();
-  // The Agents SDK exports traces to api.openai.com by default; tests talk only to loopback.
-  setTracingDisabled(true);
 });
 afterAll(() => stack.close());
 
 const workspaceHeaders = { "Service-Workspace": "acme" };
 const openaiClient = (url = stack.url) => new OpenAI({ baseURL: `${url}/v1`, apiKey: API_KEY, defaultHeaders: workspaceHeaders, maxRetries: 0 });
-
-describe("the OpenAI Agents SDK (OpenAIResponsesModel)", () => {
-  const agent = () =>
-    new Agent({ name: "workspace", instructions: "Answer from the workspace", model: new OpenAIResponsesModel(openaiClient(), "ask") });
-
-  it("runs an agent on a plain answer", async () => {
-    const result = await run(agent(), "How much annual leave do I get?");
-    expect(result.finalOutput).toContain("25 days");
-  });
-
-  it("runs an agent streamed", async () => {
-    const result = await run(agent(), "How much annual leave do I get?", { stream: true });
-    let text = "";
-    for await (const chunk of result.toTextStream()) text += chunk;
-    await result.completed;
-    expect(text).toContain("25 days");
-    expect(result.finalOutput).toBe(text);
-  });
-});
 
 describe("the Vercel AI SDK's OpenAI provider (Responses API)", () => {
   const provider = () => createOpenAI({ baseURL: `${stack.url}/v1`, apiKey: API_KEY, headers: workspaceHeaders });
@@ -75,19 +52,6 @@ describe("the Vercel AI SDK's OpenAI provider (Responses API)", () => {
     expect((await result.sources).length).toBeGreaterThan(0);
     expect(await result.reasoningText).toContain("search_documents");
     expect((await result.usage).inputTokens).toBeGreaterThan(0);
-  });
-});
-
-describe("LangChain JS with useResponsesApi", () => {
-  const model = () =>
-    new ChatOpenAI({ model: "ask", apiKey: API_KEY, useResponsesApi: true, configuration: { baseURL: `${stack.url}/v1`, defaultHeaders: workspaceHeaders } });
-
-  it("invokes and streams", async () => {
-    const answer = await model().invoke("How much annual leave do I get?");
-    expect(answer.text).toContain("25 days");
-    let streamed = "";
-    for await (const chunk of await model().stream("How much annual leave do I get?")) streamed += chunk.text;
-    expect(streamed).toContain("25 days");
   });
 });
 

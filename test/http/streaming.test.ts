@@ -208,9 +208,10 @@ describe("the openai SDK reading the stream", () => {
       .finalChatCompletion();
     const message = completion.choices[0]?.message as any;
     expect(message.content).toContain("within one hour");
-    expect(message.annotations[0].file_citation.filename).toBe("security-policy.md");
+    const citation = message.annotations[0].url_citation;
+    expect(citation.url).toBe("urn:workspace-document:acme:security-policy.md");
     expect(message.sources[0]).toMatchObject({ filename: "security-policy.md", cited: true });
-    expect([...message.content].slice(message.annotations[0].start_index, message.annotations[0].end_index).join("")).toBe("[1]");
+    expect([...message.content].slice(citation.start_index, citation.end_index).join("")).toBe("[1]");
     expect(completion.choices[0]?.finish_reason).toBe("stop");
   });
 
