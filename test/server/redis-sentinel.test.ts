@@ -1,3 +1,4 @@
+import pino from "pino";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
 import { describeWith, REDIS } from "../helpers/external-programs.js";
@@ -9,13 +10,16 @@ describeWith(REDIS, "replicas sharing a Sentinel-watched Redis (master, replica,
   let servers: RedisSentinelServers;
   let workspace: RunningWorkspace;
   let replicas: RunningAdapter[];
+  const logs: string[] = [];
   beforeEach(async () => {
     servers = await startRedisSentinel();
     workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], apiKeys: [API_KEY], stepDelayMs: 80 });
     const environment = { ...servers.environment, REDIS_KEY_PREFIX: "sentinel:", CLUSTER_LEASE_MS: "1500", POLL_INTERVAL_MIN_MS: "100", POLL_INTERVAL_MAX_MS: "100", REALTIME: "off" };
-    replicas = await Promise.all([0, 1, 2].map(() => startAdapter(workspace.url, environment)));
+    logs.length = 0;
+    replicas = await Promise.all([0, 1, 2].map((index) => startAdapter(workspace.url, environment, pino({ level: "info" }, { write: (line: string) => logs.push(`${index} ${line}`) }))));
   }, 60_000);
-  afterEach(async () => {
+  afterEach(async (context) => {
+    if (context.task.result?.state === "fail") console.log(logs.filter((line) => !line.includes('"msg":"request"')).join("").slice(-6000));
     await Promise.all((replicas ?? []).map((replica) => replica.close()));
     await workspace?.close();
     await servers?.stop();
