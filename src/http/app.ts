@@ -22,6 +22,7 @@ import { chatCompletionsRoute } from "./routes/chat-completions.js";
 import { documentRoutes } from "./routes/documents.js";
 import { playgroundRoutes } from "./routes/playground.js";
 import { healthRoutes } from "./routes/health.js";
+import { mcpRoutes } from "./routes/mcp.js";
 import { modelsRoutes } from "./routes/models.js";
 import { responsesRoutes } from "./routes/responses.js";
 import type { KeepAliveSweeps } from "./sse-writer.js";
@@ -46,6 +47,7 @@ export interface AppDependencies {
     | "sourceUrlTemplate"
     | "responsesTtlSeconds"
     | "playground"
+    | "mcp"
   >;
   answers: AnswerService;
   authenticate: Authenticator;
@@ -76,6 +78,7 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
   return [
     chatCompletionsRoute({ ...dependencies, newQueryId: dependencies.newQueryId }),
     ...responsesRoutes({ ...dependencies, newQueryId: dependencies.newQueryId }),
+    ...(config.mcp ? mcpRoutes({ ...dependencies, newQueryId: dependencies.newQueryId }) : []),
     ...modelsRoutes({
       created: dependencies.startedAt,
       authenticate: dependencies.authenticate,
@@ -156,7 +159,7 @@ export function createApp(dependencies: AppDependencies): RequestListener {
     }
     known.route = match.label;
     const { handler } = match.route;
-    if ("fast" in handler) handler.fast(request, response);
+    if ("fast" in handler) handler.fast(request, response, match.params);
     else expressApp(request, response);
   };
 }
