@@ -110,8 +110,9 @@ export function toolError(message: string): CallToolResult {
   return { content: [{ type: "text", text: message }], isError: true };
 }
 
-/** A result's title: the source's title or file name, and its page. */
+/** A result's title: the source's title, its file and page (`Reporting — security-policy.md, p. 3`). */
 function titleOf(source: { filename: string | null; title: string | null; page: number | null }): string {
-  const name = source.title ?? source.filename ?? "Source";
-  return source.page === null ? name : `${name}, p. ${source.page}`;
+  const place = `${source.filename ?? ""}${source.page === null ? "" : `${source.filename ? ", " : ""}p. ${source.page}`}`;
+  if (!source.title) return place || "Source";
+  return place ? `${source.title} — ${place}` : source.title;
 }
