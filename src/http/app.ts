@@ -93,6 +93,7 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
           embedded: dependencies.documents !== undefined,
           defaultWorkspace: config.defaultWorkspace ?? null,
           key: dependencies.documents !== undefined ? "any-key-works-locally" : null,
+          mcp: config.mcp,
         })
       : []),
     {
