@@ -60,10 +60,11 @@ export async function connectMcp(revision: Revision, url: string, headers: Recor
       close: () => client.close(),
     };
   }
-  const [Client, Transport] = revision === "2025-06-18" ? [Client20250618, Transport20250618] : [ClientV1, TransportV1];
-  const client = new Client(info);
+  // Two releases of one SDK line: the same API, typed apart.
+  const client = revision === "2025-06-18" ? new Client20250618(info) : (new ClientV1(info) as unknown as Client20250618);
+  const Transport = revision === "2025-06-18" ? Transport20250618 : (TransportV1 as unknown as typeof Transport20250618);
   const transport = new Transport(new URL(url), { requestInit, fetch: recordingFetch as any });
-  await client.connect(transport as any);
+  await client.connect(transport);
   return {
     revision,
     negotiated: transport.protocolVersion,

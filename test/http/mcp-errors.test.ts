@@ -245,7 +245,7 @@ describe.each(REVISIONS)("tool errors on revision %s", (revision) => {
 
   it("keeps a waiting client's timeout from firing: a progress notification after every keep-alive interval of silence", async () => {
     const progress: { progress: number; message?: string }[] = [];
-    const late = await client.callTool("reason", { question: "leave [fault:stall]" }, { onprogress: (update) => progress.push(update), timeout: 400 });
+    const late = await client.callTool("reason", { question: "leave [fault:stall]" }, { onprogress: (update) => progress.push(update), timeout: 600 });
     expect(late.isError).toBe(true);
     const signs = progress.filter((update) => /^Still working \(\d+ s\)$/.test(update.message ?? ""));
     expect(signs.length).toBeGreaterThanOrEqual(2);

@@ -1,13 +1,17 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 
+/** The request headers the SDK reads: content negotiation and MCP's own (`MCP-Protocol-Version`, `Mcp-Method`, …). */
+const FOR_THE_SDK = /^(?:accept|content-type|mcp-[a-z0-9-]+|last-event-id)$/;
+
 /**
  * A `node:http` request as the web `Request` the MCP SDK serves (its body already read by the
- * edge and handed over parsed). `signal` aborts the exchange: the SDK then ends its response.
+ * edge and handed over parsed). Only the headers the SDK reads go along: the credential stays at
+ * the edge, and fewer headers cost less. `signal` aborts the exchange: the SDK then ends its response.
  */
 export function toWebRequest(request: IncomingMessage, signal: AbortSignal): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined || name === "content-length" || name === "transfer-encoding") continue;
+    if (value === undefined || !FOR_THE_SDK.test(name)) continue;
     for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
   }
   // Only the path matters to the SDK; the host is not trusted for anything.
@@ -36,12 +40,16 @@ export async function writeWebResponse(
     response.end();
     return;
   }
-  const streaming = (web.headers.get("content-type") ?? "").startsWith("text/event-stream");
-  if (streaming) {
-    response.setHeader("x-accel-buffering", "no");
-    response.flushHeaders();
-    response.socket?.setNoDelay(true);
+  if (!(web.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+    // A JSON body is whole already: one write with its length, as every other route answers.
+    const text = await web.text();
+    response.setHeader("content-length", Buffer.byteLength(text));
+    response.end(text);
+    return;
   }
+  response.setHeader("x-accel-buffering", "no");
+  response.flushHeaders();
+  response.socket?.setNoDelay(true);
   const reader = web.body.getReader();
   const stop = () => void reader.cancel().catch(() => undefined);
   response.once("close", stop);
