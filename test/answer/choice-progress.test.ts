@@ -1,15 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { advance, advanceSteps, finish, newProgress } from "../../src/answer/choice-progress.js";
-import type { QuerySnapshot } from "../../src/core/query-snapshot.js";
-
-const snapshot = (status: QuerySnapshot["status"], output: string, steps: unknown[]): QuerySnapshot => ({
-  id: "q1",
-  status,
-  output,
-  steps,
-  sources: [],
-  usage: undefined,
-});
+import { snapshot } from "../helpers/snapshots.js";
 
 describe("the events of one choice", () => {
   it("give every new step one by one beside the rendered reasoning text", () => {
