@@ -48,7 +48,9 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
   const { config, facts } = options;
   const newQueryId = options.newQueryId ?? randomUUID;
   const tools = listedTools();
-  const sweep = options.sweeps.of(config.sseKeepAliveMs);
+  // A sweep looks every quarter of its interval: a silence of 4/5 of SSE_KEEPALIVE_MS, found within
+  // another 1/5, gives a waiting call a progress notification at least every SSE_KEEPALIVE_MS.
+  const sweep = options.sweeps.of(Math.max(10, Math.floor((config.sseKeepAliveMs * 4) / 5)));
   const linkSettings = { template: config.sourceUrlTemplate, documentPage: options.documentPage };
   const endpoint = new McpEndpoint<ToolExchange>({
     keepAliveMs: config.sseKeepAliveMs,
