@@ -14,8 +14,8 @@ import { ToolProgress } from "../../dialects/mcp/tool-progress.js";
 import { type AdapterError, ClientClosedError, toAdapterError } from "../../errors/adapter-error.js";
 import { planQueries } from "../../plan/plan-queries.js";
 import { sendJsonRpcError } from "../error-response.js";
-import { McpEndpoint, type McpExchange } from "../mcp/mcp-endpoint.js";
-import { createToolServer, type ToolCall } from "../mcp/tool-server.js";
+import type { McpEndpoint, McpExchange } from "../mcp/mcp-endpoint.js";
+import type { ToolCall } from "../mcp/tool-server.js";
 import { errorResponse, workspaceHeader } from "../openapi.js";
 import { abortWhenClientLeaves } from "../request-body.js";
 import type { Route } from "../route-table.js";
@@ -52,18 +52,22 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
   // another 1/5, gives a waiting call a progress notification at least every SSE_KEEPALIVE_MS.
   const sweep = options.sweeps.of(Math.max(10, Math.floor((config.sseKeepAliveMs * 4) / 5)));
   const linkSettings = { template: config.sourceUrlTemplate, documentPage: options.documentPage };
-  const endpoint = new McpEndpoint<ToolExchange>({
-    keepAliveMs: config.sseKeepAliveMs,
-    logger: options.logger,
-    serverFor: (exchange) =>
-      createToolServer({
-        version: options.version,
-        instructions: instructionsFor(exchange.workspace),
-        revision: exchange.revision,
-        tools,
-        run: (call) => runTool(call, exchange),
+  // The SDK is loaded only where MCP is on (MCP=off costs nothing): here, while the adapter starts.
+  const endpoint: Promise<McpEndpoint<ToolExchange>> = Promise.all([import("../mcp/mcp-endpoint.js"), import("../mcp/tool-server.js")]).then(
+    ([{ McpEndpoint }, { createToolServer }]) =>
+      new McpEndpoint<ToolExchange>({
+        keepAliveMs: config.sseKeepAliveMs,
+        logger: options.logger,
+        serverFor: (exchange) =>
+          createToolServer({
+            version: options.version,
+            instructions: instructionsFor(exchange.workspace),
+            revision: exchange.revision,
+            tools,
+            run: (call) => runTool(call, exchange),
+          }),
       }),
-  });
+  );
 
   async function handle(request: IncomingMessage, response: ServerResponse, params: Record<string, string>): Promise<void> {
     const admitted = admitToolRequest(request, response, params.workspace, options);
@@ -84,7 +88,7 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
       response,
       links: sourceLinker(linkSettings, admitted.workspace),
     };
-    await endpoint.serve(request, response, body, exchange);
+    await (await endpoint).serve(request, response, body, exchange);
   }
 
   /** Runs one valid tool call: where a tool call starts and ends. Never throws: a failure is a tool error. */
