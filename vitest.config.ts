@@ -8,7 +8,13 @@ const jsonReport = process.env.VITEST_JSON_REPORT;
  * install): they run after the others, one at a time, so that neither they nor the timing-
  * sensitive suites measure each other's load.
  */
-const HEAVY = ["test/server/cluster.test.ts", "test/load/load.test.ts", "test/server/production-install.test.ts"];
+const HEAVY = [
+  "test/server/cluster.test.ts",
+  "test/load/load.test.ts",
+  "test/server/production-install.test.ts",
+  // Starts the MCP Inspector's command line five times: each a Node process loading a large bundle.
+  "test/http/mcp-real-clients.test.ts",
+];
 
 const shared = {
   globalSetup: ["test/global-setup.ts"],

@@ -125,6 +125,7 @@ describe.each(REVISIONS)("the official SDK client on revision %s", (revision) =>
     expect(await failed).toBe("cancelled");
     for (let tries = 0; tries < 100 && stack.adapter.watcher.waitingQueries > 0; tries += 1) await wait(20);
     expect(stack.adapter.watcher.waitingQueries).toBe(0);
+    await wait(60); // a list call already on its way (the poll interval is at most 50 ms)
     const lists = stack.workspace.control.calls.list;
     await wait(300);
     expect(stack.workspace.control.calls.list).toBe(lists);
