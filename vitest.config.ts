@@ -12,7 +12,7 @@ const HEAVY = [
   "test/server/cluster.test.ts",
   "test/load/load.test.ts",
   "test/server/production-install.test.ts",
-  // Starts the MCP Inspector's command line five times: each a Node process loading a large bundle.
+  // Starts the MCP Inspector's command line three times: each a Node process loading a large bundle.
   "test/http/mcp-real-clients.test.ts",
 ];
 

@@ -59,9 +59,7 @@ describe("the MCP Inspector's command line, headless", () => {
       timeout: 60_000,
     });
 
-  it.each(["legacy", "modern"])("lists the tools and calls ask (protocol era %s)", async (era) => {
-    const listed = JSON.parse((await cli(["--protocol-era", era, "--method", "tools/list"])).stdout);
-    expect(listed.result.tools.map((tool: { name: string }) => tool.name)).toEqual(["ask", "reason", "build", "search", "fetch"]);
+  it.each(["legacy", "modern"])("calls ask (protocol era %s)", async (era) => {
     const called = JSON.parse((await cli(["--protocol-era", era, "--method", "tools/call", "--tool-name", "ask", "--tool-args-json", JSON.stringify({ question: "How are security incidents reported?" })])).stdout);
     expect(called.result.structuredContent.answer).toContain("within one hour");
     expect(called.result.content[0].text).toMatch(/Sources:\n\[1\] security-policy\.md/);
