@@ -153,11 +153,12 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
       response.socket?.destroy();
       return;
     }
-    const channel = realtime?.open(query, request.headers.authorization ?? "", request.headers.host);
+    const shown = store.view(query, clock.now());
+    const channel = realtime?.open(query, request.headers.authorization ?? "", request.headers.host, shown);
     // The query object (not the list items) carries the answer's structured sources, when the mode has them.
     const { sources } = query.turns[query.turns.length - 1]?.script ?? { sources: [] };
     const structured = sources.length > 0 ? { sources } : {};
-    response.json({ ...store.view(query, clock.now()), run_id: randomUUID(), ...channel, ...structured });
+    response.json({ ...shown, run_id: randomUUID(), ...channel, ...structured });
   });
 
   app.get("/queries", authenticate, requireWorkspace, (request, response) => {

@@ -51,18 +51,24 @@ export class AnswerPublisher {
     return this.publishing.size;
   }
 
-  /** Starts publishing the query's newest turn on `channel` (replacing an older turn's publishing). */
-  track(query: StoredQuery, channel: string): void {
+  /**
+   * Starts publishing the query's newest turn on `channel` (replacing an older turn's publishing),
+   * after what its create answer showed (`shown`): a subscriber starts from the create answer's
+   * `since`, so a step or text that answer already held must not come again (composing an answer
+   * can take longer than a step).
+   */
+  track(query: StoredQuery, channel: string, shown?: QueryView): void {
     const turn = query.turns[query.turns.length - 1];
     if (!turn || this.leadMs <= 0) return;
+    const output = shown?.status === "FAILED" ? "" : (shown?.output ?? "");
     this.publishing.set(query, {
       query,
       turn,
       channel,
-      status: null,
-      stepsSent: 0,
-      sent: "",
-      goal: { words: [], published: 0, setAt: this.now(), length: 0 },
+      status: shown?.status ?? null,
+      stepsSent: shown?.steps.length ?? 0,
+      sent: output,
+      goal: { words: [], published: 0, setAt: this.now(), length: output.length },
     });
     this.timer ??= setInterval(() => this.tick(), this.tickMs).unref();
   }

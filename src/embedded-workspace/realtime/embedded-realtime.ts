@@ -15,8 +15,8 @@ export interface ChannelFields {
 
 /** The embedded workspace's realtime channel: its endpoint, its publisher, and the fields a create answer carries. */
 export interface EmbeddedRealtime {
-  /** Starts publishing the query's new turn; the fields to add to its create answer (none without a Host). */
-  open(query: StoredQuery, authorization: string, host: string | undefined): ChannelFields | undefined;
+  /** Starts publishing the query's new turn after what its create answer shows; the fields to add to that answer (none without a Host). */
+  open(query: StoredQuery, authorization: string, host: string | undefined, shown: QueryView): ChannelFields | undefined;
   /** The HTTP server's `upgrade` listener. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
   readonly endpoint: CentrifugoEndpoint;
@@ -39,12 +39,12 @@ export function createEmbeddedRealtime(options: {
   return {
     endpoint,
     publisher,
-    open(query, authorization, host) {
+    open(query, authorization, host, shown) {
       if (!host) return undefined;
       const channel = `queries:${query.id}`;
       const token = endpoint.connectionToken(authorization);
       const since = endpoint.position(channel);
-      publisher.track(query, channel);
+      publisher.track(query, channel, shown);
       return {
         channel,
         token,
