@@ -15,6 +15,8 @@ const HEAVY = [
   "test/load/load.test.ts",
   "test/server/production-install.test.ts",
   "test/compat/client-matrix.test.ts",
+  // Starts the MCP Inspector's command line three times: each a Node process loading a large bundle.
+  "test/http/mcp-real-clients.test.ts",
 ];
 
 const shared = {

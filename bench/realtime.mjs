@@ -2,7 +2,7 @@
 // a client with the channel and without it, and what 1,000 open streams with channels cost.
 import { createParser } from "eventsource-parser";
 import { Agent, request } from "undici";
-import { statsOf } from "./processes.mjs";
+import { startWorkspaceAndAdapter, statsOf } from "./processes.mjs";
 
 const headers = { authorization: "Bearer bench-key", "service-workspace": "bench", "content-type": "application/json" };
 const clock = () => performance.timeOrigin + performance.now();
@@ -120,15 +120,11 @@ export async function realtimeLatency(start, samples = Number(process.env.BENCH_
  * realtime connections and subscriptions left are counted.
  */
 export async function channelStreams(start, count = Number(process.env.BENCH_CHANNEL_STREAMS ?? 1000)) {
-  const workspace = await start("embedded-process.mjs", { STEP_DELAY_MS: "120" });
-  const adapter = await start("adapter-process.mjs", {
-    UPSTREAM_URL: workspace.url,
-    DEFAULT_WORKSPACE: "bench",
-    LOG_LEVEL: "warn",
-    QUERY_TIMEOUT_MS: "600000",
-    MAX_CONCURRENT_REQUESTS: "100000",
-    MAX_CONCURRENT_PER_WORKSPACE: "100000",
-  });
+  const { workspace, adapter } = await startWorkspaceAndAdapter(
+    start,
+    { MAX_CONCURRENT_REQUESTS: "100000", MAX_CONCURRENT_PER_WORKSPACE: "100000" },
+    { STEP_DELAY_MS: "120" },
+  );
   const dispatcher = new Agent({ connections: count + 10, headersTimeout: 120_000, bodyTimeout: 120_000 });
   await plain(adapter.url, dispatcher); // a finished completion first: the baseline has what a serving adapter has loaded
   const baseline = await statsOf(adapter.child);

@@ -9,12 +9,13 @@ import autocannon from "autocannon";
 import { Agent, request } from "undici";
 import { O200kTokenCounter, WorkerTokenCounter } from "../dist/src/tokens/token-counter.js";
 import { countUsage } from "../dist/src/answer/count-usage.js";
-import { adapterEnvironment, startProcess, statsOf } from "./processes.mjs";
+import { adapterEnvironment, holdOpen, startProcess, startWorkspaceAndAdapter, statsOf } from "./processes.mjs";
 import { channelStreams, realtimeLatency } from "./realtime.mjs";
 import { slowRedis } from "./redis-latency.mjs";
 import { rateLimitCost } from "./rate-limits.mjs";
 import { replicaPolling } from "./replicas.mjs";
 import { tracingCost } from "./tracing.mjs";
+import { toolCallCost, waitingToolCalls } from "./mcp.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -151,21 +152,8 @@ async function throughputAndLatency() {
   };
 }
 
-/** The embedded workspace (queries that never finish on request) and an adapter in front of it. */
-async function startWorkspaceAndAdapter(env) {
-  const workspace = await start("embedded-process.mjs", { STEP_DELAY_MS: "0" });
-  const adapter = await start("adapter-process.mjs", {
-    UPSTREAM_URL: workspace.url,
-    DEFAULT_WORKSPACE: "bench",
-    LOG_LEVEL: "warn",
-    QUERY_TIMEOUT_MS: "600000",
-    ...env,
-  });
-  return { workspace, adapter };
-}
-
 async function waitingQueries() {
-  const { workspace, adapter } = await startWorkspaceAndAdapter({ POLL_INTERVAL_MIN_MS: "100", POLL_INTERVAL_MAX_MS: "100" });
+  const { workspace, adapter } = await startWorkspaceAndAdapter(start, { POLL_INTERVAL_MIN_MS: "100", POLL_INTERVAL_MAX_MS: "100" });
   const dispatcher = new Agent({ connections: 2000 });
   const results = [];
   const open = [];
@@ -199,7 +187,7 @@ async function waitingQueries() {
 }
 
 async function idleStreams(count) {
-  const { workspace, adapter } = await startWorkspaceAndAdapter({
+  const { workspace, adapter } = await startWorkspaceAndAdapter(start, {
     SSE_KEEPALIVE_MS: "1000",
     MAX_CONCURRENT_REQUESTS: "100000",
     MAX_CONCURRENT_PER_WORKSPACE: "100000",
@@ -213,50 +201,28 @@ async function idleStreams(count) {
   if (warm.statusCode !== 200) throw new Error(`warm-up request: ${warm.statusCode}`);
   await warm.body.text();
   const baseline = await statsOf(adapter.child);
-  const dispatcher = new Agent({ connections: count + 10, headersTimeout: 120_000, bodyTimeout: 120_000 });
-  const controllers = [];
   let keepAlives = 0;
-  const opened = [];
-  for (let index = 0; index < count; index += 1) {
-    const controller = new AbortController();
-    controllers.push(controller);
-    opened.push(
+  const { stats, peakRssBytes } = await holdOpen(
+    adapter.child,
+    count,
+    (index, dispatcher, signal) =>
       request(`${adapter.url}/v1/chat/completions`, {
         method: "POST",
         headers,
         body: JSON.stringify({ model: "ask", stream: true, messages: [{ role: "user", content: `leave ${index} [fault:stall]` }] }),
         dispatcher,
-        signal: controller.signal,
-      })
-        .then(async (response) => {
-          for await (const chunk of response.body) if (String(chunk).includes(": keep-alive")) keepAlives += 1;
-        })
-        .catch(() => null),
-    );
-    if (index % 500 === 499) await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  const deadline = Date.now() + 60_000;
-  // RSS is sampled while they open and while they stay open: the highest is what counts.
-  let peakRss = 0;
-  for (let opening = await statsOf(adapter.child); opening.openStreams < count && Date.now() < deadline; opening = await statsOf(adapter.child)) {
-    peakRss = Math.max(peakRss, opening.rssBytes);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  adapter.child.send("reset");
-  for (let sample = 0; sample < 20; sample += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    peakRss = Math.max(peakRss, (await statsOf(adapter.child)).rssBytes);
-  }
-  const stats = await statsOf(adapter.child);
-  for (const controller of controllers) controller.abort();
-  await Promise.all(opened);
-  await dispatcher.close();
+        signal,
+      }).then(async (response) => {
+        for await (const chunk of response.body) if (String(chunk).includes(": keep-alive")) keepAlives += 1;
+      }),
+    (stats) => stats.openStreams >= count,
+  );
   for (const { child } of [workspace, adapter]) child.kill();
   return {
     streams: stats.openStreams,
     keepAlivesReceived: keepAlives,
     rssMB: round(stats.rssBytes / 2 ** 20, 1),
-    peakRssMB: round(Math.max(peakRss, stats.rssBytes) / 2 ** 20, 1),
+    peakRssMB: round(peakRssBytes / 2 ** 20, 1),
     heapUsedMB: round(stats.heapUsedBytes / 2 ** 20, 1),
     heapTotalMB: round(stats.heapTotalBytes / 2 ** 20, 1),
     externalMB: round(stats.externalBytes / 2 ** 20, 1),
@@ -306,7 +272,7 @@ async function tokenCounting() {
 
 /** Writes docs/benchmarks.md from a result set (\`BENCH_DOCS_ONLY=1\` rewrites it from results/latest.json). */
 function writeDocs(results) {
-  const { machine, latency, waiting, streams, tokens, realtime, channels, replicas, redis, limits } = results;
+  const { machine, latency, waiting, streams, tokens, realtime, channels, replicas, redis, limits, mcp } = results;
   const SECONDS = results.seconds;
   const REPEATS = results.repeats;
   const one = latency.oneAtATime;
@@ -469,7 +435,7 @@ ${streams.keepAlivesReceived} keep-alives received in all), sampled while they o
 adapter's RSS was at most ${streams.peakRssMB} MB and ${streams.rssMB} MB at the end (${streams.baselineRssMB} MB before, after one finished completion),
 and its event-loop delay p99 ${streams.eventLoopDelayP99Ms} ms (max ${streams.eventLoopDelayMaxMs} ms) while they were open.
 
-${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTracingRun())}## What shaped these numbers
+${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTracingRun())}${mcpSection(mcp)}## What shaped these numbers
 
 - The profile (\`npm run bench:profile\`) showed Express's router and request decoration costing more
   than half of the chat route's throughput (an isolated test: 3.2k vs 7.5k requests/s), so
@@ -670,6 +636,33 @@ ${table([
 `;
 }
 
+/** The MCP endpoint's section of docs/benchmarks.md (empty for runs from before it existed). */
+function mcpSection(mcp) {
+  if (!mcp) return "";
+  const { cost, waiting } = mcp;
+  const row = (name, figures, added) => [name, figures.rps, `${figures.cpuUsPerCall} µs (${figures.cpuRuns.join(", ")})`, `${figures.eventLoopUsPerCall} µs`, added];
+  return `## MCP tool calls
+
+One \`ask\` tool call against one chat completion of the same answer (the instant upstream), at 50
+connections, ${cost.chat.cpuRuns.length} rounds taking turns: the adapter process's CPU time (user and system, its token worker
+included) per request, the median of the rounds (each round in brackets).
+
+${table([
+  ["", "requests/s", "CPU per request", "event loop per request", "added CPU over the completion"],
+  ["---", "---", "---", "---", "---"],
+  row("chat completion", cost.chat, "—"),
+  row("`ask` tool call, 2025-11-25 (JSON)", cost.mcp20251125, `${cost.addedCpuUsOverChat.mcp20251125} µs`),
+  row("`ask` tool call, 2026-07-28 (JSON)", cost.mcp20260728, `${cost.addedCpuUsOverChat.mcp20260728} µs`),
+])}
+
+${waiting.calls} \`ask\` tool calls waiting at once (queries that never finish), each with a progress token, so each is an
+SSE stream that gets a progress notification every second of silence (${waiting.progressNotificationsReceived} received in all): the adapter's
+RSS was at most ${waiting.peakRssMB} MB (${waiting.baselineRssMB} MB before, after one finished call) and its event-loop delay p99
+${waiting.eventLoopDelayP99Ms} ms (max ${waiting.eventLoopDelayMaxMs} ms) while they were open.
+
+`;
+}
+
 /** The commit measured (with "+" when the tree has changes), or null outside a git checkout. */
 function currentCommit() {
   try {
@@ -706,7 +699,7 @@ if (process.env.BENCH_DOCS_ONLY) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits runs one part (for trying changes; nothing is written).
+  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|mcp runs one part (for trying changes; nothing is written).
   const only = process.env.BENCH_ONLY;
   const part = async (name, run) => {
     if (only && only !== name) return undefined;
@@ -724,9 +717,10 @@ try {
   const redis = await part("redis", () => slowRedis(start));
   const tracing = await part("tracing", () => tracingCost({ seconds: SECONDS, rounds: 2 * REPEATS }));
   const limits = await part("limits", () => rateLimitCost(start));
+  const mcp = await part("mcp", async () => ({ cost: await toolCallCost(start, { seconds: SECONDS, repeats: REPEATS }), waiting: await waitingToolCalls(start) }));
   if (only) process.exit(0);
 
-  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, mcp };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
   // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.

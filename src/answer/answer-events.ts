@@ -22,8 +22,11 @@ export interface Citation {
  * upstream error after the queries were created).
  */
 export type AnswerEvent =
-  /** Steps rendered as reasoning text, appended to what came before (separators included). */
-  | { type: "reasoning"; choice: number; text: string }
+  /**
+   * Steps rendered as reasoning text, appended to what came before (separators included); `steps`
+   * are the same new steps one by one (what a dialect that reports each step on its own needs).
+   */
+  | { type: "reasoning"; choice: number; text: string; steps: string[] }
   /** Output appended to what came before: never half of a surrogate pair, never taken back. */
   | { type: "text"; choice: number; text: string }
   /** The citations of the whole text sent, and every source of the answer with `cited`. */

@@ -11,7 +11,7 @@ import { toQuerySnapshot } from "../upstream/to-query-snapshot.js";
 import type { Caller, WorkspaceClient } from "../upstream/workspace-client.js";
 import { mergeAsync } from "../util/merge-async.js";
 import type { AnswerEvent, ChoiceSent, TokenUsage } from "./answer-events.js";
-import { advance, type ChoiceProgress, finish, newProgress } from "./choice-progress.js";
+import { advance, advanceSteps, type ChoiceProgress, finish, newProgress } from "./choice-progress.js";
 import { countUsage } from "./count-usage.js";
 
 /** What the answer service is built from: the upstream, the watcher, the token counter, the deadlines. */
@@ -52,17 +52,21 @@ export interface RunningAnswer {
   /** The query id of each choice, in order. */
   readonly queryIds: string[];
   /**
-   * The answer's events (docs/architecture.md#data-flow-of-one-request). `streamed` follows every
-   * snapshot as it comes; otherwise only each choice's final snapshot is translated (the client
-   * gets the final output whole). Ends after the last `finished`, after `failed`, or early and
-   * quietly when the client leaves.
+   * The answer's events (docs/architecture.md#data-flow-of-one-request). `true` follows every
+   * snapshot as it comes; `false` translates only each choice's final snapshot (the client gets
+   * the final output whole); `"steps"` reports the steps as they come and the output whole at the
+   * end (for a client that is told of progress but receives the answer in one piece). Ends after
+   * the last `finished`, after `failed`, or early and quietly when the client leaves.
    */
-  events(streamed: boolean): AsyncGenerator<AnswerEvent>;
+  events(streamed: Following): AsyncGenerator<AnswerEvent>;
   /** Token usage of what the encoder sent, counting the prompt once per choice. */
   usage(sent: readonly ChoiceSent[]): Promise<TokenUsage>;
   /** The answer's span, when traced (`AnswerJob.trace`): the writer reports what it delivered. */
   readonly trace: AnswerTrace | undefined;
 }
+
+/** How closely `RunningAnswer.events` follows a query: every snapshot, its steps only, or its end. */
+export type Following = boolean | "steps";
 
 /**
  * The answer core: creates a plan's queries (in parallel for several choices), follows them with
@@ -136,7 +140,7 @@ export class AnswerService {
   private async *events(
     job: AnswerJob,
     initials: QuerySnapshot[],
-    streamed: boolean,
+    streamed: Following,
     upstreamUsage: (UpstreamUsage | undefined)[],
   ): AsyncGenerator<AnswerEvent> {
     const progress = initials.map((_, index) => newProgress(index));
@@ -151,6 +155,7 @@ export class AnswerService {
         upstreamUsage[index] = snapshot.usage;
         return finish(choice, snapshot);
       }
+      if (streamed === "steps") return advanceSteps(choice, snapshot);
       return streamed ? advance(choice, snapshot) : [];
     };
     try {

@@ -1,7 +1,7 @@
 import type { QuerySnapshot } from "../core/query-snapshot.js";
 import type { AnswerEvent } from "./answer-events.js";
 import { citeSources } from "./cite-sources.js";
-import { renderStepsDelta } from "./render-steps.js";
+import { renderEachStep, renderStepsDelta } from "./render-steps.js";
 
 /** What the core has told the encoder of one choice so far: the explicit state of the translation. */
 export interface ChoiceProgress {
@@ -23,13 +23,8 @@ export function newProgress(choice: number): ChoiceProgress {
  * surrogate waits for its pair.
  */
 export function advance(progress: ChoiceProgress, snapshot: QuerySnapshot): AnswerEvent[] {
-  const events: AnswerEvent[] = [];
+  const events = advanceSteps(progress, snapshot);
   const { choice } = progress;
-  if (snapshot.steps.length > progress.stepsSeen) {
-    const text = renderStepsDelta(snapshot.steps, progress.stepsSeen);
-    progress.stepsSeen = snapshot.steps.length;
-    if (text) events.push({ type: "reasoning", choice, text });
-  }
   if (snapshot.output.length > progress.text.length && snapshot.output.startsWith(progress.text)) {
     let growth = snapshot.output.slice(progress.text.length);
     const last = growth.charCodeAt(growth.length - 1);
@@ -40,6 +35,18 @@ export function advance(progress: ChoiceProgress, snapshot: QuerySnapshot): Answ
     }
   }
   return events;
+}
+
+/**
+ * The reasoning event of the steps `snapshot` adds, if any: for an answer whose text is sent whole
+ * at the end but whose steps are reported as they come.
+ */
+export function advanceSteps(progress: ChoiceProgress, snapshot: QuerySnapshot): AnswerEvent[] {
+  if (snapshot.steps.length <= progress.stepsSeen) return [];
+  const text = renderStepsDelta(snapshot.steps, progress.stepsSeen);
+  const steps = renderEachStep(snapshot.steps, progress.stepsSeen);
+  progress.stepsSeen = snapshot.steps.length;
+  return text ? [{ type: "reasoning", choice: progress.choice, text, steps }] : [];
 }
 
 /**

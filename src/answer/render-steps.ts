@@ -23,6 +23,14 @@ export function renderSteps(steps: readonly unknown[]): string {
     .join(STEP_SEPARATOR);
 }
 
+/** Each step of `steps[from..]` as text, the ones that render as nothing left out. */
+export function renderEachStep(steps: readonly unknown[], from: number): string[] {
+  return steps
+    .slice(from)
+    .map(renderStep)
+    .filter((text) => text !== "");
+}
+
 /** The delta that appends `steps[from..]` to the reasoning of `steps[..from]`. */
 export function renderStepsDelta(steps: readonly unknown[], from: number): string {
   const before = renderSteps(steps.slice(0, from));

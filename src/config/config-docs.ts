@@ -36,6 +36,8 @@ export function helpText(version: string): string {
     "",
     "Every flag sets the environment variable in brackets (a flag wins over the environment).",
     "Without --workspace-base-url it starts the embedded workspace, a local stand-in.",
+    "Routes: /v1/chat/completions, /v1/responses, /v1/models; /mcp (MCP tools ask, reason, build, search, fetch;",
+    "--mcp off to turn off); every route with its errors in /openapi.json.",
     "",
     "  --help, -h                       Show this text",
     "  --version, -v                    Show the version",

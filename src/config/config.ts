@@ -188,6 +188,10 @@ export const environmentSchema = z.object({
     z.enum(["auto", "on", "off"]).default("auto"),
     "The playground page at `/`: `auto` serves it with the embedded workspace only",
   ),
+  MCP: documented(
+    z.enum(["on", "off"]).default("on"),
+    "`on` serves the workspace as a remote MCP server (Streamable HTTP, stateless) at `/mcp` and `/mcp/{workspace}`: tools `ask`, `reason`, `build`, `search`, `fetch`; `off` answers 404 there",
+  ),
   LOG_LEVEL: documented(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"), "`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`"),
   LOG_FORMAT: documented(z.enum(["auto", "json", "pretty"]).default("auto"), "`json`, `pretty`, or `auto` (pretty at a terminal, JSON otherwise)"),
   EMBEDDED_DOCUMENTS_DIR: documented(optionalText, "Folder of documents (Markdown, text, PDF; watched for changes) the embedded workspace answers from (`--documents`)", "this README and `docs/`"),
@@ -283,6 +287,8 @@ function toConfig(env: Environment, context: z.RefinementCtx) {
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
     /** Whether `/` serves the playground. */
     playground: env.PLAYGROUND === "on" || (env.PLAYGROUND === "auto" && !env.WORKSPACE_BASE_URL),
+    /** Whether `/mcp` serves the workspace's tools. */
+    mcp: env.MCP === "on",
     logLevel: env.LOG_LEVEL,
     logFormat: env.LOG_FORMAT,
     workspaceApiKey: env.WORKSPACE_API_KEY,

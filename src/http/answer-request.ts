@@ -6,14 +6,18 @@ import type { Authenticator, Identity } from "../auth/authenticate.js";
 import type { Config } from "../config/config.js";
 import type { Conversations } from "../conversations/conversations.js";
 import type { ModelChoice } from "../core/model.js";
-import { ClientClosedError, toAdapterError } from "../errors/adapter-error.js";
+import { isId } from "../core/ids.js";
+import { ClientClosedError, PermissionDeniedError, RequestValidationError, toAdapterError } from "../errors/adapter-error.js";
 import type { RateLimits, WorkspaceLimits } from "../limits/rate-limits.js";
+import { originAllowed } from "./cors.js";
+import { inspectJson } from "./inspect-json.js";
 import type { Clock } from "../util/clock.js";
 import type { ConcurrencyLimit } from "./concurrency-limit.js";
 import { reportError } from "./error-response.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { readJsonBody } from "./request-body.js";
 import type { AnswerTrace } from "../telemetry/answer-trace.js";
+import { resolveWorkspace } from "./request-context.js";
 import type { ResponseFacts } from "./request-log.js";
 import type { FastHandler } from "./route-table.js";
 import type { KeepAliveSweeps } from "./sse-writer.js";
@@ -52,7 +56,8 @@ export interface AnswerAdmission {
   meter(answer: RunningAnswer): RunningAnswer;
 }
 
-const UNLIMITED: AnswerAdmission = { countsTokens: false, meter: (answer) => answer };
+/** The admission of a request no rate limit applies to: nothing to count. */
+export const UNLIMITED: AnswerAdmission = { countsTokens: false, meter: (answer) => answer };
 
 /**
  * The limits step of every answer route (chat completions, Responses, MCP tool calls): may this
@@ -70,6 +75,20 @@ export function admitAnswer(
   options: Pick<AnswerRouteOptions, "limit" | "rateLimits" | "facts">,
 ): AnswerAdmission | Promise<AnswerAdmission> {
   options.facts.whenClosed(response, options.limit.acquire(workspace));
+  return admitUnderRateLimits(response, principal, workspace, options);
+}
+
+/**
+ * The key's rate limits alone, for a request that already holds its place under the per-process
+ * caps: an MCP tool call that starts an answer (the MCP edge takes the caps for every request,
+ * listing tools included). Synchronous when no limit applies in the workspace.
+ */
+export function admitUnderRateLimits(
+  response: ServerResponse,
+  principal: string,
+  workspace: string,
+  options: Pick<AnswerRouteOptions, "rateLimits" | "facts">,
+): AnswerAdmission | Promise<AnswerAdmission> {
   const limits = options.rateLimits?.limitsOf(workspace);
   if (!limits || !options.rateLimits) return UNLIMITED;
   return admitUnderLimits(response, principal, workspace, limits, options.rateLimits, options.facts);
@@ -143,13 +162,61 @@ export function traceChat(
   });
 }
 
+/** A tool request (MCP) admitted at the edge: who asks, in which workspace. */
+export interface AdmittedToolRequest {
+  identity: Identity;
+  workspace: string;
+}
+
+/**
+ * The edge of the MCP route (docs/architecture.md#mcp-tools), the same steps as an answer route's
+ * where a tool request has them: a browser origin the deployment does not allow is refused (the
+ * MCP transport's guard against DNS rebinding), then authenticate, then the workspace (the
+ * `Service-Workspace` header, else the path's `/mcp/{workspace}`, else the default), then a place
+ * under the concurrency caps until the response closes. The body is read after
+ * (`readToolRequestBody`), since its problems are JSON-RPC errors.
+ */
+export function admitToolRequest(
+  request: IncomingMessage,
+  response: ServerResponse,
+  pathWorkspace: string | undefined,
+  options: Pick<AnswerRouteOptions, "authenticate" | "facts" | "limit"> & { config: Pick<Config, "defaultWorkspace" | "corsOrigins"> },
+): AdmittedToolRequest {
+  const { origin } = request.headers;
+  if (origin !== undefined && !originAllowed(origin, options.config.corsOrigins)) {
+    throw new PermissionDeniedError(`Origin '${origin}' may not call the MCP endpoint; a deployment that serves browser clients lists their origins in CORS_ORIGINS`, {
+      code: "origin_not_allowed",
+    });
+  }
+  const identity = options.authenticate(request);
+  if (pathWorkspace !== undefined && !isId(pathWorkspace)) {
+    throw new RequestValidationError([
+      { loc: ["path", "workspace"], msg: "String should match the id pattern (letters, digits and ._:-, at most 128)", type: "string_pattern_mismatch", input: pathWorkspace },
+    ]);
+  }
+  const resolved = resolveWorkspace(request, pathWorkspace, options.config.defaultWorkspace);
+  if ("issue" in resolved) {
+    throw new RequestValidationError([{ ...resolved.issue, msg: resolved.issue.type === "missing" ? "Field required: send a Service-Workspace header, or use /mcp/<workspace>" : resolved.issue.msg }]);
+  }
+  options.facts.whenClosed(response, options.limit.acquire(resolved.workspace));
+  return { identity, workspace: resolved.workspace };
+}
+
+/** An MCP request's JSON body, read within the limits of every route (size, media type, nesting). */
+export async function readToolRequestBody(request: IncomingMessage, config: Pick<Config, "bodyLimitBytes" | "maxJsonDepth">): Promise<unknown> {
+  const body = await readJsonBody(request, config.bodyLimitBytes);
+  const hazards = inspectJson(body, config.maxJsonDepth);
+  if (hazards.length > 0) throw new RequestValidationError(hazards);
+  return body;
+}
+
 /** A fast-path handler around an answer route: whatever it throws becomes the error response (or nothing, if the client left). */
 export function answerHandler(
-  handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
+  handle: (request: IncomingMessage, response: ServerResponse, params: Record<string, string>) => Promise<void>,
   options: Pick<AnswerRouteOptions, "facts" | "logger">,
 ): FastHandler {
-  return (request, response) => {
-    handle(request, response).catch((error: unknown) => {
+  return (request, response, params) => {
+    handle(request, response, params ?? {}).catch((error: unknown) => {
       const failure = toAdapterError(error);
       if (failure instanceof ClientClosedError && response.destroyed) return;
       const known = options.facts.of(response);

@@ -23,6 +23,7 @@ import { chatCompletionsRoute } from "./routes/chat-completions.js";
 import { documentRoutes } from "./routes/documents.js";
 import { playgroundRoutes } from "./routes/playground.js";
 import { healthRoutes } from "./routes/health.js";
+import { mcpRoutes } from "./routes/mcp.js";
 import { modelsRoutes } from "./routes/models.js";
 import { responsesRoutes } from "./routes/responses.js";
 import type { KeepAliveSweeps } from "./sse-writer.js";
@@ -48,6 +49,7 @@ export interface AppDependencies {
     | "responsesTtlSeconds"
     | "storeWriteWaitMs"
     | "playground"
+    | "mcp"
   >;
   answers: AnswerService;
   authenticate: Authenticator;
@@ -87,6 +89,7 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
       onStored: (outcome) => dependencies.metrics.storeWrites.inc({ store: "response", outcome }),
       onStoreRefused: () => dependencies.metrics.continuationsRefused.inc({ store: "response" }),
     }),
+    ...(config.mcp ? mcpRoutes({ ...dependencies, newQueryId: dependencies.newQueryId }) : []),
     ...modelsRoutes({
       created: dependencies.startedAt,
       authenticate: dependencies.authenticate,
@@ -101,6 +104,7 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
           embedded: dependencies.documents !== undefined,
           defaultWorkspace: config.defaultWorkspace ?? null,
           key: dependencies.documents !== undefined ? "any-key-works-locally" : null,
+          mcp: config.mcp,
         })
       : []),
     {
@@ -166,7 +170,7 @@ export function createApp(dependencies: AppDependencies): RequestListener {
     }
     known.route = match.label;
     const { handler } = match.route;
-    if ("fast" in handler) handler.fast(request, response);
+    if ("fast" in handler) handler.fast(request, response, match.params);
     else expressApp(request, response);
   };
   return (request: IncomingMessage, response: ServerResponse) => {

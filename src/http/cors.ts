@@ -1,11 +1,17 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 
-const ALLOWED_HEADERS = "authorization, content-type, service-workspace, x-conversation-id, x-openwebui-chat-id, x-request-id";
+const ALLOWED_HEADERS =
+  "authorization, content-type, service-workspace, x-conversation-id, x-openwebui-chat-id, x-request-id, mcp-protocol-version, mcp-session-id, mcp-method, mcp-name";
 const EXPOSED_HEADERS = [
-  "service-query-id, x-request-id, retry-after, retry-after-ms, x-should-retry",
+  "service-query-id, x-request-id, retry-after, retry-after-ms, x-should-retry, mcp-session-id",
   "x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests",
   "x-ratelimit-limit-tokens, x-ratelimit-remaining-tokens, x-ratelimit-reset-tokens",
 ].join(", ");
+
+/** Whether a browser origin is one the deployment allows (`CORS_ORIGINS`; `*` allows any). */
+export function originAllowed(origin: string, allowedOrigins: readonly string[]): boolean {
+  return allowedOrigins.includes("*") || allowedOrigins.includes(origin);
+}
 
 /**
  * CORS for browser clients, off by default: only origins in the allowlist get CORS headers (and

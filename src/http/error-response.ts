@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
-import { type AdapterError, toAdapterError } from "../errors/adapter-error.js";
+import { type AdapterError, RequestValidationError, toAdapterError } from "../errors/adapter-error.js";
 import { errorBody } from "../errors/error-body.js";
 import type { ResponseFacts } from "./request-log.js";
 
@@ -13,6 +13,27 @@ export function sendError(response: ServerResponse, error: AdapterError): void {
   // Errors a retry cannot fix must not start duplicate queries through the SDKs' automatic retries.
   if (!error.retryable && error.status !== 500) response.setHeader("x-should-retry", "false");
   sendJson(response, errorBody(error));
+}
+
+/**
+ * Writes a problem with an MCP request's body (too large, not JSON, too deep, empty) as the
+ * JSON-RPC error MCP clients read (docs/architecture.md#mcp-tools): no `id` (none could be read),
+ * `-32700` when the JSON does not parse, `-32600` otherwise; 400 where the other routes say 422.
+ * The interface's `detail` rides along in `data`.
+ */
+export function sendJsonRpcError(response: ServerResponse, error: AdapterError, id: string | number | null = null): void {
+  const unparsable = error instanceof RequestValidationError && error.issues[0]?.type === "json_invalid";
+  response.statusCode = error.status === 422 ? 400 : error.status;
+  for (const [name, value] of Object.entries(error.headers)) response.setHeader(name, value);
+  sendJson(response, {
+    jsonrpc: "2.0",
+    id,
+    error: {
+      code: unparsable ? -32700 : -32600,
+      message: error.message,
+      data: { type: error.type, code: error.code, detail: error.detail },
+    },
+  });
 }
 
 /** Writes a JSON body with its length (what `res.json` does, without Express). */

@@ -16,6 +16,8 @@ export interface RequestFacts {
   mode?: string;
   queryIds?: string[];
   continued?: boolean;
+  /** The MCP tool a request called. */
+  tool?: string;
   /** Run when the response closes (one listener per response instead of one per interested part). */
   onClose?: (() => void)[];
   /** The request's server span, when tracing is on (docs/observability.md). */
@@ -122,6 +124,7 @@ export class ResponseFacts {
           mode: known.mode,
           queryIds: known.queryIds,
           continued: known.continued,
+          tool: known.tool,
           completed: response.writableFinished,
           ms: Math.round(ms * 10) / 10,
       };

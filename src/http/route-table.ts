@@ -4,8 +4,11 @@ import type { RequestHandler } from "express";
 /** The HTTP methods the adapter answers. */
 export type Method = "GET" | "POST" | "DELETE";
 
-/** A handler on plain `node:http`, for hot routes that skip Express's router and request decoration. */
-export type FastHandler = (request: IncomingMessage, response: ServerResponse) => void;
+/**
+ * A handler on plain `node:http`, for hot routes that skip Express's router and request
+ * decoration; `params` are the path template's values.
+ */
+export type FastHandler = (request: IncomingMessage, response: ServerResponse, params?: Record<string, string>) => void;
 
 /**
  * One route: its method and path template, said once, and everything derived from them. Path

@@ -4,23 +4,34 @@ import type { AdapterError } from "../errors/adapter-error.js";
 import type { ResponseFacts } from "./request-log.js";
 
 /**
+ * Something that must show life every so often: an SSE stream (a comment) or an MCP tool call
+ * waiting with a progress token (a progress notification).
+ */
+export interface Beating {
+  /** When it last sent something (performance.now()). */
+  lastWrite: number;
+  /** Sends a sign of life now. */
+  beat(now: number): void;
+}
+
+/**
  * One timer for the keep-alives of every open stream with the same interval: a stream that wrote
  * nothing for `intervalMs` gets a comment. A timer per stream would be one more object each of
  * thousands of open streams holds.
  */
 /** One interval's sweep (see `KeepAliveSweeps`). */
 export class KeepAliveSweep {
-  private readonly writers = new Set<SseWriter>();
+  private readonly writers = new Set<Beating>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(readonly intervalMs: number) {}
 
-  add(writer: SseWriter): void {
+  add(writer: Beating): void {
     this.writers.add(writer);
     this.timer ??= setInterval(() => this.sweep(), Math.max(5, Math.floor(this.intervalMs / 4))).unref();
   }
 
-  remove(writer: SseWriter): void {
+  remove(writer: Beating): void {
     this.writers.delete(writer);
     if (this.writers.size === 0 && this.timer) {
       clearInterval(this.timer);
@@ -35,9 +46,9 @@ export class KeepAliveSweep {
   }
 
   /** Writes the due keep-alives a batch per tick, so thousands of streams do not stall the event loop at once. */
-  private beat(due: SseWriter[], from: number, now: number): void {
+  private beat(due: Beating[], from: number, now: number): void {
     const end = Math.min(due.length, from + KEEP_ALIVE_BATCH);
-    for (let index = from; index < end; index += 1) (due[index] as SseWriter).beat(now);
+    for (let index = from; index < end; index += 1) (due[index] as Beating).beat(now);
     if (end < due.length) setImmediate(() => this.beat(due, end, now));
   }
 }
@@ -74,7 +85,7 @@ export class KeepAliveSweeps {
  * comment whenever nothing was written for the sweep's interval, and `write()` backpressure
  * respected. A stream ended from outside (shutdown) gets the encoder's failure frames.
  */
-export class SseWriter {
+export class SseWriter implements Beating {
   /** When something was last written (performance.now()), for the keep-alive sweep. */
   lastWrite = performance.now();
   private closed = false;

@@ -1,5 +1,5 @@
 import { type MarkerSpan, renderMarkdown } from "./markdown.js";
-import { type SnippetKind, snippet } from "./snippets.js";
+import { mcpSnippet, type SnippetKind, snippet } from "./snippets.js";
 import { type Ask, buildRequest, type Citation, type OutgoingRequest, send, type Source } from "./transports.js";
 
 /** What the adapter tells its page (GET /playground/settings.json). */
@@ -8,6 +8,8 @@ interface PageSettings {
   defaultWorkspace: string | null;
   /** A key that works (the embedded workspace accepts any); null with a real upstream. */
   key: string | null;
+  /** Whether the adapter serves its MCP endpoint (`MCP=on`). */
+  mcp: boolean;
 }
 
 const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -54,7 +56,11 @@ function describeRequest(request: OutgoingRequest): string {
   return `POST ${request.url}\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join("\n")}\n\n${JSON.stringify(request.body, null, 2)}`;
 }
 
-function showSnippet(kind: SnippetKind): void {
+function showSnippet(kind: SnippetKind | "mcp"): void {
+  if (kind === "mcp") {
+    ui.snippet.textContent = mcpSnippet(location.origin, ui.workspace.value.trim());
+    return;
+  }
   if (!conversation.lastRequest) {
     ui.snippet.textContent = "Ask something first.";
     return;
@@ -262,8 +268,9 @@ async function start(): Promise<void> {
     ui.developerView.hidden = !ui.developer.checked;
   });
   for (const button of document.querySelectorAll<HTMLButtonElement>("[data-snippet]")) {
-    button.addEventListener("click", () => showSnippet(button.dataset.snippet as SnippetKind));
+    button.addEventListener("click", () => showSnippet(button.dataset.snippet as SnippetKind | "mcp"));
   }
+  byId<HTMLButtonElement>("mcp-snippet").hidden = !settings.mcp;
   showSources([]);
   await loadWorkspaces();
   ui.question.focus();

@@ -4,6 +4,35 @@ import type { OutgoingRequest } from "./transports.js";
 export type SnippetKind = "curl" | "openai-js" | "openai-python" | "vercel";
 
 /**
+ * The MCP configuration for the workspace on the page (the tools `ask`, `reason`, `build`,
+ * `search`, `fetch`): Claude Code's command, Cursor's `mcp.json` (clients that take a URL and
+ * headers), and VS Code's, which names the workspace in the path. The key is a placeholder each
+ * client fills in from where it keeps secrets.
+ */
+export function mcpSnippet(origin: string, workspace: string): string {
+  const url = `${origin}/mcp`;
+  const workspaceHeader = workspace ? { "Service-Workspace": workspace } : {};
+  const cursor = { mcpServers: { workspace: { url, headers: { Authorization: "Bearer ${env:WORKSPACE_API_KEY}", ...workspaceHeader } } } };
+  const vscode = {
+    inputs: [{ type: "promptString", id: "workspace-api-key", description: "Workspace API key", password: true }],
+    servers: {
+      workspace: { type: "http", url: workspace ? `${url}/${encodeURIComponent(workspace)}` : url, headers: { Authorization: "Bearer ${input:workspace-api-key}" } },
+    },
+  };
+  return [
+    "# Claude Code",
+    `claude mcp add --transport http workspace ${url} \\`,
+    `  --header "Authorization: Bearer $WORKSPACE_API_KEY"${workspace ? ` \\\n  --header "Service-Workspace: ${workspace}"` : ""}`,
+    "",
+    "# Cursor (.cursor/mcp.json), and other clients that take a URL and headers",
+    JSON.stringify(cursor, null, 2),
+    "",
+    "# VS Code (.vscode/mcp.json)",
+    JSON.stringify(vscode, null, 2),
+  ].join("\n");
+}
+
+/**
  * The same request as code a user can run: the key is a placeholder (`$WORKSPACE_API_KEY`),
  * never the one typed into the page; the adapter's address is the page's own.
  */

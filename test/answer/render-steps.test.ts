@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { renderSteps, renderStepsDelta } from "../../src/answer/render-steps.js";
+import { renderEachStep, renderSteps, renderStepsDelta } from "../../src/answer/render-steps.js";
 
 describe("renderSteps", () => {
   const steps = [
@@ -22,5 +22,10 @@ describe("renderSteps", () => {
       const joined = renderStepsDelta(steps.slice(0, split), 0) + renderStepsDelta(steps, split);
       expect(joined).toBe(renderSteps(steps));
     }
+  });
+
+  it("renders each new step on its own, leaving out the ones that render as nothing", () => {
+    expect(renderEachStep(steps, 2)).toEqual(["Using tool: outline", "Using tool: tool", "Done."]);
+    expect(renderEachStep(steps, steps.length)).toEqual([]);
   });
 });

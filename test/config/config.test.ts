@@ -122,4 +122,15 @@ describe("the command line", () => {
       expect(help.kind === "print" && help.text).toContain(`(${name}`);
     }
   });
+
+  it("serves MCP unless MCP=off, and says so in --help", async () => {
+    const { parseCommandLine } = await import("../../src/config/command-line.js");
+    const { loadConfig, ConfigError } = await import("../../src/config/config.js");
+    expect(loadConfig({}).mcp).toBe(true);
+    expect(loadConfig({ MCP: "off" }).mcp).toBe(false);
+    expect(() => loadConfig({ MCP: "maybe" })).toThrow(ConfigError);
+    const help = parseCommandLine(["--help"], "1.2.3");
+    expect(help.kind === "print" && help.text).toMatch(/--mcp\s+on serves the workspace as a remote MCP server/);
+    expect(help.kind === "print" && help.text).toMatch(/\/mcp \(MCP tools ask, reason, build, search, fetch;/);
+  });
 });

@@ -1,5 +1,8 @@
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { load as loadYaml } from "js-yaml";
@@ -8,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { documentReader } from "../../src/embedded-workspace/read-document.js";
 import { defaultDocuments, type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
 import { projectRoot } from "../../src/util/package-info.js";
+import { connectMcp } from "../helpers/mcp-clients.js";
+import { responsesErrors } from "../helpers/openai-schemas.js";
 import { type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
 
 // Every recipe of the README is a file in examples/, run here against a real server (the embedded
@@ -24,7 +29,10 @@ beforeAll(async () => {
   let listening = "";
   adapter = await startAdapter(workspace.url, {}, undefined, { documents: documentReader(defaultDocuments()), publicUrl: () => listening });
   listening = adapter.url;
-  environment = { ...process.env, ADAPTER_URL: `${adapter.url}/v1`, WORKSPACE_API_KEY: "any-key", WORKSPACE_ID: "demo" } as Record<string, string>;
+  environment = { ...process.env, ADAPTER_URL: `${adapter.url}/v1`, MCP_URL: `${adapter.url}/mcp`, WORKSPACE_API_KEY: "any-key", WORKSPACE_ID: "demo" } as Record<string, string>;
+  // The recipes never reach OpenAI: without a key the Agents SDK recipe stops before its model.
+  delete environment.OPENAI_API_KEY;
+  delete environment.OPENAI_BASE_URL;
 });
 afterAll(async () => {
   await adapter.close();
@@ -47,6 +55,11 @@ describe("recipes", () => {
     "openai-agents.mjs",
     "vercel-ai-sdk-responses.mjs",
     "langchain-responses.mjs",
+    "mcp-claude-code.sh",
+    "mcp-cursor.json",
+    "mcp-vscode.json",
+    "openai-agents-mcp.mjs",
+    "openai-responses-mcp.mjs",
   ])(
     "the README shows %s as it is in examples/",
     (name) => {
@@ -153,5 +166,87 @@ describe("recipes", () => {
       .join("");
     expect(content).toMatch(/\*\*Sources\*\*\n- \[[^\]]+\]\(http:\/\/127\.0\.0\.1:\d+\/documents\/demo\//);
     expect(second.headers.get("service-query-id")).toBe(first.headers.get("service-query-id"));
+  });
+
+  it("Claude Code: `claude mcp add` gets the endpoint and headers a real client then uses", async () => {
+    // A stand-in for the `claude` command that records what it was asked to add.
+    const bin = mkdtempSync(join(tmpdir(), "claude-"));
+    try {
+      writeFileSync(join(bin, "claude"), "#!/usr/bin/env node\nconsole.log(JSON.stringify(process.argv.slice(2)));\n");
+      chmodSync(join(bin, "claude"), 0o755);
+      const { stdout } = await run("bash", [join(root, "examples/mcp-claude-code.sh")], { env: { ...environment, PATH: `${bin}:${environment.PATH}` }, timeout: 20_000 });
+      const args = JSON.parse(stdout) as string[];
+      expect(args.slice(0, 5)).toEqual(["mcp", "add", "--transport", "http", "workspace"]);
+      expect(args[5]).toBe(`${adapter.url}/mcp`);
+      const headers = Object.fromEntries(args.slice(6).filter((_, index) => index % 2 === 1).map((header) => header.split(": ") as [string, string]));
+      expect(headers).toEqual({ Authorization: "Bearer any-key", "Service-Workspace": "demo" });
+      const client = await connectMcp("2025-11-25", args[5] as string, headers);
+      expect((await client.callTool("ask", { question: "How does the adapter cite sources?" })).content[0].text).toMatch(/\n\nSources:\n\[1\] /);
+      await client.close();
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+
+  it("Cursor and VS Code: the JSON configurations parse, point at the MCP route and authenticate as written", async () => {
+    const cursor = JSON.parse(example("mcp-cursor.json")).mcpServers.workspace;
+    const vscode = JSON.parse(example("mcp-vscode.json"));
+    const code = vscode.servers.workspace;
+    expect(code.type).toBe("http");
+    expect(vscode.inputs).toEqual([expect.objectContaining({ id: "workspace-api-key", type: "promptString", password: true })]);
+    // Each client substitutes its variables (Cursor `${env:…}`, VS Code `${input:…}`) before it connects.
+    const substitute = (headers: Record<string, string>) =>
+      Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, value.replace("${env:WORKSPACE_API_KEY}", "any-key").replace("${input:workspace-api-key}", "any-key")]));
+    for (const [server, path] of [[cursor, "/mcp"], [code, "/mcp/demo"]] as const) {
+      const url = new URL(server.url);
+      expect(`${url.origin}${url.pathname}`).toBe(`http://localhost:8080${path}`);
+      const client = await connectMcp("2025-11-25", `${adapter.url}${path}`, substitute(server.headers));
+      const result = await client.callTool("search", { query: "citations" });
+      expect(result.structuredContent.results.length).toBeGreaterThan(0);
+      await client.close();
+    }
+  });
+
+  it("the OpenAI Agents SDK: the workspace's tools listed and called (the agent's model is left out without OPENAI_API_KEY)", async () => {
+    const { stdout } = await run(process.execPath, [join(root, "examples/openai-agents-mcp.mjs")], { env: environment, timeout: 20_000 });
+    expect(stdout).toMatch(/^tools: ask, reason, build, search, fetch\n/);
+    expect(stdout).toMatch(/\n\nSources:\n\[1\] .+ <http:\/\/127\.0\.0\.1:\d+\/documents\/demo\//);
+  });
+
+  it("the Responses API's mcp tool: a valid tool, whose server a caller in OpenAI's place lists and calls", async () => {
+    // This test plays OpenAI's side: it reads the request the recipe sends, checks its `mcp` tool
+    // against OpenAI's published schema, and does what OpenAI's servers do with it.
+    const problems: string[] = [];
+    const openai = createServer((request, response) => {
+      let text = "";
+      request.on("data", (chunk: Buffer) => (text += chunk.toString()));
+      request.on("end", async () => {
+        const body = JSON.parse(text);
+        const tool = body.tools[0];
+        problems.push(...responsesErrors("MCPTool", tool));
+        const client = await connectMcp("2025-11-25", tool.server_url, tool.headers);
+        const tools = (await client.listTools()).filter((listed) => tool.allowed_tools.includes(listed.name));
+        const args = { question: body.input };
+        const result = await client.callTool("ask", args);
+        await client.close();
+        const listed = { type: "mcp_list_tools", id: "mcpl_1", server_label: tool.server_label, tools: tools.map((listedTool) => ({ name: listedTool.name, description: listedTool.description, input_schema: listedTool.inputSchema, annotations: listedTool.annotations })) };
+        const call = { type: "mcp_call", id: "mcp_1", server_label: tool.server_label, name: "ask", arguments: JSON.stringify(args), output: result.content[0].text, error: null, status: "completed" };
+        problems.push(...responsesErrors("MCPListTools", listed), ...responsesErrors("MCPToolCall", call));
+        const message = { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "The workspace answered.", annotations: [] }] };
+        response.setHeader("content-type", "application/json");
+        response.end(JSON.stringify({ id: "resp_1", object: "response", created_at: 0, status: "completed", model: body.model, output: [listed, call, message] }));
+      });
+    });
+    await new Promise<void>((resolve) => openai.listen(0, "127.0.0.1", resolve));
+    try {
+      const env = { ...environment, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: `http://127.0.0.1:${(openai.address() as AddressInfo).port}/v1` };
+      const { stdout } = await run(process.execPath, [join(root, "examples/openai-responses-mcp.mjs")], { env, timeout: 20_000 });
+      expect(problems).toEqual([]);
+      expect(stdout).toMatch(/^ask → [\s\S]+\n\nSources:\n\[1\] /);
+      expect(stdout.trim().endsWith("The workspace answered.")).toBe(true);
+    } finally {
+      openai.closeAllConnections();
+      await new Promise((resolve) => openai.close(resolve));
+    }
   });
 });

@@ -59,6 +59,7 @@ export async function startAdapter(
 export async function startStack(
   environment: Record<string, string> = {},
   workspaceOptions: Partial<StartOptions> = {},
+  effects: AdapterEffects = {},
 ): Promise<Stack> {
   const workspace = await startEmbeddedWorkspace({
     documents: [FIXTURE_DOCUMENTS],
@@ -67,7 +68,7 @@ export async function startStack(
     stepDelayMs: 10,
     ...workspaceOptions,
   });
-  const running = await startAdapter(workspace.url, environment);
+  const running = await startAdapter(workspace.url, environment, undefined, effects);
   return {
     ...running,
     workspace,

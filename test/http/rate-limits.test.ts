@@ -136,6 +136,34 @@ describeWith(REDIS, "rate limits across replicas", () => {
     expect(await metric(second, "adapter_rate_limited_total", 'limit="rpm",workspace="acme"')).toBe(1);
   });
 
+  it("counts MCP tool calls that start an answer against the same limit, across replicas; listing tools is free", async () => {
+    const [first, second] = (await replicas(2, { RATE_LIMIT_RPM: "3" })) as [RunningAdapter, RunningAdapter];
+    const mcp = (adapter: RunningAdapter, body: Record<string, unknown>) =>
+      fetch(`${adapter.url}/mcp`, {
+        method: "POST",
+        headers: headers({ accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" }),
+        body: JSON.stringify({ jsonrpc: "2.0", ...body }),
+      });
+    for (let index = 0; index < 4; index += 1) expect((await mcp(first, { id: index, method: "tools/list" })).status).toBe(200);
+    const createsBefore = workspace.control.calls.create;
+    const calls = [];
+    for (let index = 0; index < 3; index += 1) {
+      const replica = index % 2 ? second : first;
+      calls.push(await mcp(replica, { id: `call-${index}`, method: "tools/call", params: { name: "ask", arguments: { question: "leave policy" } } }));
+    }
+    expect(calls.map((call) => call.status)).toEqual([200, 200, 200]);
+    expect(calls.map((call) => call.headers.get("x-ratelimit-remaining-requests"))).toEqual(["2", "1", "0"]);
+    // Over the limit: a 429 with retry-after, and a JSON-RPC error naming the call, before any upstream call.
+    const refused = await mcp(second, { id: "call-3", method: "tools/call", params: { name: "reason", arguments: { question: "leave policy" } } });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(Number(refused.headers.get("retry-after-ms"))).toBeGreaterThan(0);
+    expect(await refused.json()).toMatchObject({ jsonrpc: "2.0", id: "call-3", error: { data: { type: "rate_limit_error", code: "rate_limit_exceeded" } } });
+    expect(workspace.control.calls.create - createsBefore).toBe(3);
+    // A chat completion of the same key and workspace shares the count.
+    expect((await ask(first)).status).toBe(429);
+  });
+
   it("applies a workspace's override instead of the defaults", async () => {
     const [adapter] = (await replicas(1, { RATE_LIMIT_RPM: "1", RATE_LIMIT_OVERRIDES: "globex=rpm:off" })) as [RunningAdapter];
     expect((await ask(adapter)).status).toBe(200);

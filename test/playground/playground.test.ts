@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { documentReader } from "../../src/embedded-workspace/read-document.js";
 import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
 import { startBrowser } from "../helpers/browser.js";
+import { connectMcp } from "../helpers/mcp-clients.js";
 import { CHROMIUM, describeWith } from "../helpers/external-programs.js";
 import { FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
 
@@ -200,6 +201,26 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
     expect(curl).not.toContain("any-key-works-locally");
     await page.click("[data-snippet=vercel]");
     expect(await page.locator("#snippet").innerText()).toContain('workspace.chat("ask")');
+    await page.close();
+  });
+
+  it("gives the MCP configuration for the workspace on the page, which a client then uses as written", async () => {
+    const { page, problems } = await open();
+    await page.check("#developer");
+    await page.fill("#workspace", "demo");
+    await page.click("[data-snippet=mcp]");
+    const text: string = await page.locator("#snippet").innerText();
+    const [claude, cursor, vscode] = text.split("\n\n# ").map((block) => block.slice(block.indexOf("\n") + 1));
+    expect(claude).toBe(`claude mcp add --transport http workspace ${adapter.url}/mcp \\\n  --header "Authorization: Bearer $WORKSPACE_API_KEY" \\\n  --header "Service-Workspace: demo"`);
+    const cursorServer = JSON.parse(cursor as string).mcpServers.workspace;
+    expect(cursorServer).toEqual({ url: `${adapter.url}/mcp`, headers: { Authorization: "Bearer ${env:WORKSPACE_API_KEY}", "Service-Workspace": "demo" } });
+    const vscodeServer = JSON.parse(vscode as string).servers.workspace;
+    expect(vscodeServer).toMatchObject({ type: "http", url: `${adapter.url}/mcp/demo` });
+    // The VS Code form names the workspace only in its path: a client set up from it asks there.
+    const client = await connectMcp("2025-11-25", vscodeServer.url, { authorization: vscodeServer.headers.Authorization.replace("${input:workspace-api-key}", "any-key") });
+    expect((await client.callTool("ask", { question: "How much annual leave do employees get?" })).structuredContent.answer).toMatch(/\S/);
+    await client.close();
+    expect(problems).toEqual([]);
     await page.close();
   });
 

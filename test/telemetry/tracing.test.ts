@@ -192,6 +192,22 @@ describe("tracing over OTLP/HTTP protobuf (the default protocol)", () => {
     expect(answer.attributes["gen_ai.usage.output_tokens"]).toBeGreaterThan(0);
   });
 
+  it("traces an MCP tool call as `execute_tool {name}`, with the tool and its usage", async () => {
+    const response = await fetch(`${stack.url}/mcp`, {
+      method: "POST",
+      headers: headers({ traceparent: `00-${"7".repeat(32)}-${CALLER_SPAN}-01`, accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" }),
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "reason", arguments: { question: "How many vacation days do employees get?" } } }),
+    });
+    const body = (await response.json()) as { result: { isError?: boolean; structuredContent: { query_id: string } } };
+    expect(response.status).toBe(200);
+    expect(body.result.isError).toBeFalsy();
+    const spans = await traceOf(stack, "7".repeat(32), "POST /mcp");
+    const expected = { name: "execute_tool reason", operation: "execute_tool", tool: "reason", model: "reason", mode: "reason", workspace: "acme", stream: false } as const;
+    const answer = expectAnswerSpan(spans, "7".repeat(32), expected);
+    expect(answer.attributes["gen_ai.conversation.id"]).toBe(body.result.structuredContent.query_id);
+    expect(answer.attributes["gen_ai.usage.output_tokens"]).toBeGreaterThan(0);
+  });
+
   it("marks a failed answer: error.type on the answer span, the 502 on the server span", async () => {
     const { response } = await chat(stack, "Fail this one [fault:failed]", {}, { traceparent: `00-${"5".repeat(32)}-${CALLER_SPAN}-01` });
     expect(response.status).toBe(502);

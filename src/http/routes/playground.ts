@@ -24,6 +24,8 @@ export interface PlaygroundSettings {
   embedded: boolean;
   defaultWorkspace: string | null;
   key: string | null;
+  /** Whether `/mcp` is served: the developer view then offers the MCP configuration. */
+  mcp: boolean;
 }
 
 /** The files the build wrote (scripts/build-playground.mjs), read once when the adapter starts. */

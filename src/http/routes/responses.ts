@@ -328,7 +328,7 @@ function replay(value: StoredValue) {
   const { reasoning, text, citations, sources } = value.answer;
   return [
     ...encoder.open(),
-    ...(reasoning ? encoder.encode({ type: "reasoning", choice: 0, text: reasoning }) : []),
+    ...(reasoning ? encoder.encode({ type: "reasoning", choice: 0, text: reasoning, steps: [reasoning] }) : []),
     ...(text ? encoder.encode({ type: "text", choice: 0, text }) : []),
     ...encoder.encode({ type: "cited", choice: 0, citations, sources }),
     ...encoder.close(value.usage),

@@ -1,16 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { QuerySnapshot } from "../../../src/core/query-snapshot.js";
 import { ChannelView } from "../../../src/upstream/realtime/channel-view.js";
-
-const snapshot = (status: QuerySnapshot["status"], output = "", steps: unknown[] = []): QuerySnapshot => ({
-  id: "q1",
-  status,
-  output,
-  steps,
-  sources: [],
-  usage: undefined,
-});
+import { snapshot } from "../../helpers/snapshots.js";
 
 describe("ChannelView", () => {
   it("appends deltas, and hands on the channel's text while the list shows less", () => {
