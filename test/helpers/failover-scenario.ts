@@ -58,37 +58,46 @@ export async function expectStateSharedAcrossReplicas({ replicas }: SharedRedisR
       metricSum(replicas, "adapter_redis_command_duration_seconds", { outcome: "failed" }),
     ]);
   const before = await unanswered();
-  const history: Message[] = [{ role: "user", content: "How much annual leave do I get?" }];
-  const ids: (string | null)[] = [];
-  for (const replica of [a, b]) {
-    const turn = await chat(replica, history);
-    expect(turn.status, JSON.stringify(turn.body)).toBe(200);
-    ids.push(turn.queryId);
-    history.push({ role: "assistant", content: turn.content }, { role: "user", content: `And more, turn ${ids.length + 1}?` });
-  }
-  expect(new Set(ids).size).toBe(1);
-  const byHeader: (string | null)[] = [];
-  const conversationId = `failover-${a.url}-${Date.now()}`;
-  for (const [index, replica] of [b, c].entries()) {
-    const turn = await chat(replica, [{ role: "user", content: `remote work ${index}` }], { "x-conversation-id": conversationId });
-    byHeader.push(turn.queryId);
-  }
-  expect(new Set(byHeader).size).toBe(1);
-
-  const first = await respond(a, { model: "ask", input: "What are the password rules?" });
-  expect(first.status).toBe(200);
-  const second = await respond(b, { model: "ask", input: "And for laptops?", previous_response_id: first.body.id });
-  expect(second.status, JSON.stringify(second.body)).toBe(200);
-  expect(second.queryId).toBe(first.queryId);
-  const message = first.body.output.find((item: { type: string }) => item.type === "message");
-  const referenced = await respond(c, { model: "ask", input: [{ type: "item_reference", id: message.id }, { role: "user", content: "Really?" }] });
-  expect(referenced.status, JSON.stringify(referenced.body)).toBe(200);
-  expect(referenced.queryId).toBe(first.queryId);
-  const auth = { authorization: `Bearer ${API_KEY}` };
-  expect((await fetch(`${c.url}/v1/responses/${second.body.id}`, { headers: auth })).status).toBe(200);
-  expect((await fetch(`${a.url}/v1/responses/${first.body.id}/input_items`, { headers: auth })).status).toBe(200);
-  expect((await fetch(`${b.url}/v1/responses/${first.body.id}`, { method: "DELETE", headers: auth })).status).toBe(200);
-  expect((await fetch(`${c.url}/v1/responses/${first.body.id}`, { headers: auth })).status).toBe(404);
+  // Three conversations at once, each turn on another replica.
+  const byHistory = async () => {
+    const history: Message[] = [{ role: "user", content: "How much annual leave do I get?" }];
+    const ids: (string | null)[] = [];
+    for (const replica of [a, b]) {
+      const turn = await chat(replica, history);
+      expect(turn.status, JSON.stringify(turn.body)).toBe(200);
+      ids.push(turn.queryId);
+      history.push({ role: "assistant", content: turn.content }, { role: "user", content: `And more, turn ${ids.length + 1}?` });
+    }
+    expect(new Set(ids).size).toBe(1);
+  };
+  const byHeader = async () => {
+    const ids: (string | null)[] = [];
+    const conversationId = `failover-${a.url}-${Date.now()}`;
+    for (const [index, replica] of [b, c].entries()) {
+      const turn = await chat(replica, [{ role: "user", content: `remote work ${index}` }], { "x-conversation-id": conversationId });
+      ids.push(turn.queryId);
+    }
+    expect(new Set(ids).size).toBe(1);
+  };
+  const byStoredResponses = async () => {
+    const first = await respond(a, { model: "ask", input: "What are the password rules?" });
+    expect(first.status).toBe(200);
+    const message = first.body.output.find((item: { type: string }) => item.type === "message");
+    const [second, referenced] = await Promise.all([
+      respond(b, { model: "ask", input: "And for laptops?", previous_response_id: first.body.id }),
+      respond(c, { model: "ask", input: [{ type: "item_reference", id: message.id }, { role: "user", content: "Really?" }] }),
+    ]);
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    expect(second.queryId).toBe(first.queryId);
+    expect(referenced.status, JSON.stringify(referenced.body)).toBe(200);
+    expect(referenced.queryId).toBe(first.queryId);
+    const auth = { authorization: `Bearer ${API_KEY}` };
+    expect((await fetch(`${c.url}/v1/responses/${second.body.id}`, { headers: auth })).status).toBe(200);
+    expect((await fetch(`${a.url}/v1/responses/${first.body.id}/input_items`, { headers: auth })).status).toBe(200);
+    expect((await fetch(`${b.url}/v1/responses/${first.body.id}`, { method: "DELETE", headers: auth })).status).toBe(200);
+    expect((await fetch(`${c.url}/v1/responses/${first.body.id}`, { headers: auth })).status).toBe(404);
+  };
+  await Promise.all([byHistory(), byHeader(), byStoredResponses()]);
 
   expect(await unanswered()).toEqual(before);
 }

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,7 +33,8 @@ export async function until(check: () => Promise<boolean>, what: string, ms = 20
  */
 async function startNode(port: number, args: string[], dir: string, tls?: TestCertificates): Promise<RedisProcess> {
   const listen = tls ? redisTlsArguments(port, tls) : ["--port", String(port)];
-  const child = spawn("redis-server", [...args, ...listen, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], {
+  // A replica syncs at once (the default waits five seconds for more replicas to sync together).
+  const child = spawn("redis-server", [...args, ...listen, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0", "--dir", dir], {
     stdio: "ignore",
   });
   const secure = tls ? { tls: { ca: readFileSync(tls.ca), servername: "localhost" } } : {};
@@ -148,19 +150,25 @@ export async function startRedisSentinel(): Promise<RedisSentinelServers> {
   const master = await startNode(await freePort(), [], dir);
   const replica = await startNode(await freePort(), ["--replicaof", "127.0.0.1", String(master.port)], dir);
   await until(async () => (await replica.client.info("replication")).includes("master_link_status:up"), "the replica to sync");
+  // Each sentinel is told of the replica and of the other sentinels in its config (what Sentinel would
+  // otherwise learn over several seconds of hello messages and INFO polls).
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const ids = ports.map(() => randomBytes(20).toString("hex"));
   const sentinels: RedisProcess[] = [];
-  for (let index = 0; index < 3; index += 1) {
-    const port = await freePort();
+  for (const [index, port] of ports.entries()) {
     const file = join(dir, `sentinel-${port}.conf`);
     writeFileSync(
       file,
       [
         `port ${port}`,
         "bind 127.0.0.1",
+        `sentinel myid ${ids[index]}`,
         `sentinel monitor ${name} 127.0.0.1 ${master.port} 2`,
         `sentinel down-after-milliseconds ${name} 1000`,
         `sentinel failover-timeout ${name} 3000`,
         `sentinel parallel-syncs ${name} 1`,
+        `sentinel known-replica ${name} 127.0.0.1 ${replica.port}`,
+        ...ports.flatMap((other, otherIndex) => (otherIndex === index ? [] : [`sentinel known-sentinel ${name} 127.0.0.1 ${other} ${ids[otherIndex]}`])),
         "",
       ].join("\n"),
     );

@@ -6,6 +6,27 @@ import { expectAnsweredThroughFailover, expectStateSharedAcrossReplicas } from "
 import { killNode, type RedisSentinelServers, startRedisSentinel, until } from "../helpers/redis-topologies.js";
 import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
 
+/** What each replica's Redis connection did, for a failed test: its Redis metrics, and each distinct log message with its count and first and last time. */
+async function diagnosis(replicas: RunningAdapter[], logs: string[]): Promise<string> {
+  const lines: string[] = [];
+  for (const [index, replica] of replicas.entries()) {
+    const metrics = (await (await fetch(`${replica.url}/metrics`)).text()).split("\n").filter((line) => /^adapter_(redis|cluster)_/.test(line) && !line.includes("_bucket"));
+    lines.push(`replica ${index}:`, ...metrics.map((line) => `  ${line}`));
+  }
+  const messages = new Map<string, { count: number; first: number; last: number }>();
+  for (const line of logs) {
+    const [replica, json] = [line.slice(0, line.indexOf(" ")), line.slice(line.indexOf(" ") + 1)];
+    const entry = JSON.parse(json) as { msg: string; time: number };
+    if (entry.msg === "request") continue;
+    const key = `${replica} ${entry.msg}`;
+    const seen = messages.get(key) ?? { count: 0, first: entry.time, last: entry.time };
+    messages.set(key, { count: seen.count + 1, first: seen.first, last: entry.time });
+  }
+  const start = Math.min(...[...messages.values()].map((seen) => seen.first));
+  for (const [key, seen] of messages) lines.push(`${key}: ${seen.count}× from +${seen.first - start} ms to +${seen.last - start} ms`);
+  return lines.join("\n");
+}
+
 describeWith(REDIS, "replicas sharing a Sentinel-watched Redis (master, replica, three sentinels)", () => {
   let servers: RedisSentinelServers;
   let workspace: RunningWorkspace;
@@ -19,7 +40,7 @@ describeWith(REDIS, "replicas sharing a Sentinel-watched Redis (master, replica,
     replicas = await Promise.all([0, 1, 2].map((index) => startAdapter(workspace.url, environment, pino({ level: "info" }, { write: (line: string) => logs.push(`${index} ${line}`) }))));
   }, 60_000);
   afterEach(async (context) => {
-    if (context.task.result?.state === "fail") console.log(logs.filter((line) => !line.includes('"msg":"request"')).join("").slice(-6000));
+    if (context.task.result?.state === "fail") console.log(await diagnosis(replicas, logs));
     await Promise.all((replicas ?? []).map((replica) => replica.close()));
     await workspace?.close();
     await servers?.stop();

@@ -84,28 +84,4 @@ describe("AnswerPublisher", () => {
     expect(vi.getTimerCount()).toBe(0);
     expect(published).toEqual([]);
   });
-
-  it("starts after what the create answer showed: a step it held is not published again", () => {
-    vi.useFakeTimers();
-    const stepDelayMs = 120;
-    const store = new QueryStore(stepDelayMs);
-    const published: Record<string, unknown>[] = [];
-    const endpoint = { publish: (_channel: string, data: Record<string, unknown>) => published.push(data) } as unknown as CentrifugoEndpoint;
-    const publisher = new AnswerPublisher(endpoint, (query, at) => store.view(query, at), () => Date.now(), stepDelayMs);
-    // Composing the answer took longer than a step: the create answer already shows the first one.
-    const query = store.startTurn("acme", "q1", {
-      content: "leave?",
-      mode: "ask",
-      startedAt: Date.now() - 1.5 * stepDelayMs,
-      script: { steps: [{ text: "Looking." }, { tool: "search" }], output, sources: [] },
-      fault: null,
-    });
-    const shown = store.view(query, Date.now());
-    expect(shown.steps).toEqual([{ text: "Looking." }]);
-    publisher.track(query, "queries:q1", shown);
-    while (publisher.active > 0) vi.advanceTimersByTime(5);
-    expect(published.filter((data) => data.step !== undefined).map((data) => data.step)).toEqual([{ tool: "search" }]);
-    expect(published.filter((data) => data.status === "PROCESSING")).toEqual([]);
-    expect(published.map((data) => (typeof data.delta === "string" ? data.delta : "")).join("")).toBe(output);
-  });
 });
