@@ -44,15 +44,34 @@ export async function startRedis(options: { port?: number } = {}): Promise<Redis
     };
     return { url: given, port, client, stop: async () => client.disconnect(), signal };
   }
-  const port = options.port ?? (await freePort());
+  // A free port can be taken by another test's server between the check and the start: then this
+  // server exits, and it starts again on another port (a port asked for is tried once).
+  for (let attempt = 1; ; attempt += 1) {
+    const port = options.port ?? (await freePort());
+    const started = await startOn(port).catch((error: unknown) => {
+      if (options.port !== undefined || attempt >= 5 || !(error instanceof PortTakenError)) throw error;
+      return null;
+    });
+    if (started) return started;
+  }
+}
+
+/** The port was in use: the server exited at once. */
+class PortTakenError extends Error {}
+
+/** A redis-server of its own on `port`, once it answers as itself (its process id), not another server on that port. */
+async function startOn(port: number): Promise<RedisServer> {
   const child: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--enable-debug-command", "local"], {
     stdio: "ignore",
   });
-  const spawned = new Promise<never>((_, reject) =>
+  const failed = new Promise<never>((_, reject) => {
     child.once("error", (error) =>
       reject(new Error(`redis-server could not be started (${error.message}); install it with: apt-get install redis-server`)),
-    ),
-  );
+    );
+    child.once("exit", () => reject(new PortTakenError(`redis-server exited at start on port ${port}`)));
+  });
+  // It exits later too (stopped): that rejection has no one waiting for it.
+  failed.catch(() => undefined);
   const url = `redis://127.0.0.1:${port}`;
   const client = new Redis(url, { lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: 0 });
   client.on("error", () => undefined);
@@ -60,7 +79,7 @@ export async function startRedis(options: { port?: number } = {}): Promise<Redis
     for (let attempt = 0; attempt < 100; attempt += 1) {
       try {
         await client.connect().catch(() => undefined);
-        if ((await client.ping()) === "PONG") return;
+        if ((await client.info("server")).includes(`process_id:${child.pid}\r`)) return;
       } catch {
         // not up yet
       }
@@ -68,7 +87,13 @@ export async function startRedis(options: { port?: number } = {}): Promise<Redis
     }
     throw new Error("redis-server did not answer within 5 s");
   })();
-  await Promise.race([ready, spawned]);
+  try {
+    await Promise.race([ready, failed]);
+  } catch (error) {
+    client.disconnect();
+    child.kill("SIGKILL");
+    throw error;
+  }
   return {
     url,
     port,

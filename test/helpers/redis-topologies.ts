@@ -40,9 +40,11 @@ async function startNode(port: number, args: string[], dir: string, tls?: TestCe
   const secure = tls ? { tls: { ca: readFileSync(tls.ca), servername: "localhost" } } : {};
   const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 50, enableOfflineQueue: false, ...secure });
   client.on("error", () => undefined);
+  // Answering as itself (its process id), not as another test's server that took the port first.
   await until(async () => {
+    if (child.exitCode !== null) throw new Error(`redis-server exited at start on port ${port}`);
     if (client.status === "wait") await client.connect();
-    return (await client.ping()) === "PONG";
+    return (await client.info("server")).includes(`process_id:${child.pid}\r`);
   }, `redis-server on port ${port}`);
   return { port, child, client };
 }
