@@ -10,8 +10,6 @@ const jsonReport = process.env.VITEST_JSON_REPORT;
  */
 const HEAVY = [
   "test/server/cluster.test.ts",
-  "test/server/redis-cluster.test.ts",
-  "test/server/redis-sentinel.test.ts",
   "test/load/load.test.ts",
   "test/server/production-install.test.ts",
   "test/compat/client-matrix.test.ts",
@@ -39,8 +37,9 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           // Setting `exclude` replaces vitest's defaults: keep them (test/compat/clients has a node_modules of its own).
           exclude: [...configDefaults.exclude, ...HEAVY],
-          // Most suites wait on sockets and timers rather than compute: three at once on two cores.
-          maxWorkers: 3,
+          // Most suites wait on sockets, timers and failovers rather than compute: four at once on two
+          // cores (the Redis Cluster and Sentinel suites among them: they mostly wait for a failover).
+          maxWorkers: 4,
           sequence: { groupOrder: 0 },
         },
       },
