@@ -27,6 +27,13 @@ export const REDIS: ExternalProgram = {
   howTo: "install redis-server (apt-get install redis-server), or set REDIS_URL=redis://host:port to use a running Redis",
 };
 
+/** redis-server and redis-cli themselves (a REDIS_URL is not enough): the suites that start clusters, sentinels and TLS servers of their own. */
+export const REDIS_SERVERS: ExternalProgram = {
+  name: "redis-server and redis-cli",
+  missing: () => (commandWorks("redis-server") && commandWorks("redis-cli") ? null : "redis-server or redis-cli is not installed"),
+  howTo: "install redis-server (apt-get install redis-server; it brings redis-cli)",
+};
+
 /** openssl, for the certificates of the TLS tests. */
 export const OPENSSL: ExternalProgram = {
   name: "openssl",

@@ -32,8 +32,9 @@ export async function freePort(): Promise<number> {
  * redis-server of its own (installed by .ci/run from Debian's packages; `apt-get install
  * redis-server` locally). Suites that use it are declared with `describeWith(REDIS, …)`.
  */
-export async function startRedis(options: { port?: number } = {}): Promise<RedisServer> {
-  const given = options.port === undefined ? process.env.REDIS_URL : undefined;
+export async function startRedis(options: { port?: number; own?: boolean } = {}): Promise<RedisServer> {
+  // A test that stops, hangs or slows its Redis (`own`, or a port of its own) always starts one.
+  const given = options.port === undefined && !options.own ? process.env.REDIS_URL : undefined;
   if (given) {
     const client = new Redis(given, { maxRetriesPerRequest: 0 });
     client.on("error", () => undefined);

@@ -183,7 +183,7 @@ describeWith(REDIS, "conversations in Redis", () => {
   });
 
   it("keeps answering, at once, when the Redis server dies", async () => {
-    const own = await startRedis();
+    const own = await startRedis({ own: true });
     const replica = await startAdapter(stack.workspace.url, { REDIS_URL: own.url, REDIS_KEY_PREFIX: "dies:" });
     try {
       const messages: Message[] = [{ role: "user", content: "How much annual leave do I get?" }];

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeWith, REDIS } from "../helpers/external-programs.js";
+import { describeWith, REDIS_SERVERS } from "../helpers/external-programs.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
 import { headers, type RunningAdapter, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
 
@@ -35,11 +35,11 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-describeWith(REDIS, "a slow Redis is not a down Redis", () => {
+describeWith(REDIS_SERVERS, "a slow Redis is not a down Redis", () => {
   let redis: RedisServer;
   let replicas: RunningAdapter[];
   beforeAll(async () => {
-    redis = await startRedis();
+    redis = await startRedis({ own: true });
     replicas = await Promise.all([0, 1].map(() => startAdapter(stack.workspace.url, { REDIS_URL: redis.url, REDIS_KEY_PREFIX: "slow:" })));
   });
   afterAll(async () => {
@@ -114,13 +114,13 @@ function expectRefused(answer: { status: number; body: any; retryAfter: string |
   expect(answer.body).toMatchObject({ detail: expect.stringContaining("not answered as a new conversation"), error: { type: "service_unavailable", code } });
 }
 
-describeWith(REDIS, "while Redis is unreachable, a continuation is continued or refused, never forked", () => {
+describeWith(REDIS_SERVERS, "while Redis is unreachable, a continuation is continued or refused, never forked", () => {
   let redis: RedisServer;
   let first: RunningAdapter;
   let second: RunningAdapter;
   const creates = () => stack.workspace.control.creates.length;
   beforeAll(async () => {
-    redis = await startRedis();
+    redis = await startRedis({ own: true });
     const environment = { REDIS_URL: redis.url, REDIS_KEY_PREFIX: "down:", REDIS_COMMAND_TIMEOUT_MS: "300" };
     [first, second] = await Promise.all([startAdapter(stack.workspace.url, environment), startAdapter(stack.workspace.url, environment)]);
   });
@@ -175,9 +175,9 @@ describeWith(REDIS, "while Redis is unreachable, a continuation is continued or 
   });
 });
 
-describeWith(REDIS, "a Redis that hangs", () => {
+describeWith(REDIS_SERVERS, "a Redis that hangs", () => {
   it("is waited for up to the command timeout, then skipped at once until it answers again", async () => {
-    const redis = await startRedis();
+    const redis = await startRedis({ own: true });
     const replica = await startAdapter(stack.workspace.url, { REDIS_URL: redis.url, REDIS_KEY_PREFIX: "hang:", REDIS_COMMAND_TIMEOUT_MS: "400" });
     try {
       const history: Message[] = [{ role: "user", content: "How much annual leave do I get?" }];
@@ -217,9 +217,9 @@ describeWith(REDIS, "a Redis that hangs", () => {
   });
 });
 
-describeWith(REDIS, "a turn written while Redis is away", () => {
+describeWith(REDIS_SERVERS, "a turn written while Redis is away", () => {
   it("is retried in the background and reaches the other replicas once Redis is back", async () => {
-    const redis = await startRedis();
+    const redis = await startRedis({ own: true });
     const environment = { REDIS_URL: redis.url, REDIS_KEY_PREFIX: "retry:" };
     const [first, second] = await Promise.all([startAdapter(stack.workspace.url, environment), startAdapter(stack.workspace.url, environment)]);
     let restarted: RedisServer | undefined;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { describeWith, REDIS } from "../helpers/external-programs.js";
+import { describeWith, REDIS_SERVERS } from "../helpers/external-programs.js";
 import { chat, expectAnsweredThroughFailover, expectStateSharedAcrossReplicas, metricSum } from "../helpers/failover-scenario.js";
 import { Redis } from "ioredis";
 import { killNode, type RedisClusterServers, startRedisCluster, until } from "../helpers/redis-topologies.js";
@@ -23,7 +23,7 @@ async function busPublications(cluster: RedisClusterServers): Promise<{ classic:
   return counters.reduce((sum, node) => ({ classic: sum.classic + node.classic, sharded: sum.sharded + node.sharded }), { classic: 0, sharded: 0 });
 }
 
-describeWith(REDIS, "replicas sharing a Redis Cluster (3 masters, 3 replicas)", () => {
+describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 replicas)", () => {
   let cluster: RedisClusterServers;
   let workspace: RunningWorkspace;
   let replicas: RunningAdapter[];

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { Redis } from "ioredis";
 import pino from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeWith, OPENSSL, REDIS } from "../helpers/external-programs.js";
+import { describeWith, OPENSSL, REDIS_SERVERS } from "../helpers/external-programs.js";
 import { freePort } from "../helpers/redis-server.js";
 import { killNode, type RedisProcess, startRedisCluster, until } from "../helpers/redis-topologies.js";
 import { type Replica, startReplica, stopAll } from "../helpers/replica-process.js";
@@ -45,7 +45,7 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-describeWith(REDIS, "Redis with an ACL user and a password", () => {
+describeWith(REDIS_SERVERS, "Redis with an ACL user and a password", () => {
   it("shares conversations with the right credentials, and keeps answering (never forking) with wrong ones, the password in no log", async () => {
     const port = await freePort();
     const redis = spawnRedis(port, ["--port", String(port), "--user", "default", "off", "--user", "adapter", "on", ">s3cret-pw", "~*", "&*", "+@all"]);
@@ -81,7 +81,7 @@ describeWith(REDIS, "Redis with an ACL user and a password", () => {
   });
 });
 
-describeWith(REDIS, "Redis over TLS", () => describeWith(OPENSSL, "with a CA of the test's own", () => {
+describeWith(REDIS_SERVERS, "Redis over TLS", () => describeWith(OPENSSL, "with a CA of the test's own", () => {
   it("shares conversations over rediss:// with the certificate checked against the hostname; an unknown CA is refused", async () => {
     const certificates = makeCertificates();
     const port = await freePort();
@@ -107,7 +107,7 @@ describeWith(REDIS, "Redis over TLS", () => describeWith(OPENSSL, "with a CA of 
   }, 60_000);
 }));
 
-describeWith(REDIS, "a TLS Redis Cluster announced by hostname (ElastiCache's TLS pattern)", () => describeWith(OPENSSL, "with a CA of the test's own", () => {
+describeWith(REDIS_SERVERS, "a TLS Redis Cluster announced by hostname (ElastiCache's TLS pattern)", () => describeWith(OPENSSL, "with a CA of the test's own", () => {
   it("shares conversations with REDIS_TLS=on, the certificate checked against the nodes' names; addresses are refused", async () => {
     const certificates = makeCertificates();
     const cluster = await startRedisCluster({ tls: certificates });

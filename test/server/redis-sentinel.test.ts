@@ -1,7 +1,7 @@
 import pino from "pino";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { describeWith, REDIS } from "../helpers/external-programs.js";
+import { describeWith, REDIS_SERVERS } from "../helpers/external-programs.js";
 import { expectAnsweredThroughFailover, expectStateSharedAcrossReplicas } from "../helpers/failover-scenario.js";
 import { killNode, type RedisSentinelServers, startRedisSentinel, until } from "../helpers/redis-topologies.js";
 import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
@@ -27,7 +27,7 @@ async function diagnosis(replicas: RunningAdapter[], logs: string[]): Promise<st
   return lines.join("\n");
 }
 
-describeWith(REDIS, "replicas sharing a Sentinel-watched Redis (master, replica, three sentinels)", () => {
+describeWith(REDIS_SERVERS, "replicas sharing a Sentinel-watched Redis (master, replica, three sentinels)", () => {
   let servers: RedisSentinelServers;
   let workspace: RunningWorkspace;
   let replicas: RunningAdapter[];
