@@ -11,21 +11,27 @@ const output =
   "Employees receive 25 days of paid annual leave per calendar year [1]. Unused leave of up to 5 days carries over " +
   "into the first quarter of the next year [1]. Remote work is allowed up to three days per week [2].\n\nSources:\n[1] handbook.md\n[2] remote.md\n";
 
+/** A publisher at a 120 ms pace (fake timers), and a two-step query it may publish; what it publishes is collected. */
+function publishing() {
+  vi.useFakeTimers();
+  const stepDelayMs = 120;
+  const store = new QueryStore(stepDelayMs);
+  const published: Record<string, unknown>[] = [];
+  const endpoint = { publish: (_channel: string, data: Record<string, unknown>) => published.push(data) } as unknown as CentrifugoEndpoint;
+  const publisher = new AnswerPublisher(endpoint, (query, at) => store.view(query, at), () => Date.now(), stepDelayMs);
+  const query = store.startTurn("acme", "q1", {
+    content: "leave?",
+    mode: "ask",
+    startedAt: Date.now(),
+    script: { steps: [{ text: "Looking." }, { tool: "search" }], output, sources: [] },
+    fault: null,
+  });
+  return { stepDelayMs, store, published, publisher, query };
+}
+
 describe("AnswerPublisher", () => {
   it("publishes every word before the list shows it, each once, then the terminal status, and stops its timer", () => {
-    vi.useFakeTimers();
-    const stepDelayMs = 120;
-    const store = new QueryStore(stepDelayMs);
-    const published: Record<string, unknown>[] = [];
-    const endpoint = { publish: (_channel: string, data: Record<string, unknown>) => published.push(data) } as unknown as CentrifugoEndpoint;
-    const publisher = new AnswerPublisher(endpoint, (query, at) => store.view(query, at), () => Date.now(), stepDelayMs);
-    const query = store.startTurn("acme", "q1", {
-      content: "leave?",
-      mode: "ask",
-      startedAt: Date.now(),
-      script: { steps: [{ text: "Looking." }, { tool: "search" }], output, sources: [] },
-      fault: null,
-    });
+    const { store, published, publisher, query } = publishing();
     publisher.track(query, "queries:q1");
     const text = () => published.map((data) => (typeof data.delta === "string" ? data.delta : "")).join("");
     let listShowed = 0;
@@ -47,19 +53,7 @@ describe("AnswerPublisher", () => {
   });
 
   it("publishes only what comes after the create answer's view, when the create answer already showed a step", () => {
-    vi.useFakeTimers();
-    const stepDelayMs = 120;
-    const store = new QueryStore(stepDelayMs);
-    const published: Record<string, unknown>[] = [];
-    const endpoint = { publish: (_channel: string, data: Record<string, unknown>) => published.push(data) } as unknown as CentrifugoEndpoint;
-    const publisher = new AnswerPublisher(endpoint, (query, at) => store.view(query, at), () => Date.now(), stepDelayMs);
-    const query = store.startTurn("acme", "q1", {
-      content: "leave?",
-      mode: "ask",
-      startedAt: Date.now(),
-      script: { steps: [{ text: "Looking." }, { tool: "search" }], output, sources: [] },
-      fault: null,
-    });
+    const { stepDelayMs, store, published, publisher, query } = publishing();
     // A slow create handler: its answer is computed once the first step is due.
     vi.advanceTimersByTime(stepDelayMs + 1);
     const shown = store.view(query, Date.now());
