@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { PlainMessage } from "../core/plain-message.js";
-import { ServiceUnavailableError } from "../errors/adapter-error.js";
+import { ContinuationUnavailableError } from "../errors/adapter-error.js";
 import {
   type ConversationScope,
   conversationIdKey,
@@ -9,7 +9,7 @@ import {
 } from "./conversation-keys.js";
 import type { ConversationStore } from "../stores/conversation-store.js";
 import type { Clock } from "../util/clock.js";
-import { BACKGROUND_WRITE_RETRY_DELAYS_MS, retryBriefly, type RetryOutcome, settleWithin } from "../util/retry-briefly.js";
+import { type RetryOutcome, writeBriefly } from "../util/retry-briefly.js";
 
 /** Values chat UIs send as a conversation id before a conversation has one. */
 const PLACEHOLDER_IDS = new Set(["", "new", "null", "undefined", "none"]);
@@ -20,9 +20,6 @@ export interface ConversationHints {
   conversationId: string | undefined;
   messages: readonly PlainMessage[];
 }
-
-/** Seconds a client is asked to wait before sending again a continuation that could not be looked up. */
-const RETRY_AFTER_SECONDS = 1;
 
 /** What conversations need besides their store. */
 export interface ConversationsOptions {
@@ -55,7 +52,7 @@ export class Conversations {
     private readonly options: ConversationsOptions,
   ) {}
 
-  /** The query id to continue, or null for a new query; a `ServiceUnavailableError` when the conversation cannot be looked up. */
+  /** The query id to continue, or null for a new query; a `ContinuationUnavailableError` when the conversation cannot be looked up. */
   async find(scope: ConversationScope, hints: ConversationHints): Promise<string | null> {
     const key = hints.conversationId
       ? conversationIdKey(scope, hints.conversationId)
@@ -67,11 +64,7 @@ export class Conversations {
       this.options.logger.warn({ err: { message: (error as Error).message } }, "conversation lookup failed: the request is refused");
       this.options.onRefused?.();
       const sign = hints.conversationId ? "its conversation id" : "its history";
-      throw new ServiceUnavailableError(
-        `This request continues a conversation (${sign}) that cannot be looked up now: the shared conversation store does not answer. ` +
-          "It was not answered as a new conversation, which would lose the conversation's context; send it again shortly.",
-        { code: "conversation_unavailable", headers: { "retry-after": String(RETRY_AFTER_SECONDS) }, cause: error },
-      );
+      throw new ContinuationUnavailableError(`The conversation this request continues (${sign})`, "conversation_unavailable", error);
     }
   }
 
@@ -87,19 +80,19 @@ export class Conversations {
   ): Promise<void> {
     const keys = [historyRememberKey(scope, hints.messages, turn.promptIndex, turn.answer)];
     if (hints.conversationId) keys.push(conversationIdKey(scope, hints.conversationId));
-    const { ttlSeconds, logger, clock } = this.options;
+    const { ttlSeconds, logger, clock, writeWaitMs, onRemembered, storeAnswersAgain } = this.options;
     const write = () => Promise.all(keys.map((key) => this.store.set(key, turn.queryId, ttlSeconds))).then(() => undefined);
-    const written = retryBriefly(write, BACKGROUND_WRITE_RETRY_DELAYS_MS, clock, this.options.storeAnswersAgain);
-    void written.outcome.then(({ outcome, lastError }) => {
-      this.options.onRemembered?.(outcome);
-      if (outcome !== "lost") return;
-      logger.warn(
-        { queryId: turn.queryId, err: { message: (lastError as Error).message } },
-        "conversation turn lost: the store did not take it; its next turn continues only on this replica",
-      );
+    return writeBriefly(write, {
+      clock,
+      wake: storeAnswersAgain,
+      waitMs: writeWaitMs,
+      onOutcome: onRemembered,
+      onLost: (error) =>
+        logger.warn(
+          { queryId: turn.queryId, err: { message: (error as Error).message } },
+          "conversation turn lost: the store did not take it; its next turn continues only on this replica",
+        ),
     });
-    const { writeWaitMs } = this.options;
-    return writeWaitMs === undefined ? written.firstAttempt : settleWithin(written.firstAttempt, writeWaitMs, clock);
   }
 
   close(): Promise<void> {

@@ -153,6 +153,21 @@ export class ServiceUnavailableError extends AdapterError {
   }
 }
 
+/**
+ * 503: the request continues a conversation (a conversation id, a history with an earlier answer,
+ * a stored response) that the shared store cannot look up now. Refused, never answered as a new
+ * conversation, which would lose its context (docs/architecture.md#redis-down-or-slow).
+ */
+export class ContinuationUnavailableError extends ServiceUnavailableError {
+  constructor(what: string, code: string, cause: unknown) {
+    super(
+      `${what} cannot be looked up now: the shared store does not answer. ` +
+        "The request was not answered as a new conversation, which would lose its context; send it again shortly.",
+      { code, headers: { "retry-after": "1" }, cause },
+    );
+  }
+}
+
 /** 499 (as nginx logs it): the client went away before the answer; nothing is sent. */
 export class ClientClosedError extends AdapterError {
   constructor() {

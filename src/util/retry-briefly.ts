@@ -4,7 +4,7 @@ import type { Clock } from "./clock.js";
 export type RetryOutcome = "stored" | "retried" | "lost";
 
 /** Waits before the retries of a background write: about four seconds in all, past a moment's outage or a failover. */
-export const BACKGROUND_WRITE_RETRY_DELAYS_MS: readonly number[] = [250, 1000, 3000];
+const BACKGROUND_WRITE_RETRY_DELAYS_MS: readonly number[] = [250, 1000, 3000];
 
 /** A write under way: its first attempt, and how it ended after any retries. */
 export interface RetriedWrite {
@@ -52,7 +52,7 @@ export function retryBriefly(
 }
 
 /** Resolves when `promise` settles or after `ms`, whichever is first: a wait that must stay bounded. */
-export function settleWithin(promise: Promise<unknown>, ms: number, clock: Pick<Clock, "setTimeout" | "clearTimeout">): Promise<void> {
+function settleWithin(promise: Promise<unknown>, ms: number, clock: Pick<Clock, "setTimeout" | "clearTimeout">): Promise<void> {
   return new Promise<void>((resolve) => {
     const timer = clock.setTimeout(resolve, ms);
     const settled = () => {
@@ -61,4 +61,31 @@ export function settleWithin(promise: Promise<unknown>, ms: number, clock: Pick<
     };
     promise.then(settled, settled);
   });
+}
+
+/** How a background write is retried, reported and waited for (`writeBriefly`). */
+export interface BriefWriteOptions {
+  clock: Pick<Clock, "setTimeout" | "clearTimeout">;
+  /** Resolves when the store answers again: retry at once. */
+  wake?: (() => Promise<void>) | undefined;
+  /** Bound on the wait for the first attempt; unset waits for it (a store in process answers at once). */
+  waitMs?: number | undefined;
+  /** How the write ended (metrics). */
+  onOutcome?: ((outcome: RetryOutcome) => void) | undefined;
+  /** The write was lost after every retry (a log line naming what was lost). */
+  onLost: (error: unknown) => void;
+}
+
+/**
+ * A write that ends an answer: tried at once and retried briefly in the background
+ * (`retryBriefly`, `BACKGROUND_WRITE_RETRY_DELAYS_MS`), its outcome reported. Resolves once the
+ * first attempt was answered, or after `waitMs`: the caller ends the answer then.
+ */
+export function writeBriefly(attempt: () => Promise<void>, options: BriefWriteOptions): Promise<void> {
+  const written = retryBriefly(attempt, BACKGROUND_WRITE_RETRY_DELAYS_MS, options.clock, options.wake);
+  void written.outcome.then(({ outcome, lastError }) => {
+    options.onOutcome?.(outcome);
+    if (outcome === "lost") options.onLost(lastError);
+  });
+  return options.waitMs === undefined ? written.firstAttempt : settleWithin(written.firstAttempt, options.waitMs, options.clock);
 }

@@ -9,7 +9,7 @@ import { ResponseBodyEncoder, type ResponseMeta, ResponseStreamEncoder } from ".
 import { readInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
 import type { ResponseObject } from "../../dialects/responses/response-object.js";
 import { RESPONSE_ID, type ResponseRequest, responseRequestSchema } from "../../dialects/responses/response-request.js";
-import { NotFoundError, RequestValidationError, ServiceUnavailableError } from "../../errors/adapter-error.js";
+import { ContinuationUnavailableError, NotFoundError, RequestValidationError } from "../../errors/adapter-error.js";
 import { planQueries } from "../../plan/plan-queries.js";
 import type { ResponseStore, StoredEntry } from "../../stores/response-store.js";
 import { admitAnswerRequest, type AnswerRouteOptions, answerHandler, traceChat } from "../answer-request.js";
@@ -17,7 +17,7 @@ import { errorResponse, workspaceHeader } from "../openapi.js";
 import { abortWhenClientLeaves } from "../request-body.js";
 import type { Route } from "../route-table.js";
 import { formatFrame } from "../sse-writer.js";
-import { BACKGROUND_WRITE_RETRY_DELAYS_MS, retryBriefly, type RetryOutcome, settleWithin } from "../../util/retry-briefly.js";
+import { type RetryOutcome, writeBriefly } from "../../util/retry-briefly.js";
 import { type BeforeAnswerEnds, sendAnswer, streamAnswer } from "../write-answer.js";
 
 /** What the Responses routes need. */
@@ -43,7 +43,6 @@ export interface ResponsesRouteOptions extends AnswerRouteOptions {
   /** Resolves when the store answers again after an outage: a failed write's cue to retry at once. */
   storeAnswersAgain?: (() => Promise<void>) | undefined;
 }
-
 
 /** What a stored response keeps beside its object: its input, and the answer to replay its events from. */
 interface StoredValue {
@@ -88,11 +87,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     } catch (error) {
       options.logger.warn({ err: { message: (error as Error).message } }, "response store lookup failed: the request is refused");
       options.onStoreRefused?.();
-      throw new ServiceUnavailableError(
-        `The stored response ${what} cannot be looked up now: the shared response store does not answer. ` +
-          "The request was not answered as a new conversation, which would lose its context; send it again shortly.",
-        { code: "response_store_unavailable", headers: { "retry-after": "1" }, cause: error },
-      );
+      throw new ContinuationUnavailableError(`The stored response ${what}`, "response_store_unavailable", error);
     }
   }
 
@@ -137,14 +132,15 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
       const value: StoredValue = { response: finished, input: items.resolved, meta, answer: sentAnswer, usage };
       const itemIds = finished.output.map((item) => item.id);
       const entry = { id, principal: identity.principal, workspace, queryId, itemIds, value };
-      const put = () => responses.put(entry, config.responsesTtlSeconds);
-      const written = retryBriefly(put, BACKGROUND_WRITE_RETRY_DELAYS_MS, options.clock, options.storeAnswersAgain);
-      void written.outcome.then(({ outcome, lastError }) => {
-        options.onStored?.(outcome);
-        if (outcome !== "lost") return;
-        options.logger.warn({ responseId: id, queryId, err: { message: (lastError as Error).message } }, "response could not be stored");
+      const stored = writeBriefly(() => responses.put(entry, config.responsesTtlSeconds), {
+        clock: options.clock,
+        wake: options.storeAnswersAgain,
+        waitMs: config.storeWriteWaitMs,
+        onOutcome: options.onStored,
+        onLost: (error) =>
+          options.logger.warn({ responseId: id, queryId, err: { message: (error as Error).message } }, "response could not be stored"),
       });
-      await Promise.all([turn, settleWithin(written.firstAttempt, config.storeWriteWaitMs, options.clock)]);
+      await Promise.all([turn, stored]);
     };
     if (encoder instanceof ResponseStreamEncoder) await streamAnswer(response, answer, encoder, streamContext, remember);
     else await sendAnswer(response, answer, encoder, remember);
