@@ -132,9 +132,17 @@ export class SseWriter implements Beating {
     this.end();
   }
 
-  /** The end of the response (the dialect's closing frames were sent before). */
+  /**
+   * The end of the response (the dialect's closing frames were sent before). The frames still
+   * corked in this tick are released first: since Node 22, `ServerResponse.cork()` gathers
+   * chunked writes into one buffer that `end()` flushes only *after* writing the body's terminator
+   * (`0\r\n\r\n`), so ending while corked put the closing frames (finish, usage, `[DONE]`) after the
+   * end of the body, where clients drop them and reset the connection (Node 20 encoded each write
+   * at once, so the order held there). See docs/architecture.md#node-versions.
+   */
   end(): void {
     this.stop();
+    this.releaseCork();
     if (!this.response.destroyed) this.response.end();
   }
 
@@ -153,10 +161,7 @@ export class SseWriter implements Beating {
     if (!this.corked) {
       this.corked = true;
       this.response.cork();
-      process.nextTick(() => {
-        this.corked = false;
-        this.response.uncork();
-      });
+      process.nextTick(this.releaseCork);
     }
     if (this.response.write(frame)) return;
     await new Promise<void>((resolve) => {
@@ -169,6 +174,17 @@ export class SseWriter implements Beating {
       this.response.on("close", done);
     });
   }
+
+  /**
+   * Uncorks once for the one cork `write` took, whichever comes first: the next tick or `end()`.
+   * Never more: Node's `uncork()` does not stop at zero, and a negative count would buffer every
+   * later write until the end.
+   */
+  private readonly releaseCork = (): void => {
+    if (!this.corked) return;
+    this.corked = false;
+    this.response.uncork();
+  };
 
   private stop(): void {
     this.closed = true;
