@@ -1,5 +1,5 @@
 # Build stage: compile TypeScript.
-FROM node:20-bookworm-slim AS build
+FROM node:24-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -9,7 +9,7 @@ COPY scripts ./scripts
 RUN npm run build
 
 # Runtime stage: production dependencies and the compiled code only, as a non-root user.
-FROM node:20-bookworm-slim
+FROM node:24-trixie-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -8,14 +8,14 @@ import { defaultResource, resourceFromAttributes } from "@opentelemetry/resource
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
-  BasicTracerProvider,
+  TracerProvider,
   BatchSpanProcessor,
   ParentBasedSampler,
   type ReadableSpan,
   type Sampler,
   type SpanExporter,
   TraceIdRatioBasedSampler,
-} from "@opentelemetry/sdk-trace-base";
+} from "@opentelemetry/sdk-trace";
 import type { TracingOptions, TracingStart } from "./start-tracing.js";
 import type { Environment } from "./tracing-environment.js";
 import { readTracingSettings, type TracingSettings } from "./tracing-settings.js";
@@ -32,7 +32,7 @@ const SCOPE = "workspace-openai-adapter";
 export async function createOtelTracing(env: Environment, options: TracingOptions): Promise<TracingStart> {
   const settings = readTracingSettings(env);
   const exporter = options.exporter ?? (await otlpExporter(settings));
-  const provider = new BasicTracerProvider({
+  const provider = new TracerProvider({
     resource: defaultResource()
       .merge(
         resourceFromAttributes({
@@ -45,7 +45,7 @@ export async function createOtelTracing(env: Environment, options: TracingOption
       )
       .merge(resourceFromAttributes(settings.resource)),
     sampler: samplerOf(settings),
-    spanProcessors: [new BatchSpanProcessor(reporting(exporter, options.onExportError))],
+    spanProcessors: [new BatchSpanProcessor({ exporter: reporting(exporter, options.onExportError) })],
   });
   const ratio = settings.sampler.endsWith("traceidratio") ? ` ${settings.ratio}` : "";
   return {
@@ -63,7 +63,7 @@ class OtelTracing implements Tracing {
   private readonly propagator = new W3CTraceContextPropagator();
 
   constructor(
-    private readonly provider: BasicTracerProvider,
+    private readonly provider: TracerProvider,
     private readonly tracer: Tracer,
     readonly capturesContent: boolean,
   ) {}

@@ -1,4 +1,4 @@
-import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
+import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import { type Environment, tracingRequested } from "./tracing-environment.js";
 import type { Tracing } from "./tracing.js";
 

@@ -1,5 +1,5 @@
 import { ExportResultCode } from "@opentelemetry/core";
-import { InMemorySpanExporter, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { InMemorySpanExporter, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace";
 import { afterEach, describe, expect, it } from "vitest";
 import type { QuerySnapshot } from "../../src/core/query-snapshot.js";
 import { AnswerTrace } from "../../src/telemetry/answer-trace.js";

@@ -17,19 +17,26 @@ const root = projectRoot();
 
 /**
  * How many modules of the OpenTelemetry SDK a process loaded after starting tracing from `env` and
- * building an adapter. (`@opentelemetry/api` is not counted: prom-client loads it whenever it is
+ * building an adapter, seen by a module hook (the SDK's 3.x lines are ES modules, which never enter
+ * `require.cache`). (`@opentelemetry/api` is not counted: prom-client loads it whenever it is
  * installed, tracing or not, to offer exemplars.)
  */
 async function loadedModules(env: Record<string, string>): Promise<{ on: boolean; loaded: number }> {
   const script = `
-    import { createRequire } from "node:module";
+    import { registerHooks } from "node:module";
+    const sdk = new Set();
+    registerHooks({
+      load(url, context, nextLoad) {
+        if (url.includes("/@opentelemetry/") && !url.includes("/@opentelemetry/api/")) sdk.add(url);
+        return nextLoad(url, context);
+      },
+    });
     const { loadConfig } = await import(${JSON.stringify(join(root, "dist/src/config/config.js"))});
     const { createAdapter } = await import(${JSON.stringify(join(root, "dist/src/server/create-adapter.js"))});
     const { startTracing } = await import(${JSON.stringify(join(root, "dist/src/telemetry/start-tracing.js"))});
     const { tracing } = await startTracing(process.env, { serviceVersion: "test" });
     const adapter = createAdapter(loadConfig({ LOG_LEVEL: "silent" }), "http://127.0.0.1:9", { tracing });
-    const loaded = Object.keys(createRequire(import.meta.url).cache).filter((path) => path.includes("@opentelemetry/") && !path.includes("@opentelemetry/api/"));
-    process.stdout.write(JSON.stringify({ on: tracing !== undefined, loaded: loaded.length }));
+    process.stdout.write(JSON.stringify({ on: tracing !== undefined, loaded: sdk.size }));
     await adapter.close();
     await tracing?.shutdown();`;
   const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: root, env: { PATH: process.env.PATH ?? "", ...env }, timeout: 30_000 });
