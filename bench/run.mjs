@@ -256,9 +256,12 @@ async function countingBlock(counter, text) {
 
 /** The adapter's counter (a long text goes to the worker) and its fallback (slices on the event loop). */
 async function tokenCounting() {
-  // About 200 KB of real prose and code: the project's README, repeated.
-  const readme = readFileSync(new URL("../README.md", here), "utf8");
-  const text = readme.repeat(Math.ceil(200_000 / readme.length)).slice(0, 200_000);
+  // About 200 KB of real prose and code: the project's README and docs/ pages (what the README held
+  // before it became a short entry), repeated.
+  const docs = new URL("../docs/", here);
+  const pages = ["../README.md", ...readdirSync(docs).filter((name) => name.endsWith(".md")).sort().map((name) => `../docs/${name}`)];
+  const prose = pages.map((page) => readFileSync(new URL(page, here), "utf8")).join("\n");
+  const text = prose.repeat(Math.ceil(200_000 / prose.length)).slice(0, 200_000);
   const worker = await countingBlock(new WorkerTokenCounter(), text);
   const inline = await countingBlock(new O200kTokenCounter(), text);
   // One word of 16,000 letters: a single piece, where a plain byte-pair merge is quadratic.

@@ -1,5 +1,5 @@
 // `npm run docs:trace`: captures the trace of one streamed answer and draws it as a waterfall,
-// docs/trace-waterfall.svg (the README's Observability section shows it). Everything runs here on
+// docs/trace-waterfall.svg (docs/observability.md, "Tracing", shows it). Everything runs here on
 // loopback: the embedded workspace, the adapter with tracing on (OTLP/HTTP JSON), and a small OTLP
 // receiver that keeps what the adapter exports. The picture is drawn from those exported spans:
 // the request's trace, and the short poll traces linked to its answer.

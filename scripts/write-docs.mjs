@@ -1,15 +1,42 @@
-// `npm run docs`: writes the configuration table and the tracing variables' table into README.md
-// from src/config/config-docs.ts.
-import { readFileSync, writeFileSync } from "node:fs";
+// `npm run docs`: writes what the docs show from what they describe. The configuration table
+// (docs/configuration.md) and the tracing variables' table (docs/observability.md) come from
+// src/config/config-docs.ts; every recipe block, in README.md and docs/*.md, from its file in
+// examples/. Tests fail when any of them is out of date (test/config/config.test.ts,
+// test/examples/recipes.test.ts).
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { extname } from "node:path";
 import { configurationTable, tracingTable } from "../dist/src/config/config-docs.js";
 
-const path = new URL("../README.md", import.meta.url);
-let readme = readFileSync(path, "utf8");
-for (const [marker, table] of [["config-table", configurationTable()], ["tracing-table", tracingTable()]]) {
-  const start = readme.indexOf(`<!-- ${marker}:start`);
-  const end = readme.indexOf(`<!-- ${marker}:end -->`);
-  if (start < 0 || end < 0) throw new Error(`README.md has no ${marker} markers`);
-  const opening = readme.slice(start, readme.indexOf("\n", start) + 1);
-  readme = `${readme.slice(0, start)}${opening}${table}\n${readme.slice(end)}`;
+const root = new URL("../", import.meta.url);
+const read = (path) => readFileSync(new URL(path, root), "utf8");
+
+/** The fence language of an example, by its extension. */
+const LANGUAGES = { ".sh": "sh", ".mjs": "js", ".js": "js", ".py": "python", ".yaml": "yaml", ".yml": "yaml", ".json": "json" };
+
+/** A recipe block as the docs show it: the marker, the file fenced, the end marker. */
+function recipeBlock(path) {
+  const language = LANGUAGES[extname(path)];
+  if (!language) throw new Error(`${path}: no fence language for its extension`);
+  return `<!-- recipe:${path} -->\n\`\`\`${language}\n${read(path).trim()}\n\`\`\`\n<!-- recipe:end -->`;
 }
-writeFileSync(path, readme);
+
+/** Rewrites the table between `<!-- marker:start … -->` and `<!-- marker:end -->`. */
+function writeTable(text, file, marker, table) {
+  const start = text.indexOf(`<!-- ${marker}:start`);
+  const end = text.indexOf(`<!-- ${marker}:end -->`);
+  if (start < 0 || end < 0) throw new Error(`${file} has no ${marker} markers`);
+  const opening = text.slice(start, text.indexOf("\n", start) + 1);
+  return `${text.slice(0, start)}${opening}${table}\n${text.slice(end)}`;
+}
+
+const tables = [
+  ["docs/configuration.md", "config-table", configurationTable()],
+  ["docs/observability.md", "tracing-table", tracingTable()],
+];
+const pages = ["README.md", ...readdirSync(new URL("docs/", root)).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+for (const page of pages) {
+  let text = read(page);
+  for (const [file, marker, table] of tables) if (file === page) text = writeTable(text, file, marker, table);
+  text = text.replace(/<!-- recipe:(?!end -->)(\S+) -->\n[\s\S]*?<!-- recipe:end -->/g, (_, path) => recipeBlock(path));
+  writeFileSync(new URL(page, root), text);
+}

@@ -1,13 +1,13 @@
 import { TRACING_VARIABLES } from "../telemetry/tracing-environment.js";
 import { variableDocs } from "./config.js";
 
-/** The README's configuration table (`npm run docs` writes it; a test checks it is current). */
+/** The configuration table of docs/configuration.md (`npm run docs` writes it; a test checks it is current). */
 export function configurationTable(): string {
   const rows = variableDocs().map(([name, doc]) => `| \`${name}\` | ${doc.shown} | ${doc.meaning} |`);
   return ["| Variable | Default | Meaning |", "|---|---|---|", ...rows].join("\n");
 }
 
-/** The README's table of the standard OpenTelemetry variables tracing reads (`npm run docs` writes it too). */
+/** The table, in docs/observability.md, of the standard OpenTelemetry variables tracing reads (`npm run docs` writes it too). */
 export function tracingTable(): string {
   const rows = TRACING_VARIABLES.map((variable) => `| \`${variable.name}\` | ${variable.shown} | ${variable.meaning} |`);
   return ["| Variable | Default | Meaning |", "|---|---|---|", ...rows].join("\n");
@@ -44,7 +44,7 @@ export function helpText(version: string): string {
     ...lines,
     "",
     "Tracing (OpenTelemetry) is set by the standard variables alone, with no flags; it is on when an",
-    "OTLP endpoint is set. See the README, Observability:",
+    "OTLP endpoint is set. See docs/observability.md, Tracing:",
     ...TRACING_VARIABLES.map((variable) => `  ${variable.name}`),
     "",
   ].join("\n");

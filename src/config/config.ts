@@ -11,7 +11,7 @@ const optionalText = z
   .transform((value) => (value === "" ? undefined : value))
   .optional();
 
-/** What the README table and `--help` show of a variable: what it does, and its default as a reader should see it. */
+/** What the configuration table (docs/configuration.md) and `--help` show of a variable: what it does, and its default as a reader should see it. */
 export interface VariableDoc {
   meaning: string;
   shown: string;
@@ -28,7 +28,7 @@ function defaultShown(schema: z.ZodType): string {
   return `\`${String(def.defaultValue)}\``;
 }
 
-/** The limits one workspace can have (docs: README "Rate limits"). */
+/** The limits one workspace can have (docs/rate-limits.md). */
 export const LIMIT_KINDS = ["rpm", "concurrent", "tpm"] as const;
 /** A kind of limit: requests per minute, answers in flight, tokens per minute. */
 export type LimitKind = (typeof LIMIT_KINDS)[number];
@@ -78,7 +78,7 @@ const rateLimitOverrides = z
 
 /**
  * Every environment variable the adapter reads: its type, default and meaning, once. The
- * `Config` type, the README's configuration table and `--help` are all derived from it; a bad
+ * `Config` type, the configuration table of docs/configuration.md and `--help` are all derived from it; a bad
  * value stops start-up with the variable's name. Adding a variable is one entry here (and its
  * field in `toConfig` when the adapter reads it under another name).
  */
@@ -340,7 +340,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
   return parsed.data;
 }
 
-/** The documentation of every variable, in schema order (the README table and `--help`). */
+/** The documentation of every variable, in schema order (docs/configuration.md's table and `--help`). */
 export function variableDocs(): [name: string, doc: VariableDoc][] {
   return Object.entries(environmentSchema.shape).map(([name, schema]) => {
     const meta = (schema as z.ZodType).meta() as { description: string; shown: string };

@@ -39,7 +39,7 @@ export interface Slot {
 }
 
 /**
- * Where the limits are counted (README "Rate limits"): in process, or in Redis so that replicas
+ * Where the limits are counted (docs/rate-limits.md): in process, or in Redis so that replicas
  * share them. A key is `{<credential hash>:<workspace>}`, a Redis Cluster hash tag: everything one
  * client key counts in one workspace lives in one slot. The operations do not fail: a store that
  * cannot count falls back to counting in process.

@@ -33,7 +33,7 @@ const NAMES: Record<LimitKind, string> = {
 };
 
 /**
- * The rate limits of the edge (README "Rate limits"): per client key (the credential hash) and
+ * The rate limits of the edge (docs/rate-limits.md): per client key (the credential hash) and
  * workspace, requests per minute, answers in flight and tokens per minute, counted by `counters`
  * (in process, or shared through Redis). One admission per answer: every limit that applies is
  * checked at once (one Redis round trip), and a request refused by one limit takes nothing from

@@ -173,7 +173,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     ...(sharing ? { sharing } : {}),
     tracing,
   });
-  // README "Rate limits": counted in Redis when there is one, on a connection of their own whose
+  // docs/rate-limits.md: counted in Redis when there is one, on a connection of their own whose
   // commands are bounded short (an admission never waits long on a slow Redis: it counts in process
   // for that moment), skipped at once while the gate knows Redis is down; in process otherwise.
   const limitRedis = config.rateLimits && topology

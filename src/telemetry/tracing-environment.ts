@@ -30,7 +30,7 @@ export function tracingRequested(env: Environment): boolean {
 /** A setting tracing cannot work with at all (an endpoint that is no URL, a protocol not built in): start-up stops. */
 export class TracingSettingsError extends Error {}
 
-/** One standard variable tracing reads, as the README's table and `--help` show it. */
+/** One standard variable tracing reads, as docs/observability.md's table and `--help` show it. */
 export interface TracingVariable {
   name: string;
   shown: string;

@@ -6,7 +6,7 @@ import { load as loadCompat } from "compat-clients";
 /**
  * The client compatibility matrix (issue 22): every client, at its current major and the majors
  * before it that are still widely installed, each driven the way its users drive it. One scenario
- * (test/compat/client-matrix.test.ts) runs on every row; the README's "Tested clients" table is
+ * (test/compat/client-matrix.test.ts) runs on every row; the "Tested clients" table of docs/clients.md is
  * checked against these rows and the installed versions (test/compat/tested-clients.test.ts).
  */
 
@@ -48,12 +48,12 @@ export interface Installed {
 export interface MatrixRow {
   /** Short, unique: also the row's workspace name. */
   id: string;
-  /** The README row it belongs to. */
+  /** The row of docs/clients.md's Tested clients table it belongs to. */
   client: string;
   /** The packages it runs: the client's own first, then what it runs with (`ai`, `@langchain/core`). */
   packages: Installed[];
   api: "chat" | "responses";
-  /** How the client shows the citations, as the README says it. */
+  /** How the client shows the citations, as docs/clients.md says it. */
   shows: string;
   /** Loads the client's packages (only the rows a test runs are loaded) and returns how to connect it. */
   load(): Promise<(connection: Connection) => Driver>;
@@ -416,7 +416,7 @@ const AI7 = project("ai");
 const OPENAI_PROVIDER_3 = project("ai-sdk-openai-v3");
 const OPENAI_7 = project("openai");
 
-/** Every row of the matrix, in the README's order. */
+/** Every row of the matrix, in the order of docs/clients.md's table. */
 export const MATRIX: readonly MatrixRow[] = [
   ...openaiRows("4", compat("openai-v4")),
   ...openaiRows("5", compat("openai-v5")),

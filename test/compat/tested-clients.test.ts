@@ -4,9 +4,9 @@ import { describe, expect, it } from "vitest";
 import { projectRoot } from "../../src/util/package-info.js";
 import { COMPAT_CLIENTS, type Installed, installed, MATRIX, type MatrixRow } from "./clients.js";
 
-// The README's "Tested clients" table says what the matrix (test/compat/clients.ts) runs, with the
-// versions installed now: a dependency bump, or a row added or dropped, fails here until the README
-// says so (the failure shows the table as it should read).
+// The "Tested clients" table of docs/clients.md says what the matrix (test/compat/clients.ts) runs,
+// with the versions installed now: a dependency bump, or a row added or dropped, fails here until
+// the page says so (the failure shows the table as it should read).
 
 const root = projectRoot();
 
@@ -31,19 +31,20 @@ function expectedTable(): string[] {
   return lines;
 }
 
-/** The first table after the README's "Tested clients" heading. */
-function readmeTable(): string[] {
-  const readme = readFileSync(join(root, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("\n## Tested clients\n"));
+/** The first table after the "Tested clients" heading of docs/clients.md. */
+function pageTable(): string[] {
+  const page = readFileSync(join(root, "docs/clients.md"), "utf8");
+  expect(page).toContain("\n## Tested clients\n");
+  const section = page.slice(page.indexOf("\n## Tested clients\n"));
   const lines = section.split("\n");
   const start = lines.findIndex((line) => line.startsWith("|"));
   const end = lines.findIndex((line, index) => index > start && !line.startsWith("|"));
   return lines.slice(start, end);
 }
 
-describe("the README's Tested clients table", () => {
+describe("the Tested clients table of docs/clients.md", () => {
   it("lists every client of the matrix with the versions installed, and what each shows", () => {
-    expect(readmeTable()).toEqual(expectedTable());
+    expect(pageTable()).toEqual(expectedTable());
   });
 
   it("covers every client version the project installs for the matrix, and the matrix runs only those", () => {

@@ -77,19 +77,19 @@ describe("loadConfig", () => {
   });
 });
 
-describe("the README", () => {
-  it("shows the configuration table written from the config docs (run `npm run docs` after changing them)", async () => {
+describe("the docs", () => {
+  it("show the configuration table written from the config docs (run `npm run docs` after changing them)", async () => {
     const { readFileSync } = await import("node:fs");
     const { configurationTable } = await import("../../src/config/config-docs.js");
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    expect(readme).toContain(`-->\n${configurationTable()}\n<!-- config-table:end -->`);
+    const page = readFileSync(new URL("../../docs/configuration.md", import.meta.url), "utf8");
+    expect(page).toContain(`-->\n${configurationTable()}\n<!-- config-table:end -->`);
   });
 
-  it("shows the standard OpenTelemetry variables tracing reads, written from the same list as --help", async () => {
+  it("show the standard OpenTelemetry variables tracing reads, written from the same list as --help", async () => {
     const { readFileSync } = await import("node:fs");
     const { tracingTable } = await import("../../src/config/config-docs.js");
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    expect(readme).toContain(`-->\n${tracingTable()}\n<!-- tracing-table:end -->`);
+    const page = readFileSync(new URL("../../docs/observability.md", import.meta.url), "utf8");
+    expect(page).toContain(`-->\n${tracingTable()}\n<!-- tracing-table:end -->`);
     expect(tracingTable()).toContain("| `OTEL_EXPORTER_OTLP_ENDPOINT` | unset (tracing off) |");
   });
 });

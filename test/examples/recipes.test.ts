@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -15,8 +15,9 @@ import { connectMcp } from "../helpers/mcp-clients.js";
 import { responsesErrors } from "../helpers/openai-schemas.js";
 import { type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
 
-// Every recipe of the README is a file in examples/, run here against a real server (the embedded
-// workspace over this project's own docs, as `npm start` serves it).
+// Every recipe of the README and docs/ is a file in examples/, written into the page by `npm run
+// docs` and run here against a real server (the embedded workspace over this project's own docs, as
+// `npm start` serves it).
 const root = projectRoot();
 const run = promisify(execFile);
 let workspace: RunningWorkspace;
@@ -39,33 +40,63 @@ afterAll(async () => {
   await workspace.close();
 });
 
-const readme = readFileSync(join(root, "README.md"), "utf8");
 const example = (name: string) => readFileSync(join(root, "examples", name), "utf8");
+const read = (page: string) => readFileSync(join(root, page), "utf8");
+const pages = ["README.md", ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+/** One of the documents the embedded workspace answers from, as a citation names it (the file's name). */
+const DOCUMENT = `(?:${pages.map((page) => page.slice(page.lastIndexOf("/") + 1).replaceAll(".", "\\.")).join("|")})`;
+
+/** Where each file of examples/ is shown. */
+const SHOWN_IN: Record<string, string[]> = {
+  "quickstart.mjs": ["README.md"],
+  "curl.sh": ["docs/clients.md"],
+  "openai-sdk.mjs": ["docs/clients.md"],
+  "openai-sdk-responses.mjs": ["docs/clients.md"],
+  "openai_sdk.py": ["docs/clients.md"],
+  "openai-agents.mjs": ["docs/clients.md"],
+  "langchain.mjs": ["docs/clients.md"],
+  "langchain-responses.mjs": ["docs/clients.md"],
+  "vercel-ai-sdk.mjs": ["docs/clients.md"],
+  "vercel-ai-sdk-chat.mjs": ["docs/clients.md"],
+  "vercel-ai-sdk-responses.mjs": ["docs/clients.md"],
+  "librechat.yaml": ["docs/chat-uis.md"],
+  "mcp-claude-code.sh": ["README.md", "docs/mcp.md"],
+  "mcp-cursor.json": ["docs/mcp.md"],
+  "mcp-vscode.json": ["docs/mcp.md"],
+  "openai-agents-mcp.mjs": ["docs/mcp.md"],
+  "openai-responses-mcp.mjs": ["docs/mcp.md"],
+};
+
+/** A recipe as `npm run docs` writes it (scripts/write-docs.mjs): marker, the file fenced, end marker. */
+const FENCES: Record<string, string> = { sh: "sh", mjs: "js", py: "python", yaml: "yaml", json: "json" };
+const recipeBlock = (name: string) =>
+  `<!-- recipe:examples/${name} -->\n\`\`\`${FENCES[name.slice(name.lastIndexOf(".") + 1)]}\n${example(name).trim()}\n\`\`\`\n<!-- recipe:end -->`;
 
 describe("recipes", () => {
-  it.each([
-    "curl.sh",
-    "openai-sdk.mjs",
-    "openai_sdk.py",
-    "langchain.mjs",
-    "vercel-ai-sdk.mjs",
-    "librechat.yaml",
-    "vercel-ai-sdk-chat.mjs",
-    "openai-sdk-responses.mjs",
-    "openai-agents.mjs",
-    "vercel-ai-sdk-responses.mjs",
-    "langchain-responses.mjs",
-    "mcp-claude-code.sh",
-    "mcp-cursor.json",
-    "mcp-vscode.json",
-    "openai-agents-mcp.mjs",
-    "openai-responses-mcp.mjs",
-  ])(
-    "the README shows %s as it is in examples/",
-    (name) => {
-      expect(readme).toContain(example(name).trim());
+  it("shows every file of examples/ in the docs", () => {
+    expect(readdirSync(join(root, "examples")).sort()).toEqual(Object.keys(SHOWN_IN).sort());
+  });
+
+  it.each(Object.entries(SHOWN_IN).flatMap(([name, shownIn]) => shownIn.map((page) => [page, name])))(
+    "%s shows %s as it is in examples/ (`npm run docs` writes it)",
+    (page, name) => {
+      expect(read(page)).toContain(recipeBlock(name));
     },
   );
+
+  it("has no recipe block in README.md or docs/ that differs from its file", () => {
+    const blocks = pages.flatMap((page) =>
+      [...read(page).matchAll(/<!-- recipe:examples\/(\S+) -->\n[\s\S]*?<!-- recipe:end -->/g)].map(([block, name]) => ({ page, name, block })),
+    );
+    expect(blocks.length).toBeGreaterThanOrEqual(Object.values(SHOWN_IN).flat().length);
+    for (const { page, name, block } of blocks) expect(block, `${page}: examples/${name}`).toBe(recipeBlock(name as string));
+  });
+
+  it("the quickstart: the answer with its markers and Sources", async () => {
+    const { stdout } = await run(process.execPath, [join(root, "examples/quickstart.mjs")], { env: environment, timeout: 20_000 });
+    expect(stdout).toMatch(/\[1\]/);
+    expect(stdout).toMatch(/Sources:\n\[1\] /);
+  });
 
   it("curl: a plain and a streamed completion", async () => {
     const { stdout } = await run("bash", [join(root, "examples/curl.sh")], { env: environment, timeout: 20_000 });
@@ -102,7 +133,7 @@ describe("recipes", () => {
 
   it("the OpenAI SDK on the Responses API: citations, a follow-up, a stream and the stored response", async () => {
     const { stdout } = await run(process.execPath, [join(root, "examples/openai-sdk-responses.mjs")], { env: environment, timeout: 20_000 });
-    expect(stdout).toMatch(/cites README\.md \(file-[0-9a-f]+\) at \d+/);
+    expect(stdout).toMatch(new RegExp(`cites ${DOCUMENT} \\(file-[0-9a-f]+\\) at \\d+`));
     expect(stdout).toMatch(/usage: \{[\s\S]*input_tokens/);
     expect(stdout).toMatch(/follow-up: \S/);
     expect(stdout).toMatch(/Using tool: search_documents/);
@@ -116,7 +147,7 @@ describe("recipes", () => {
 
   it("the Vercel AI SDK on the Responses API: sources, a second turn, reasoning in a stream", async () => {
     const { stdout } = await run(process.execPath, [join(root, "examples/vercel-ai-sdk-responses.mjs")], { env: environment, timeout: 20_000 });
-    expect(stdout).toMatch(/source: README\.md/);
+    expect(stdout).toMatch(new RegExp(`source: ${DOCUMENT}\n`));
     expect(stdout).toMatch(/second turn: \S/);
     expect(stdout).toMatch(/Using tool: search_documents/);
   });

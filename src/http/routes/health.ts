@@ -5,7 +5,7 @@ import type { Route } from "../route-table.js";
 /**
  * `GET /health`: liveness, no credential, answered even while draining (200 while the process
  * runs). `GET /ready`: readiness, 503 from the moment shutdown begins (at once, without asking the
- * upstream) and while the upstream does not answer its own `/health` (README "Readiness and drain").
+ * upstream) and while the upstream does not answer its own `/health` (docs/operating.md, "Readiness and drain").
  */
 export function healthRoutes(options: { client: WorkspaceClient; lifecycle: Lifecycle; readinessTimeoutMs?: number }): Route[] {
   return [

@@ -44,7 +44,7 @@ export interface McpRouteOptions extends AnswerRouteOptions {
 interface ToolExchange extends McpExchange, AdmittedToolRequest {
   response: ServerResponse;
   links: SourceLinker;
-  /** The rate limits' admission of a tool call that starts an answer (README "Rate limits"). */
+  /** The rate limits' admission of a tool call that starts an answer (docs/rate-limits.md). */
   admission: AnswerAdmission;
 }
 
