@@ -135,6 +135,17 @@ describe("chat UIs' housekeeping, replayed from their own prompts", () => {
     expect(creates() - before).toBe(0);
   });
 
+  it("on the Responses API, takes `instructions` as the system prompt of a frame (Lobe Chat's title with its summariser prompt there)", async () => {
+    const before = creates();
+    const lobe = replayedPrompts([{ role: "user", content: QUESTION }, { role: "assistant", content: "25 days." }], "lobe").find((each) => each.name === "Lobe Chat 2025 topic title") as ReplayedPrompt;
+    const [system, user] = lobe.messages as [{ content: string }, { content: string }];
+    const response = await fetch(`${stack.url}/v1/responses`, { method: "POST", headers: headers(), body: JSON.stringify({ model: "ask", instructions: system.content, input: user.content }) });
+    const body = (await response.json()) as Record<string, any>;
+    expect(response.headers.get("service-chat-ui-task")).toBe("lobe-chat/title");
+    expect(body.output[0].content[0].text).toBe("How much annual leave do employees");
+    expect(creates() - before).toBe(0);
+  });
+
   it("LibreChat's titles through LangChain as @librechat/agents builds them: the completion method and the structured one (json_schema)", async () => {
     const before = creates();
     const model = new ChatOpenAI({ model: "ask", apiKey: API_KEY, configuration: { baseURL: `${stack.url}/v1`, defaultHeaders: { "Service-Workspace": "acme", "X-Conversation-Id": "lc-convo" } } });

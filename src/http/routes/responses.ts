@@ -104,7 +104,9 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const valid = await readAnswerRequest(request, schema, options);
     const id = newResponseId();
     const input = readInput(valid.body.input, id);
-    const task = options.housekeeping.localTask(input.messages, forcesResponseToolCall(valid.body));
+    // `instructions` is where a UI's system prompt travels on this API: part of the frame.
+    const framed = valid.body.instructions ? [{ role: "system", text: valid.body.instructions }, ...input.messages] : input.messages;
+    const task = options.housekeeping.localTask(framed, forcesResponseToolCall(valid.body));
     if (task) return answerChatUiTask(response, valid, task, id, input);
     refuseUnsupported(unsupportedResponseParameters(valid.body), response, options.parameters);
     const admitted = await admitValidRequest(response, valid, options);
