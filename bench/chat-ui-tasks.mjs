@@ -6,9 +6,8 @@
 // time per request. Adapters take turns in every round; medians over rounds.
 import { loadavg } from "node:os";
 import autocannon from "autocannon";
-import { Agent, request } from "undici";
 import { recognizeChatUiTask } from "../dist/src/chat-ui-tasks/recognize-task.js";
-import { LOADED_ADAPTER, statsOf } from "./processes.mjs";
+import { LOADED_ADAPTER, sequentialLatencies, statsOf } from "./processes.mjs";
 
 const ROUNDS = Number(process.env.BENCH_TASK_ROUNDS ?? 3);
 const SEQUENTIAL = 500;
@@ -52,16 +51,7 @@ const round = (value, digits = 0) => Math.round(value * 10 ** digits) / 10 ** di
 
 /** p50 and p99 of one request at a time, in microseconds. */
 async function sequential(url, body) {
-  const dispatcher = new Agent({ connections: 1 });
-  const samples = [];
-  for (let index = 0; index < SEQUENTIAL + 100; index += 1) {
-    const started = process.hrtime.bigint();
-    const response = await request(`${url}/v1/chat/completions`, { method: "POST", headers, body, dispatcher });
-    await response.body.text();
-    if (response.statusCode !== 200) throw new Error(`${url}: status ${response.statusCode}`);
-    if (index >= 100) samples.push(Number(process.hrtime.bigint() - started) / 1000);
-  }
-  await dispatcher.close();
+  const samples = await sequentialLatencies(`${url}/v1/chat/completions`, { headers, body, count: SEQUENTIAL });
   return { p50Us: percentile(samples, 50), p99Us: percentile(samples, 99) };
 }
 

@@ -138,7 +138,7 @@ describe("chat UIs' housekeeping, replayed from their own prompts", () => {
   it("on the Responses API, takes `instructions` as the system prompt of a frame (Lobe Chat's title with its summariser prompt there)", async () => {
     const before = creates();
     const lobe = replayedPrompts([{ role: "user", content: QUESTION }, { role: "assistant", content: "25 days." }], "lobe").find((each) => each.name === "Lobe Chat 2025 topic title") as ReplayedPrompt;
-    const [system, user] = lobe.messages as [{ content: string }, { content: string }];
+    const [system, user] = lobe.messages as unknown as [{ content: string }, { content: string }];
     const response = await fetch(`${stack.url}/v1/responses`, { method: "POST", headers: headers(), body: JSON.stringify({ model: "ask", instructions: system.content, input: user.content }) });
     const body = (await response.json()) as Record<string, any>;
     expect(response.headers.get("service-chat-ui-task")).toBe("lobe-chat/title");
@@ -177,10 +177,12 @@ describe("chat UIs' housekeeping, replayed from their own prompts", () => {
 
   it("counts what it answered by UI and kind, and a forced tool call on a title is refused rather than answered in text", async () => {
     const content = renderOpenWebUi(prompt("open-webui/0.6/tags.txt"), [{ role: "user", content: "How does the adapter cite sources?" }]);
-    await chat({ model: "ask", messages: [{ role: "user", content }] });
-    const metrics = await (await fetch(`${stack.url}/metrics`)).text();
-    expect(metrics).toMatch(/adapter_chat_ui_tasks_total\{ui="open-webui",kind="tags",handled="local"\} [1-9]/);
     const before = creates();
+    // Whatever the mode: reason and build answer them alike, and no query is made.
+    for (const model of ["ask", "reason", "acme/build"]) expect((await chat({ model, messages: [{ role: "user", content }] })).status).toBe(200);
+    expect(creates() - before).toBe(0);
+    const metrics = await (await fetch(`${stack.url}/metrics`)).text();
+    expect(metrics).toMatch(/adapter_chat_ui_tasks_total\{ui="open-webui",kind="tags",handled="local"\} [3-9]/);
     const forced = await chat({
       model: "ask",
       messages: [{ role: "user", content: prompt("librechat/agents/title-structured.txt").replace("{convo}", "User: hi\nAI: hello") }],
@@ -190,6 +192,7 @@ describe("chat UIs' housekeeping, replayed from their own prompts", () => {
     expect(forced.status).toBe(400);
     expect(forced.body.error).toMatchObject({ type: "invalid_request_error", param: "tool_choice", code: "unsupported_value" });
     expect(creates() - before).toBe(0);
+    expect(await (await fetch(`${stack.url}/metrics`)).text()).toContain('adapter_chat_ui_tasks_total{ui="librechat",kind="title",handled="workspace"} 1');
   });
 });
 
