@@ -134,7 +134,7 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     Object.assign(facts.of(response), { workspace, mode: model.mode, chatUiTask: taskName(task) });
     response.setHeader("service-chat-ui-task", taskName(task));
     const choices = body.n ?? 1;
-    const id = `local-${newQueryId()}`;
+    const id = `local-${randomUUID()}`;
     const prompt = plainMessages(body.messages.slice(-1))[0]?.text ?? "";
     const answer = options.answers.answerLocally({ prompt, text: localReply(task, asksChatJson(body)), choices, id });
     const meta = { id: completionId(id), created: Math.floor(options.clock.now() / 1000), model: body.model, choices };

@@ -178,7 +178,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     Object.assign(facts.of(response), { workspace, mode: model.mode, chatUiTask: taskName(task) });
     response.setHeader("service-chat-ui-task", taskName(task));
     const prompt = input.messages.at(-1)?.text ?? "";
-    const answer = options.answers.answerLocally({ prompt, text: localReply(task, asksResponseJson(body)), choices: 1, id: `local-${newQueryId()}` });
+    const answer = options.answers.answerLocally({ prompt, text: localReply(task, asksResponseJson(body)), choices: 1, id: `local-${randomUUID()}` });
     const meta = { ...metaOf(id, body, seconds(), null), store: false };
     if (body.stream) await streamAnswer(response, answer, new ResponseStreamEncoder(meta, seconds), streamContext);
     else await sendAnswer(response, answer, new ResponseBodyEncoder(meta, seconds));
