@@ -99,6 +99,18 @@ describe("recognizeChatUiTask", () => {
     ).toBeNull();
   });
 
+  it("leaves a real question Open WebUI wrapped in its RAG template alone (### Task: too, but no chat history and no task key)", () => {
+    // DEFAULT_RAG_TEMPLATE of open-webui/open-webui backend/open_webui/config.py @2586f1f3, as Open WebUI fills it in
+    // (in the user's message or the system prompt, depending on its settings).
+    const rag =
+      "### Task:\nRespond to the user query using the provided context, incorporating inline citations in the format [id] **only when the <source> tag includes an explicit id attribute** (e.g., <source id=\"1\">).\n\n" +
+      "### Guidelines:\n- If you don't know the answer, clearly state that.\n- Respond in the same language as the user's query.\n\n" +
+      "### Output:\nProvide a clear and direct response to the user's query, including inline citations in the format [id] only when the <source> tag with id attribute is present in the context.\n\n" +
+      '<context>\n<source id="1">Employees receive 25 days of paid leave. {"title": "Leave"}</source>\n</context>\n\n<user_query>\nHow much annual leave do employees get?\n</user_query>\n';
+    expect(recognizeChatUiTask([{ role: "user", text: rag }])).toBeNull();
+    expect(recognizeChatUiTask([{ role: "system", text: rag }, { role: "user", text: "How much annual leave do employees get?" }])).toBeNull();
+  });
+
   it("leaves conversations whose system prompt resembles a UI's alone when the rest is not its frame", () => {
     expect(recognizeChatUiTask([{ role: "system", text: "You are a professional conversation summarizer. Generate a concise title" }, { role: "user", text: "hi" }, { role: "assistant", text: "hello" }, { role: "user", text: "What is the leave policy?" }])).toBeNull();
     expect(recognizeChatUiTask([{ role: "system", text: "Available Tools: none" }, { role: "user", text: "What is the leave policy?" }])).toBeNull();
