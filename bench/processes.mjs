@@ -1,7 +1,7 @@
 // The benchmark's servers run as child processes of their own; this starts one and asks it for stats.
 import { fork } from "node:child_process";
 import autocannon from "autocannon";
-import { Agent } from "undici";
+import { Agent, request } from "undici";
 
 const here = new URL(".", import.meta.url);
 
@@ -107,4 +107,22 @@ export async function holdOpen(adapterChild, count, open, isOpen) {
   await Promise.all(opened);
   await dispatcher.close();
   return { stats, peakRssBytes: Math.max(peakRss, stats.rssBytes) };
+}
+
+/**
+ * Latencies of `count` requests sent one at a time (after `warmUp` more, discarded), in
+ * microseconds, each read whole; any status but 200 stops the run.
+ */
+export async function sequentialLatencies(url, { headers, body, count, warmUp = 100 }) {
+  const dispatcher = new Agent({ connections: 1 });
+  const samples = [];
+  for (let index = 0; index < count + warmUp; index += 1) {
+    const started = process.hrtime.bigint();
+    const response = await request(url, { method: "POST", headers, body, dispatcher });
+    await response.body.text();
+    if (response.statusCode !== 200) throw new Error(`${url}: status ${response.statusCode}`);
+    if (index >= warmUp) samples.push(Number(process.hrtime.bigint() - started) / 1000);
+  }
+  await dispatcher.close();
+  return samples;
 }

@@ -8,8 +8,7 @@
 // per-round differences from the unset adapter.
 import { readFileSync } from "node:fs";
 import autocannon from "autocannon";
-import { Agent, request } from "undici";
-import { statsOf } from "./processes.mjs";
+import { sequentialLatencies, statsOf } from "./processes.mjs";
 import { startRedis } from "./replicas.mjs";
 
 const ROUNDS = Number(process.env.BENCH_LIMIT_ROUNDS ?? 5);
@@ -30,17 +29,7 @@ function cpuMicros(pid) {
 
 /** p50 latency of one request at a time, in microseconds. */
 async function sequentialP50(url) {
-  const dispatcher = new Agent({ connections: 1 });
-  const samples = [];
-  for (let index = 0; index < SEQUENTIAL + 100; index += 1) {
-    const started = process.hrtime.bigint();
-    const response = await request(`${url}/v1/chat/completions`, { method: "POST", headers, body, dispatcher });
-    await response.body.text();
-    if (response.statusCode !== 200) throw new Error(`${url}: status ${response.statusCode}`);
-    if (index >= 100) samples.push(Number(process.hrtime.bigint() - started) / 1000);
-  }
-  await dispatcher.close();
-  return median(samples);
+  return median(await sequentialLatencies(`${url}/v1/chat/completions`, { headers, body, count: SEQUENTIAL }));
 }
 
 /** 50 connections for LOAD_SECONDS: requests/s, the adapter's CPU per request, and Redis's. */

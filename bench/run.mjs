@@ -16,6 +16,7 @@ import { rateLimitCost } from "./rate-limits.mjs";
 import { replicaPolling } from "./replicas.mjs";
 import { tracingCost } from "./tracing.mjs";
 import { toolCallCost, waitingToolCalls } from "./mcp.mjs";
+import { chatUiTaskCost } from "./chat-ui-tasks.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -438,7 +439,7 @@ ${streams.keepAlivesReceived} keep-alives received in all), sampled while they o
 adapter's RSS was at most ${streams.peakRssMB} MB and ${streams.rssMB} MB at the end (${streams.baselineRssMB} MB before, after one finished completion),
 and its event-loop delay p99 ${streams.eventLoopDelayP99Ms} ms (max ${streams.eventLoopDelayMaxMs} ms) while they were open.
 
-${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTracingRun())}${mcpSection(mcp)}## What shaped these numbers
+${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTracingRun())}${mcpSection(mcp)}${chatUiTasksSection(results.chatUiTasks)}## What shaped these numbers
 
 - The profile (\`npm run bench:profile\`) showed Express's router and request decoration costing more
   than half of the chat route's throughput (an isolated test: 3.2k vs 7.5k requests/s), so
@@ -666,6 +667,37 @@ ${waiting.eventLoopDelayP99Ms} ms (max ${waiting.eventLoopDelayMaxMs} ms) while 
 `;
 }
 
+/** The chat UIs' housekeeping section of docs/benchmarks.md (empty for runs from before it existed). */
+function chatUiTasksSection(tasks) {
+  if (!tasks) return "";
+  const { recognition } = tasks;
+  const row = (name, figures) => [name, `${figures.p50Us} µs`, `${figures.p99Us} µs`, figures.rps, `${figures.cpuUs} µs`];
+  const load = tasks.loadAverage ? `, load average ${tasks.loadAverage.join(" to ")} on the ${"machine's"} cores` : "";
+  const measured = tasks.date ? ` (measured ${tasks.date.slice(0, 10)}${tasks.commit ? `, commit ${tasks.commit}` : ""}${load})` : "";
+  return `## Chat UIs' housekeeping
+
+Open WebUI's title request as Open WebUI sends it (its 0.6 template, with \`X-OpenWebUI-Chat-Id\`),
+answered by the adapter (\`CHAT_UI_TASKS=local\`, the default) and passed on to the instant upstream
+(\`workspace\`), beside an ordinary question${measured}; ${tasks.rounds} rounds taking turns, 500 sequential
+requests and ${tasks.seconds} s at 50 connections each, medians:
+
+${table([
+  ["", "p50, one at a time", "p99", "requests/s at 50 connections", "adapter CPU per request"],
+  ["---", "---", "---", "---", "---"],
+  row("title, answered by the adapter", tasks.titleLocal),
+  row("title, passed on to the workspace", tasks.titleByWorkspace),
+  row("an ordinary question", tasks.question),
+])}
+
+Recognising the frames, per request (this process, the adapter's own function; median of 7 batches):
+an ordinary question ${recognition.ordinaryNs.shortQuestion} ns; a system prompt and 40 turns of history ${recognition.ordinaryNs.systemAndHistory} ns; a 100 KB question
+${recognition.ordinaryNs.longQuestion} ns; a question starting \`### Task:\` without a history ${recognition.ordinaryNs.taskLikeQuestion} ns; a housekeeping request, read whole
+(conversation quoted, kind found) ${recognition.housekeepingNs} ns. The worst ordinary case is ${recognition.worstOrdinaryShareOfRequestCpu}% of the adapter's CPU
+per ordinary request.
+
+`;
+}
+
 /** The commit measured (with "+" when the tree has changes), or null outside a git checkout. */
 function currentCommit() {
   try {
@@ -702,7 +734,7 @@ if (process.env.BENCH_DOCS_ONLY) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|mcp runs one part (for trying changes; nothing is written).
+  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|mcp|chat-ui-tasks runs one part (for trying changes; nothing is written).
   const only = process.env.BENCH_ONLY;
   const part = async (name, run) => {
     if (only && only !== name) return undefined;
@@ -721,9 +753,10 @@ try {
   const tracing = await part("tracing", () => tracingCost({ seconds: SECONDS, rounds: 2 * REPEATS }));
   const limits = await part("limits", () => rateLimitCost(start));
   const mcp = await part("mcp", async () => ({ cost: await toolCallCost(start, { seconds: SECONDS, repeats: REPEATS }), waiting: await waitingToolCalls(start) }));
+  const chatUiTasks = await part("chat-ui-tasks", () => chatUiTaskCost(start));
   if (only) process.exit(0);
 
-  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, mcp };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, mcp, chatUiTasks };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
   // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.

@@ -13,6 +13,7 @@ import { mergeAsync } from "../util/merge-async.js";
 import type { AnswerEvent, ChoiceSent, TokenUsage } from "./answer-events.js";
 import { advance, advanceSteps, type ChoiceProgress, finish, newProgress } from "./choice-progress.js";
 import { countUsage } from "./count-usage.js";
+import { type LocalAnswerJob, localAnswer } from "./local-answer.js";
 
 /** What the answer service is built from: the upstream, the watcher, the token counter, the deadlines. */
 export interface AnswerServiceOptions {
@@ -110,6 +111,15 @@ export class AnswerService {
         );
       },
     };
+  }
+
+  /**
+   * An answer the adapter gives itself, with nothing asked of the workspace (a chat UI's
+   * housekeeping, docs/chat-ui-tasks.md): the same `RunningAnswer` as `start`'s, so that it is
+   * encoded and written like any other.
+   */
+  answerLocally(job: LocalAnswerJob): RunningAnswer {
+    return localAnswer(job, this.options.tokens);
   }
 
   private async create(job: AnswerJob, query: PlannedQuery, choice: number): Promise<QuerySnapshot> {

@@ -117,6 +117,14 @@ export const environmentSchema = z.object({
     "The adapter's address as browsers reach it, for links to its own pages",
     "unset (the address it listens on)",
   ),
+  CHAT_UI_TASKS: documented(
+    z.enum(["local", "workspace"]).default("local"),
+    "Chat UIs' housekeeping requests (titles, tags, follow-ups, autocompletion, search queries of Open WebUI, LibreChat, Lobe Chat; docs/chat-ui-tasks.md): `local` answers them in the adapter, never as a workspace query or a turn of a thread; `workspace` passes them on as questions",
+  ),
+  LENIENT_PARAMETERS: documented(
+    z.enum(["on", "off"]).default("off"),
+    "`off` refuses (400) what the workspace cannot do: `response_format`/`text.format` `json_schema` or `json_object`, a `tool_choice` forcing a tool call; `on` ignores them and names them in the `service-ignored-parameters` header",
+  ),
   SSE_KEEPALIVE_MS: documented(integer(15_000, 10), "Silence after which a stream gets a `: keep-alive` comment"),
   REDIS_URL: documented(
     optionalText.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
@@ -267,6 +275,10 @@ function toConfig(env: Environment, context: z.RefinementCtx) {
     citationStyle: env.CITATION_STYLE,
     chatAnnotations: env.CHAT_ANNOTATIONS,
     sourceUrlTemplate: env.SOURCE_URL_TEMPLATE,
+    /** Who answers chat UIs' housekeeping requests: the adapter (`local`) or the workspace. */
+    chatUiTasks: env.CHAT_UI_TASKS,
+    /** Whether parameters asking for what the workspace cannot do are ignored (named in a header) rather than refused. */
+    lenientParameters: env.LENIENT_PARAMETERS === "on",
     publicUrl: env.PUBLIC_URL?.replace(/\/+$/, ""),
     upstreamTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
     upstreamConnectTimeoutMs: env.UPSTREAM_CONNECT_TIMEOUT_MS,

@@ -87,6 +87,17 @@ export class RequestValidationError extends AdapterError {
   }
 }
 
+/**
+ * 400: the request asks for something the workspace cannot do — JSON that follows a schema, a
+ * forced tool call (docs/architecture.md#honest-capabilities). OpenAI's status and shape for an
+ * unsupported parameter value; not a 422, since the request is valid, only unanswerable as asked.
+ */
+export class UnsupportedParameterError extends AdapterError {
+  constructor(message: string, param: string) {
+    super(400, "invalid_request_error", message, { param, code: "unsupported_value" });
+  }
+}
+
 /** 405: a known path asked with a method it does not answer; `Allow` lists the ones it does. */
 export class MethodNotAllowedError extends AdapterError {
   constructor(method: string, path: string, allowed: readonly string[]) {

@@ -123,6 +123,12 @@ async function admitUnderLimits(
   };
 }
 
+/** An answer request read at the edge and valid, not yet admitted under the limits. */
+export type ValidAnswerRequest<Body> = Omit<AdmittedRequest<Body>, "admission">;
+
+/** The settings the edge of an answer route reads a request with. */
+type EdgeOptions = AnswerRouteOptions & { config: Pick<Config, "bodyLimitBytes" | "defaultWorkspace" | "maxJsonDepth"> };
+
 /**
  * The edge of every answer route (docs/architecture.md#data-flow-of-one-request): authenticate, read
  * the JSON body, validate it with the dialect's schema (and the workspace), and admit it under the
@@ -132,14 +138,36 @@ export async function admitAnswerRequest<Schema extends z.ZodType<{ model: strin
   request: IncomingMessage,
   response: ServerResponse,
   schema: Schema,
-  options: AnswerRouteOptions & { config: Pick<Config, "bodyLimitBytes" | "defaultWorkspace" | "maxJsonDepth"> },
+  options: EdgeOptions,
 ): Promise<AdmittedRequest<z.output<Schema>>> {
+  return admitValidRequest(response, await readAnswerRequest(request, schema, options), options);
+}
+
+/**
+ * The first half of `admitAnswerRequest`: authenticate, read the JSON body, validate it. A route
+ * looks at a valid request before it is admitted when some requests never become a workspace
+ * answer (a chat UI's housekeeping, docs/chat-ui-tasks.md).
+ */
+export async function readAnswerRequest<Schema extends z.ZodType<{ model: string }>>(
+  request: IncomingMessage,
+  schema: Schema,
+  options: EdgeOptions,
+): Promise<ValidAnswerRequest<z.output<Schema>>> {
   const { config } = options;
   const identity = options.authenticate(request);
   const raw = await readJsonBody(request, config.bodyLimitBytes);
   const { body, model, workspace } = validateRequest(request, raw, schema, config.defaultWorkspace, config.maxJsonDepth);
-  const admitted = admitAnswer(response, identity.principal, workspace, options);
-  return { identity, body, model, workspace, admission: admitted instanceof Promise ? await admitted : admitted };
+  return { identity, body, model, workspace };
+}
+
+/** The second half of `admitAnswerRequest`: the valid request admitted under the caps and the key's rate limits. */
+export async function admitValidRequest<Body>(
+  response: ServerResponse,
+  valid: ValidAnswerRequest<Body>,
+  options: Pick<AnswerRouteOptions, "limit" | "rateLimits" | "facts">,
+): Promise<AdmittedRequest<Body>> {
+  const admitted = admitAnswer(response, valid.identity.principal, valid.workspace, options);
+  return { ...valid, admission: admitted instanceof Promise ? await admitted : admitted };
 }
 
 /**

@@ -13,6 +13,7 @@ import type { ResponseStore } from "../stores/response-store.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import type { Clock } from "../util/clock.js";
 import type { ConcurrencyLimit } from "./concurrency-limit.js";
+import { ChatUiHousekeeping } from "./chat-ui-housekeeping.js";
 import { corsHandler } from "./cors.js";
 import { errorMiddleware, sendError } from "./error-response.js";
 import type { Lifecycle } from "./lifecycle.js";
@@ -50,6 +51,8 @@ export interface AppDependencies {
     | "storeWriteWaitMs"
     | "playground"
     | "mcp"
+    | "chatUiTasks"
+    | "lenientParameters"
   >;
   answers: AnswerService;
   authenticate: Authenticator;
@@ -80,11 +83,23 @@ export interface AppDependencies {
 
 /** Every route of the adapter, in one list (docs/architecture.md#modules). */
 function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route[] {
-  const { config } = dependencies;
+  const { config, metrics, logger } = dependencies;
+  const housekeeping = new ChatUiHousekeeping({
+    mode: config.chatUiTasks,
+    logger,
+    onTask: (task, handled) => metrics.chatUiTasks.inc({ ui: task.ui, kind: task.kind, handled }),
+  });
+  const parameters = {
+    lenient: config.lenientParameters,
+    logger,
+    onIgnored: (param: string) => metrics.ignoredParameters.inc({ param }),
+  };
   return [
-    chatCompletionsRoute({ ...dependencies, newQueryId: dependencies.newQueryId }),
+    chatCompletionsRoute({ ...dependencies, newQueryId: dependencies.newQueryId, housekeeping, parameters }),
     ...responsesRoutes({
       ...dependencies,
+      housekeeping,
+      parameters,
       newQueryId: dependencies.newQueryId,
       onStored: (outcome) => dependencies.metrics.storeWrites.inc({ store: "response", outcome }),
       onStoreRefused: () => dependencies.metrics.continuationsRefused.inc({ store: "response" }),

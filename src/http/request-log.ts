@@ -18,6 +18,8 @@ export interface RequestFacts {
   continued?: boolean;
   /** The MCP tool a request called. */
   tool?: string;
+  /** The chat UI's housekeeping a request asked for, answered by the adapter (`open-webui/title`). */
+  chatUiTask?: string;
   /** Run when the response closes (one listener per response instead of one per interested part). */
   onClose?: (() => void)[];
   /** The request's server span, when tracing is on (docs/observability.md). */
@@ -90,7 +92,8 @@ export class ResponseFacts {
   /**
    * Starts observing a request: a request id (the client's `X-Request-Id` when it is safe, else a
    * new one) echoed in the response, `nosniff`, the server span when tracing is on, and when the
-   * response closes one log line and its metrics: id, route, workspace, mode, query ids, status,
+   * response closes one log line and its metrics: id, route, workspace, mode, query ids (or the chat
+   * UI housekeeping answered instead), status,
    * latency, trace and span ids. Never headers or message content, so no credential or prompt
    * reaches the logs.
    */
@@ -125,6 +128,7 @@ export class ResponseFacts {
           queryIds: known.queryIds,
           continued: known.continued,
           tool: known.tool,
+          chatUiTask: known.chatUiTask,
           completed: response.writableFinished,
           ms: Math.round(ms * 10) / 10,
       };

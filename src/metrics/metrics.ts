@@ -117,6 +117,18 @@ export class Metrics {
     help: "Rate-limit counts this replica made on its own because Redis did not answer",
     registers: [this.registry],
   });
+  readonly chatUiTasks = new Counter({
+    name: "adapter_chat_ui_tasks_total",
+    help: "Chat UIs' housekeeping requests recognised (docs/chat-ui-tasks.md), by UI, kind and who handled them (local: answered by the adapter; workspace: passed on, with CHAT_UI_TASKS=workspace or a forced tool call)",
+    labelNames: ["ui", "kind", "handled"] as const,
+    registers: [this.registry],
+  });
+  readonly ignoredParameters = new Counter({
+    name: "adapter_ignored_parameters_total",
+    help: "Parameters asking for what the workspace cannot do, ignored with LENIENT_PARAMETERS=on (refused otherwise), by parameter",
+    labelNames: ["param"] as const,
+    registers: [this.registry],
+  });
   readonly leasesHeld: Gauge;
   readonly slotsInUse: Gauge;
   readonly limitsShared: Gauge;

@@ -167,7 +167,8 @@ describe("recipes", () => {
     expect(parsed.success ? [] : parsed.error.issues).toEqual([]);
     const endpoint = config.endpoints.custom[0];
     expect(endpoint.models.fetch).toBe(true);
-    expect(endpoint.titleConvo).toBe(false);
+    expect(endpoint.titleConvo).toBe(true);
+    expect(endpoint.titleMethod).toBe("completion");
 
     // LibreChat substitutes ${VAR} from its environment and {{LIBRECHAT_BODY_CONVERSATIONID}} per request.
     const headersFor = (conversationId: string) =>
@@ -197,6 +198,23 @@ describe("recipes", () => {
       .join("");
     expect(content).toMatch(/\*\*Sources\*\*\n- \[[^\]]+\]\(http:\/\/127\.0\.0\.1:\d+\/documents\/demo\//);
     expect(second.headers.get("service-query-id")).toBe(first.headers.get("service-query-id"));
+
+    // titleConvo: LibreChat's title request (@librechat/agents, titleMethod completion: one user
+    // message, not streamed) with the endpoint's headers: answered by the adapter, the thread untouched.
+    const turns = workspace.control.creates.length;
+    const title = await fetch(`${adapter.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: "Bearer any-key", "content-type": "application/json", ...headersFor("7c1f0b8e-convo") },
+      body: JSON.stringify({
+        model: "ask",
+        messages: [{ role: "user", content: `Provide a concise, 5-word-or-less title for the conversation, using title case conventions. Only return the title itself.\n\nConversation:\nUser: How does the adapter cite sources?\nAI: ${content}` }],
+      }),
+    });
+    expect(((await title.json()) as any).choices[0].message.content).toBe("How does the adapter cite sources");
+    expect(workspace.control.creates.length).toBe(turns);
+    const third = await ask("And what happens when a query fails?", "7c1f0b8e-convo");
+    await third.text();
+    expect(third.headers.get("service-query-id")).toBe(first.headers.get("service-query-id"));
   });
 
   it("Claude Code: `claude mcp add` gets the endpoint and headers a real client then uses", async () => {

@@ -284,6 +284,25 @@ describe("GET /v1/models", () => {
     const anonymous = await fetch(`${stack.url}/v1/models`);
     expect(anonymous.status).toBe(401);
   });
+
+  it("says what every model supports in LiteLLM's model-info fields: chat in text, streamed, no tools, schemas or images", async () => {
+    const body = (await (await fetch(`${stack.url}/v1/models`, { headers: headers() })).json()) as { data: Record<string, unknown>[] };
+    const one = (await (await fetch(`${stack.url}/v1/models/acme/build`, { headers: headers() })).json()) as Record<string, unknown>;
+    for (const model of [...body.data, one]) {
+      expect(model).toMatchObject({
+        mode: "chat",
+        supported_openai_params: ["stream", "stream_options", "n"],
+        supports_function_calling: false,
+        supports_parallel_function_calling: false,
+        supports_tool_choice: false,
+        supports_response_schema: false,
+        supports_vision: false,
+        supports_pdf_input: false,
+        supports_audio_input: false,
+        supports_native_streaming: true,
+      });
+    }
+  });
 });
 
 describe("GET /health and /ready", () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../../config/config.js";
+import type { ChatCompletionRequest } from "../../dialects/chat-completions/chat-request.js";
 import { type ConversationHints, conversationIdFrom } from "../../conversations/conversations.js";
 import { chatCompletionRequestSchema } from "../../dialects/chat-completions/chat-request.js";
 import { sourceLinker } from "../../answer/source-links.js";
@@ -8,8 +9,13 @@ import { chatCitationFormat } from "../../dialects/chat-completions/citation-for
 import { ChatChunkEncoder } from "../../dialects/chat-completions/encode-chunks.js";
 import { ChatCompletionEncoder, completionId } from "../../dialects/chat-completions/encode-completion.js";
 import { extractPrompt, plainMessages } from "../../dialects/chat-completions/extract-prompt.js";
+import { localReply } from "../../chat-ui-tasks/local-reply.js";
+import { type ChatUiTask, taskName } from "../../chat-ui-tasks/chat-ui-task.js";
+import { asksChatJson, forcesChatToolCall, unsupportedChatParameters } from "../../dialects/chat-completions/unsupported-parameters.js";
 import { planQueries } from "../../plan/plan-queries.js";
-import { admitAnswerRequest, type AnswerRouteOptions, answerHandler, traceChat } from "../answer-request.js";
+import { admitValidRequest, type AnswerRouteOptions, answerHandler, readAnswerRequest, traceChat, type ValidAnswerRequest } from "../answer-request.js";
+import type { ChatUiHousekeeping } from "../chat-ui-housekeeping.js";
+import { type ParameterPolicy, refuseUnsupported } from "../unsupported-parameters.js";
 import { errorResponse, workspaceHeader } from "../openapi.js";
 import type { Route } from "../route-table.js";
 import { abortWhenClientLeaves } from "../request-body.js";
@@ -34,13 +40,18 @@ export interface ChatRouteOptions extends AnswerRouteOptions {
   >;
   /** The base URL of the adapter's document page, when it serves one (the embedded workspace). */
   documentPage?: (() => string) | undefined;
+  /** Chat UIs' housekeeping, answered before planning (docs/chat-ui-tasks.md). */
+  housekeeping: ChatUiHousekeeping;
+  /** What becomes of parameters the workspace cannot honour (`LENIENT_PARAMETERS`). */
+  parameters: ParameterPolicy;
 }
 
 /**
  * `POST /v1/chat/completions` (docs/architecture.md#the-chat-completion-resource), on plain
  * `node:http`: the hot path skips Express's router and request decoration (docs/benchmarks.md).
  * Reads like the data flow (docs/architecture.md#data-flow-of-one-request): read → authenticate →
- * validate → find the conversation → plan → run → encode → remember → write.
+ * validate → (a chat UI's housekeeping is answered here: docs/chat-ui-tasks.md) → refuse what the
+ * workspace cannot do → admit → find the conversation → plan → run → encode → remember → write.
  */
 export function createChatHandler(options: ChatRouteOptions): (request: IncomingMessage, response: ServerResponse) => void {
   const { config, facts } = options;
@@ -52,19 +63,19 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
   const streamContext = { sweep, facts, lifecycle: options.lifecycle, logger: options.logger };
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const admitted = await admitAnswerRequest(request, response, schema, options);
+    const valid = await readAnswerRequest(request, schema, options);
+    const messages = plainMessages(valid.body.messages);
+    const task = options.housekeeping.localTask(messages, forcesChatToolCall(valid.body));
+    if (task) return answerChatUiTask(request, response, valid, task);
+    refuseUnsupported(unsupportedChatParameters(valid.body), response, options.parameters);
+    const admitted = await admitValidRequest(response, valid, options);
     const { identity, body, model, workspace, admission } = admitted;
     const trace = traceChat(response, facts, admitted);
-    const citations = chatCitationFormat(request, citationDefaults);
-    const links = sourceLinker(linkSettings, workspace);
-    const { style: citationStyle, annotations } = citations;
-    const encoding = { stepsOutput: config.stepsOutput, citationStyle, annotations, links };
+    const encoding = encodingOf(request, workspace);
     const { prompt, messageIndex } = extractPrompt(body.messages);
     const scope = { principal: identity.principal, workspace };
-    const hints: ConversationHints = {
-      conversationId: conversationIdFrom(request.headers, config.conversationIdHeaders),
-      messages: plainMessages(body.messages),
-    };
+    const conversationId = conversationIdFrom(request.headers, config.conversationIdHeaders);
+    const hints: ConversationHints = { conversationId, messages };
     const choices = body.n ?? 1;
     const continueQueryId = body.query_id ?? (choices === 1 ? await options.conversations.find(scope, hints) : null);
     const plan = planQueries(
@@ -101,6 +112,38 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     await sendAnswer(response, answer, new ChatCompletionEncoder(meta, encoding), remember);
   }
 
+  /** The citation format and links of a request's answers (`X-Citation-Style`, `X-Chat-Annotations`). */
+  function encodingOf(request: IncomingMessage, workspace: string) {
+    const { style: citationStyle, annotations } = chatCitationFormat(request, citationDefaults);
+    return { stepsOutput: config.stepsOutput, citationStyle, annotations, links: sourceLinker(linkSettings, workspace) };
+  }
+
+  /**
+   * A chat UI's housekeeping, answered by the adapter (docs/chat-ui-tasks.md): no workspace query,
+   * no conversation looked up or remembered, not counted against the key's rate limits (only the
+   * process's concurrency caps); delivered by the same encoders and writer as any answer.
+   */
+  async function answerChatUiTask(
+    request: IncomingMessage,
+    response: ServerResponse,
+    valid: ValidAnswerRequest<ChatCompletionRequest>,
+    task: ChatUiTask,
+  ): Promise<void> {
+    const { body, model, workspace } = valid;
+    facts.whenClosed(response, options.limit.acquire(workspace));
+    Object.assign(facts.of(response), { workspace, mode: model.mode, chatUiTask: taskName(task) });
+    response.setHeader("service-chat-ui-task", taskName(task));
+    const choices = body.n ?? 1;
+    const id = `local-${randomUUID()}`;
+    const prompt = plainMessages(body.messages.slice(-1))[0]?.text ?? "";
+    const answer = options.answers.answerLocally({ prompt, text: localReply(task, asksChatJson(body)), choices, id });
+    const meta = { id: completionId(id), created: Math.floor(options.clock.now() / 1000), model: body.model, choices };
+    const encoding = encodingOf(request, workspace);
+    const includeUsage = body.stream_options?.include_usage === true;
+    if (body.stream) await streamAnswer(response, answer, new ChatChunkEncoder(meta, encoding, includeUsage), streamContext);
+    else await sendAnswer(response, answer, new ChatCompletionEncoder(meta, encoding));
+  }
+
   return answerHandler(handle, options);
 }
 
@@ -131,6 +174,7 @@ export function chatCompletionsRoute(options: ChatRouteOptions): Route {
             "text/event-stream": { schema: { $ref: "#/components/schemas/ChatCompletionChunk" } },
           },
         },
+        "400": errorResponse("Asks for what the workspace cannot do: JSON that follows a schema or a JSON object, a forced tool call (`param` names it; `LENIENT_PARAMETERS=on` ignores them instead)"),
         "401": errorResponse("No bearer credential, or one the upstream refused"),
         "404": errorResponse("Passed on from the upstream (a query of another workspace, an unknown workspace)"),
         "413": errorResponse("Body larger than the limit"),

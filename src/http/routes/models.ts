@@ -3,7 +3,7 @@ import type { Authenticator } from "../../auth/authenticate.js";
 import { MODES } from "../../core/modes.js";
 import { credentialHash } from "../../auth/credential-hash.js";
 import { NotFoundError } from "../../errors/adapter-error.js";
-import type { Model } from "./model-schema.js";
+import { MODEL_CAPABILITIES, type Model } from "./model-schema.js";
 import type { Route } from "../route-table.js";
 import { errorResponse } from "../openapi.js";
 import { MODEL_PATTERN } from "../../core/model.js";
@@ -36,7 +36,7 @@ export function modelsRoutes(options: ModelsRouteOptions): Route[] {
   const listTimeoutMs = options.listTimeoutMs ?? 1500;
   const maxPages = options.maxPages ?? 10;
   const cache = new Map<string, { workspaces: Promise<string[]>; expiresAt: number }>();
-  const model = (id: string): Model => ({ id, object: "model", created: options.created, owned_by: "workspace" });
+  const model = (id: string): Model => ({ id, object: "model", created: options.created, owned_by: "workspace", ...MODEL_CAPABILITIES, supported_openai_params: [...MODEL_CAPABILITIES.supported_openai_params] });
 
   async function listWorkspaces(credential: string): Promise<string[]> {
     const signal = AbortSignal.timeout(listTimeoutMs);

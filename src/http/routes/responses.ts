@@ -6,13 +6,18 @@ import type { Identity } from "../../auth/authenticate.js";
 import type { Config } from "../../config/config.js";
 import { type ConversationHints, conversationIdFrom } from "../../conversations/conversations.js";
 import { ResponseBodyEncoder, type ResponseMeta, ResponseStreamEncoder } from "../../dialects/responses/encode-response.js";
-import { readInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
+import { type ReadInput, readInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
 import type { ResponseObject } from "../../dialects/responses/response-object.js";
 import { RESPONSE_ID, type ResponseRequest, responseRequestSchema } from "../../dialects/responses/response-request.js";
 import { ContinuationUnavailableError, NotFoundError, RequestValidationError } from "../../errors/adapter-error.js";
+import { type ChatUiTask, taskName } from "../../chat-ui-tasks/chat-ui-task.js";
+import { localReply } from "../../chat-ui-tasks/local-reply.js";
+import { asksResponseJson, forcesResponseToolCall, unsupportedResponseParameters } from "../../dialects/responses/unsupported-parameters.js";
 import { planQueries } from "../../plan/plan-queries.js";
 import type { ResponseStore, StoredEntry } from "../../stores/response-store.js";
-import { admitAnswerRequest, type AnswerRouteOptions, answerHandler, traceChat } from "../answer-request.js";
+import { admitValidRequest, type AnswerRouteOptions, answerHandler, readAnswerRequest, traceChat, type ValidAnswerRequest } from "../answer-request.js";
+import type { ChatUiHousekeeping } from "../chat-ui-housekeeping.js";
+import { type ParameterPolicy, refuseUnsupported } from "../unsupported-parameters.js";
 import { errorResponse, workspaceHeader } from "../openapi.js";
 import { abortWhenClientLeaves } from "../request-body.js";
 import type { Route } from "../route-table.js";
@@ -42,6 +47,10 @@ export interface ResponsesRouteOptions extends AnswerRouteOptions {
   onStoreRefused?: (() => void) | undefined;
   /** Resolves when the store answers again after an outage: a failed write's cue to retry at once. */
   storeAnswersAgain?: (() => Promise<void>) | undefined;
+  /** Chat UIs' housekeeping, answered before planning (docs/chat-ui-tasks.md). */
+  housekeeping: ChatUiHousekeeping;
+  /** What becomes of parameters the workspace cannot honour (`LENIENT_PARAMETERS`). */
+  parameters: ParameterPolicy;
 }
 
 /** What a stored response keeps beside its object: its input, and the answer to replay its events from. */
@@ -92,12 +101,18 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
   }
 
   async function create(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const admitted = await admitAnswerRequest(request, response, schema, options);
-    const { identity, body, model, workspace, admission } = admitted;
+    const valid = await readAnswerRequest(request, schema, options);
     const id = newResponseId();
+    const input = readInput(valid.body.input, id);
+    // `instructions` is where a UI's system prompt travels on this API: part of the frame.
+    const framed = valid.body.instructions ? [{ role: "system", text: valid.body.instructions }, ...input.messages] : input.messages;
+    const task = options.housekeeping.localTask(framed, forcesResponseToolCall(valid.body));
+    if (task) return answerChatUiTask(response, valid, task, id, input);
+    refuseUnsupported(unsupportedResponseParameters(valid.body), response, options.parameters);
+    const admitted = await admitValidRequest(response, valid, options);
+    const { identity, body, model, workspace, admission } = admitted;
     const trace = traceChat(response, facts, admitted);
     trace?.respondedAs(id);
-    const input = readInput(body.input, id);
     const scope = { principal: identity.principal, workspace };
     const conversationId = conversationIdFrom(request.headers, config.conversationIdHeaders);
     const hints: ConversationHints = { conversationId, messages: input.messages };
@@ -144,6 +159,29 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     };
     if (encoder instanceof ResponseStreamEncoder) await streamAnswer(response, answer, encoder, streamContext, remember);
     else await sendAnswer(response, answer, encoder, remember);
+  }
+
+  /**
+   * A chat UI's housekeeping, answered by the adapter (docs/chat-ui-tasks.md): no workspace query,
+   * no conversation looked up or remembered, not counted against the key's rate limits, and not
+   * stored (the response says `store: false`: there is no query a later response could continue).
+   */
+  async function answerChatUiTask(
+    response: ServerResponse,
+    valid: ValidAnswerRequest<ResponseRequest>,
+    task: ChatUiTask,
+    id: string,
+    input: ReadInput,
+  ): Promise<void> {
+    const { body, model, workspace } = valid;
+    facts.whenClosed(response, options.limit.acquire(workspace));
+    Object.assign(facts.of(response), { workspace, mode: model.mode, chatUiTask: taskName(task) });
+    response.setHeader("service-chat-ui-task", taskName(task));
+    const prompt = input.messages.at(-1)?.text ?? "";
+    const answer = options.answers.answerLocally({ prompt, text: localReply(task, asksResponseJson(body)), choices: 1, id: `local-${randomUUID()}` });
+    const meta = { ...metaOf(id, body, seconds(), null), store: false };
+    if (body.stream) await streamAnswer(response, answer, new ResponseStreamEncoder(meta, seconds), streamContext);
+    else await sendAnswer(response, answer, new ResponseBodyEncoder(meta, seconds));
   }
 
   /**
@@ -239,6 +277,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
               "text/event-stream": { schema: { type: "object" } },
             },
           },
+          "400": errorResponse("Asks for what the workspace cannot do: JSON that follows a schema or a JSON object, a forced tool call (`param` names it; `LENIENT_PARAMETERS=on` ignores them instead)"),
           "401": errorResponse("No bearer credential, or one the upstream refused"),
           "404": errorResponse("`previous_response_id` names no response of this credential and workspace"),
           "422": errorResponse("Invalid request (FastAPI-style `detail` list)"),

@@ -1,0 +1,75 @@
+/**
+ * A request parameter asking for something the workspace cannot do (docs/architecture.md#honest-capabilities):
+ * output that follows a JSON schema, or a forced tool call. Refused before any workspace query
+ * (400, OpenAI's `invalid_request_error` naming `param`), or with `LENIENT_PARAMETERS=on` ignored
+ * and named in the `service-ignored-parameters` header.
+ */
+export interface UnsupportedParameter {
+  /** OpenAI's dotted name of the parameter: `response_format`, `tool_choice`, `text.format`. */
+  param: string;
+  /** What the workspace cannot do, and what to send instead. */
+  message: string;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * The problem with a requested output format, if any (`response_format` in chat completions,
+ * `text.format` in Responses): `json_schema` and `json_object` ask for JSON the workspace's prose
+ * answer is not; `text`, absence, and formats this adapter does not know are answered as usual.
+ */
+export function unsupportedFormat(format: unknown, param: string, textShape: string): UnsupportedParameter | null {
+  if (!isObject(format)) return null;
+  if (format.type === "json_schema") {
+    const name = isObject(format.json_schema) && typeof format.json_schema.name === "string" ? format.json_schema.name : format.name;
+    const schema = typeof name === "string" && name ? ` '${name}'` : "";
+    return {
+      param,
+      message:
+        `This model answers from the workspace's documents in prose: it cannot return JSON that follows the schema${schema} (${param} type 'json_schema'). ` +
+        `Leave ${param} out, or send ${textShape}, and read the answer as text.`,
+    };
+  }
+  if (format.type === "json_object") {
+    return {
+      param,
+      message:
+        `This model answers from the workspace's documents in prose: it cannot promise a JSON object (${param} type 'json_object'). ` +
+        `Leave ${param} out, or send ${textShape}, and read the answer as text.`,
+    };
+  }
+  return null;
+}
+
+/**
+ * The problem with a `tool_choice` that forces a tool call, if any: `required`, a named function
+ * (chat completions' `{type: "function", function: {name}}`, Responses' `{type: "function", name}`),
+ * a named custom or hosted tool, or `allowed_tools` in `required` mode. The workspace calls no tools,
+ * so `auto` and `none` (tools offered, none called) are answered as usual, the tools ignored.
+ */
+export function forcedToolChoice(choice: unknown, param = "tool_choice"): UnsupportedParameter | null {
+  const instead = `Send ${param} 'auto' or 'none' (the tools are then ignored), or leave it out.`;
+  if (choice === "required") {
+    return { param, message: `This model cannot call tools: ${param} 'required' asks for a tool call it cannot make. ${instead}` };
+  }
+  if (!isObject(choice) || choice.type === "auto" || choice.type === "none") return null;
+  if (choice.type === "allowed_tools") {
+    const mode = isObject(choice.allowed_tools) ? choice.allowed_tools.mode : choice.mode;
+    return mode === "required"
+      ? { param, message: `This model cannot call tools: ${param} 'allowed_tools' in mode 'required' asks for a tool call it cannot make. ${instead}` }
+      : null;
+  }
+  const named = isObject(choice.function) ? choice.function.name : isObject(choice.custom) ? choice.custom.name : choice.name;
+  const what = typeof named === "string" && named ? `the ${String(choice.type ?? "tool")} '${named}'` : `a '${String(choice.type ?? "tool")}' tool`;
+  return { param, message: `This model cannot call tools: ${param} names ${what}, asking for a call it cannot make. ${instead}` };
+}
+
+/** Legacy `function_call` (chat completions before tools): `{name}` forces a call; `auto` and `none` do not. */
+export function forcedFunctionCall(call: unknown): UnsupportedParameter | null {
+  if (!isObject(call)) return null;
+  const name = typeof call.name === "string" ? ` '${call.name}'` : "";
+  return {
+    param: "function_call",
+    message: `This model cannot call functions: function_call names the function${name}, asking for a call it cannot make. Send function_call 'auto' or 'none', or leave it out.`,
+  };
+}
