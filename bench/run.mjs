@@ -449,7 +449,7 @@ ${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTrac
   hash table of typed arrays (about 11 MB outside the JavaScript heap, where gpt-tokenizer's Map of
   strings took about 55 MB of RSS and slowed every full GC), and an ASCII-first pre-tokenizer
   replaces the Unicode regular expression where it can (a 1 KB answer: 10 µs warm, 25 µs cold,
-  against 30 and 65 µs). Its counts equal gpt-tokenizer's on the project's documents and on
+  against 30 and 65 µs). Its counts equal tiktoken's (OpenAI's own tokenizer) on the project's documents and on
   fast-check text. While requests overlap, counting runs on a worker thread that shares the table
   (jobs of one event-loop turn travel in one message): at 50 connections that is 200 µs of
   event-loop time per completion against 320 µs counting inline. With one request in flight it

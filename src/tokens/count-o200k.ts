@@ -1,12 +1,15 @@
 import { type RankTable, rankOf } from "./rank-table.js";
 
 // o200k's pre-tokenizer (tiktoken's pattern for o200k_base): text is split into pieces that
-// byte-pair encoding never merges across.
+// byte-pair encoding never merges across. tiktoken runs it with Rust's regex, whose \s is Unicode's
+// White_Space; JavaScript's \s differs (it takes U+FEFF, the byte order mark, and leaves U+0085),
+// so the pattern names \p{White_Space} where tiktoken's says \s.
 const CONTRACTION = String.raw`(?:'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?`;
 const O200K_PIECES = new RegExp(
   String.raw`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+${CONTRACTION}` +
     String.raw`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*${CONTRACTION}` +
-    String.raw`|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`,
+    String.raw`|\p{N}{1,3}| ?[^\p{White_Space}\p{L}\p{N}]+[\r\n/]*|\p{White_Space}*[\r\n]+` +
+    String.raw`|\p{White_Space}+(?!\P{White_Space})|\p{White_Space}+`,
   "gu",
 );
 
@@ -16,7 +19,7 @@ let starts = new Int32Array(1025);
 let ranks = new Float64Array(1025);
 
 /**
- * Counts the o200k tokens of `text`, as tiktoken (and gpt-tokenizer) count plain text: special
+ * Counts the o200k tokens of `text`, as tiktoken counts plain text: special
  * token strings such as "<|endoftext|>" are ordinary characters. It allocates nothing per piece
  * but the regular expression's match, and reads ranks from typed arrays.
  */
