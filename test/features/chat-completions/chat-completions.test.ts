@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openAIErrors } from "../helpers/openai-schemas.js";
-import { API_KEY, chatBody, headers, type Stack, startStack } from "../helpers/start-stack.js";
+import { openAIErrors } from "../../helpers/openai-schemas.js";
+import { API_KEY, chatBody, headers, type Stack, startStack } from "../../helpers/start-stack.js";
 
 let stack: Stack;
 beforeAll(async () => {

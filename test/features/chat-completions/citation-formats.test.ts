@@ -1,11 +1,11 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { documentReader } from "../../src/embedded-workspace/read-document.js";
-import { startBrowser } from "../helpers/browser.js";
-import { CHROMIUM, describeWith } from "../helpers/external-programs.js";
-import { openAIErrors, strictOpenAIErrors } from "../helpers/openai-schemas.js";
-import { postStream } from "../helpers/read-sse.js";
-import { chatBody, FIXTURE_DOCUMENTS, headers, type RunningAdapter, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
+import { documentReader } from "../../../src/embedded-workspace/read-document.js";
+import { startBrowser } from "../../helpers/browser.js";
+import { CHROMIUM, describeWith } from "../../helpers/external-programs.js";
+import { openAIErrors, strictOpenAIErrors } from "../../helpers/openai-schemas.js";
+import { postStream } from "../../helpers/read-sse.js";
+import { chatBody, FIXTURE_DOCUMENTS, headers, type RunningAdapter, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
 
 let stack: Stack;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import OpenAI, { APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_KEY, type Stack, startStack } from "../helpers/start-stack.js";
+import { API_KEY, type Stack, startStack } from "../../helpers/start-stack.js";
 
 let stack: Stack;
 let client: OpenAI;

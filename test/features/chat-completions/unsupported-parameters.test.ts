@@ -6,8 +6,8 @@ import OpenAI from "openai";
 import { zodResponseFormat, zodTextFormat } from "openai/helpers/zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { openAIErrors } from "../helpers/openai-schemas.js";
-import { API_KEY, chatBody, headers, type Stack, startStack } from "../helpers/start-stack.js";
+import { openAIErrors } from "../../helpers/openai-schemas.js";
+import { API_KEY, chatBody, headers, type Stack, startStack } from "../../helpers/start-stack.js";
 
 // What the workspace cannot do — JSON that follows a schema, a JSON object, a forced tool call —
 // is refused before any workspace query, with OpenAI's error shape, and each client that sends

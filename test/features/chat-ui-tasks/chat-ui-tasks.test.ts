@@ -2,10 +2,10 @@ import { ChatPromptTemplate } from "@langchain/core/prompts";
 import { ChatOpenAI } from "@langchain/openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { prompt, renderOpenWebUi, type ReplayedPrompt, replayedPrompts, type Turn } from "../helpers/chat-ui-prompts.js";
-import { openAIErrors, responsesErrors } from "../helpers/openai-schemas.js";
-import { postStream } from "../helpers/read-sse.js";
-import { API_KEY, headers, type Stack, startStack } from "../helpers/start-stack.js";
+import { prompt, renderOpenWebUi, type ReplayedPrompt, replayedPrompts, type Turn } from "../../helpers/chat-ui-prompts.js";
+import { openAIErrors, responsesErrors } from "../../helpers/openai-schemas.js";
+import { postStream } from "../../helpers/read-sse.js";
+import { API_KEY, headers, type Stack, startStack } from "../../helpers/start-stack.js";
 
 // Chat UIs' housekeeping requests replayed from their own prompts (test/fixtures/chat-ui-prompts):
 // answered by the adapter in the shape each UI parses, with no workspace query and no turn added

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_KEY, type Stack, startStack } from "../helpers/start-stack.js";
-import { MATRIX, type MatrixRow } from "./clients.js";
+import { API_KEY, type Stack, startStack } from "../../helpers/start-stack.js";
+import { MATRIX, type MatrixRow } from "../../compat/clients.js";
 
 // One scenario, every client of the matrix (test/compat/clients.ts), against one adapter in front of
 // the embedded workspace: an answer with its citations as the client shows them, a streamed answer,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_KEY, type RunningAdapter, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
-import { type Connection, MATRIX, type MatrixRow } from "./clients.js";
+import { API_KEY, type RunningAdapter, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
+import { type Connection, MATRIX, type MatrixRow } from "../../compat/clients.js";
 
 // @ai-sdk/openai's chat model accepts no chat annotation but url_citation: it fails the whole answer
 // on a file_citation ("Invalid JSON response"). The default, url_citation, serves every client; a

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { projectRoot } from "../../src/util/package-info.js";
-import { COMPAT_CLIENTS, type Installed, installed, MATRIX, type MatrixRow } from "./clients.js";
+import { projectRoot } from "../../../src/util/package-info.js";
+import { COMPAT_CLIENTS, type Installed, installed, MATRIX, type MatrixRow } from "../../compat/clients.js";
 
 // The "Tested clients" table of docs/clients.md says what the matrix (test/compat/clients.ts) runs,
 // with the versions installed now: a dependency bump, or a row added or dropped, fails here until
@@ -50,7 +50,7 @@ describe("the Tested clients table of docs/clients.md", () => {
   it("covers every client version the project installs for the matrix, and the matrix runs only those", () => {
     const manifest = (folder: string) => JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as Record<string, Record<string, string>>;
     // The matrix's clients: the project's aliased versions, and test/compat/clients' own. The MCP
-    // SDK's older lines are MCP clients, run by test/http/mcp-clients.test.ts, not by this matrix.
+    // SDK's older lines are MCP clients, run by test/features/mcp/mcp-clients.test.ts, not by this matrix.
     const aliases = Object.entries(manifest(root).devDependencies ?? {})
       .filter(([, spec]) => spec.startsWith("npm:") && !spec.startsWith("npm:@modelcontextprotocol/"))
       .map(([alias]) => installed(alias));

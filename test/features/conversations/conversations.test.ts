@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { describeWith, REDIS } from "../helpers/external-programs.js";
-import { type RedisServer, startRedis } from "../helpers/redis-server.js";
-import { API_KEY, headers, type RunningAdapter, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
-import { postStream } from "../helpers/read-sse.js";
+import { describeWith, REDIS } from "../../helpers/external-programs.js";
+import { type RedisServer, startRedis } from "../../helpers/redis-server.js";
+import { API_KEY, headers, type RunningAdapter, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
+import { postStream } from "../../helpers/read-sse.js";
 
 let stack: Stack;
 beforeAll(async () => {

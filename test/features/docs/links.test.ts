@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { projectRoot } from "../../src/util/package-info.js";
-import { anchorsOf, linkProblems, slugOf } from "../helpers/markdown-links.js";
+import { projectRoot } from "../../../src/util/package-info.js";
+import { anchorsOf, linkProblems, slugOf } from "../../helpers/markdown-links.js";
 
 // The README is the entry and docs/ the pages it leads to (docs/development.md, "The docs"):
 // every relative link between them must lead somewhere, and the README must stay short.

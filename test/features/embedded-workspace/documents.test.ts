@@ -2,11 +2,11 @@ import { cpSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { documentReader } from "../../src/embedded-workspace/read-document.js";
-import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { API_KEY, FIXTURE_DOCUMENTS, headers, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
+import { documentReader } from "../../../src/embedded-workspace/read-document.js";
+import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { API_KEY, FIXTURE_DOCUMENTS, headers, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
 
-const PDF = join(import.meta.dirname, "../fixtures/pdf/travel-policy.pdf");
+const PDF = join(import.meta.dirname, "../../fixtures/pdf/travel-policy.pdf");
 
 describe("the embedded workspace's documents", () => {
   let folder: string;

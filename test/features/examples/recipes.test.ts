@@ -8,12 +8,12 @@ import { promisify } from "node:util";
 import { load as loadYaml } from "js-yaml";
 import { configSchema } from "librechat-data-provider";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { documentReader } from "../../src/embedded-workspace/read-document.js";
-import { defaultDocuments, type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { projectRoot } from "../../src/util/package-info.js";
-import { connectMcp } from "../helpers/mcp-clients.js";
-import { responsesErrors } from "../helpers/openai-schemas.js";
-import { type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
+import { documentReader } from "../../../src/embedded-workspace/read-document.js";
+import { defaultDocuments, type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { projectRoot } from "../../../src/util/package-info.js";
+import { connectMcp } from "../../helpers/mcp-clients.js";
+import { responsesErrors } from "../../helpers/openai-schemas.js";
+import { type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
 
 // Every recipe of the README and docs/ is a file in examples/, written into the page by `npm run
 // docs` and run here against a real server (the embedded workspace over this project's own docs, as

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import request from "supertest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_KEY, type Stack, startStack } from "../helpers/start-stack.js";
+import { API_KEY, type Stack, startStack } from "../../helpers/start-stack.js";
 
 let stack: Stack;
 beforeAll(async () => {

@@ -2,9 +2,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postStream } from "../helpers/read-sse.js";
-import { startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { chatBody, FIXTURE_DOCUMENTS, headers, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
+import { postStream } from "../../helpers/read-sse.js";
+import { startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { chatBody, FIXTURE_DOCUMENTS, headers, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
 
 let stack: Stack;
 beforeAll(async () => {

@@ -1,11 +1,11 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEmbeddedWorkspace, type RunningWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { CentrifugoTestServer } from "../helpers/centrifugo-test-server.js";
-import { ChannelUpstream } from "../helpers/channel-upstream.js";
-import { postStream } from "../helpers/read-sse.js";
-import { chatBody, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
+import { startEmbeddedWorkspace, type RunningWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { CentrifugoTestServer } from "../../helpers/centrifugo-test-server.js";
+import { ChannelUpstream } from "../../helpers/channel-upstream.js";
+import { postStream } from "../../helpers/read-sse.js";
+import { chatBody, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
 
 // A canary credential: it must not appear in any log line, error body, stream frame or header.
 const CANARY = "sk-canary-7f3a9c1e5b";

@@ -1,13 +1,13 @@
 import OpenAI from "openai";
 import pino from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { credentialHash } from "../../src/auth/credential-hash.js";
-import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import type { AdapterEffects } from "../../src/server/create-adapter.js";
-import { describeWith, REDIS } from "../helpers/external-programs.js";
-import { freePort, type RedisServer, startRedis } from "../helpers/redis-server.js";
-import { type Replica, startReplica, stopAll } from "../helpers/replica-process.js";
-import { API_KEY, chatBody, FIXTURE_DOCUMENTS, headers, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
+import { credentialHash } from "../../../src/auth/credential-hash.js";
+import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import type { AdapterEffects } from "../../../src/server/create-adapter.js";
+import { describeWith, REDIS } from "../../helpers/external-programs.js";
+import { freePort, type RedisServer, startRedis } from "../../helpers/redis-server.js";
+import { type Replica, startReplica, stopAll } from "../../helpers/replica-process.js";
+import { API_KEY, chatBody, FIXTURE_DOCUMENTS, headers, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
 
 const OTHER_KEY = "sk-other-key";
 

@@ -1,7 +1,7 @@
 import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseSse } from "../helpers/read-sse.js";
-import { chatBody, headers, type Stack, startStack } from "../helpers/start-stack.js";
+import { parseSse } from "../../helpers/read-sse.js";
+import { chatBody, headers, type Stack, startStack } from "../../helpers/start-stack.js";
 
 // Bounded load on loopback only: counts and times are fixed, and the tests stop by themselves.
 let stack: Stack;

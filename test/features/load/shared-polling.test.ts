@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chatBody, headers, type Stack, startStack } from "../helpers/start-stack.js";
+import { chatBody, headers, type Stack, startStack } from "../../helpers/start-stack.js";
 
 let stack: Stack;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectMcp, type McpTestClient, type Progress, REVISIONS } from "../helpers/mcp-clients.js";
-import { documentReader } from "../../src/embedded-workspace/read-document.js";
-import { API_KEY, FIXTURE_DOCUMENTS, type Stack, startStack } from "../helpers/start-stack.js";
+import { connectMcp, type McpTestClient, type Progress, REVISIONS } from "../../helpers/mcp-clients.js";
+import { documentReader } from "../../../src/embedded-workspace/read-document.js";
+import { API_KEY, FIXTURE_DOCUMENTS, type Stack, startStack } from "../../helpers/start-stack.js";
 
 // The official SDK client of each protocol revision the adapter serves, over loopback, against
 // the embedded workspace: list, call every tool, progress, follow-ups, cancellation.

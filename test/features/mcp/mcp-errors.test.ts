@@ -1,8 +1,8 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectMcp, type McpTestClient, REVISIONS } from "../helpers/mcp-clients.js";
-import { API_KEY, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
+import { connectMcp, type McpTestClient, REVISIONS } from "../../helpers/mcp-clients.js";
+import { API_KEY, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
 
 // Every bad input of the MCP endpoint, and every way a tool call can fail: a clear error in the
 // shape the client reads (HTTP with the interface's body at the edge, JSON-RPC for the message,

@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { getAllMcpTools, MCPServerStreamableHttp, RunContext } from "@openai/agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_KEY, type Stack, startStack } from "../helpers/start-stack.js";
+import { API_KEY, type Stack, startStack } from "../../helpers/start-stack.js";
 
 // The clients people use, as they use them, against the adapter over loopback: the OpenAI Agents
 // SDK's MCPServerStreamableHttp (no model needed to list and call tools) and the MCP Inspector's

@@ -1,10 +1,10 @@
 import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { documentReader } from "../../src/embedded-workspace/read-document.js";
-import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { connectMcp, REVISIONS } from "../helpers/mcp-clients.js";
-import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
+import { documentReader } from "../../../src/embedded-workspace/read-document.js";
+import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { connectMcp, REVISIONS } from "../../helpers/mcp-clients.js";
+import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
 
 // Two replicas behind a load balancer that sends each request to the other one: the MCP endpoint
 // keeps nothing between requests, so every client works as against one (search ids, query ids

@@ -2,8 +2,8 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postStream } from "../helpers/read-sse.js";
-import { chatBody, headers, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
+import { postStream } from "../../helpers/read-sse.js";
+import { chatBody, headers, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
 
 let stack: Stack;
 beforeAll(async () => {

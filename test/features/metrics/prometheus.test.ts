@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeWith, PROMETHEUS, prometheusPath } from "../helpers/external-programs.js";
-import { freePort } from "../helpers/redis-server.js";
-import { chatBody, headers, type Stack, startStack } from "../helpers/start-stack.js";
+import { describeWith, PROMETHEUS, prometheusPath } from "../../helpers/external-programs.js";
+import { freePort } from "../../helpers/redis-server.js";
+import { chatBody, headers, type Stack, startStack } from "../../helpers/start-stack.js";
 
 // Prometheus stays the metrics surface (docs/observability.md): the real prometheus scrapes the
 // adapter's /metrics, so its parser checks the exposition format, and a series is read back

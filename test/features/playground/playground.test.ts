@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { documentReader } from "../../src/embedded-workspace/read-document.js";
-import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { startBrowser } from "../helpers/browser.js";
-import { connectMcp } from "../helpers/mcp-clients.js";
-import { CHROMIUM, describeWith } from "../helpers/external-programs.js";
-import { FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
+import { documentReader } from "../../../src/embedded-workspace/read-document.js";
+import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { startBrowser } from "../../helpers/browser.js";
+import { connectMcp } from "../../helpers/mcp-clients.js";
+import { CHROMIUM, describeWith } from "../../helpers/external-programs.js";
+import { FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
 
 // Functions passed to the page run in the browser (a string would be eval, which the page's policy
 // refuses); this project's types are Node's, so the browser's globals are declared loosely here.
@@ -235,7 +235,7 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
       await page.locator("button.cite").first().click();
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect(overflow).toBeLessThanOrEqual(0);
-      if (process.env.UPDATE_SCREENSHOTS === "1") await page.screenshot({ path: join(import.meta.dirname, "../../docs", name) });
+      if (process.env.UPDATE_SCREENSHOTS === "1") await page.screenshot({ path: join(import.meta.dirname, "../../../docs", name) });
       await page.close();
     }
   });

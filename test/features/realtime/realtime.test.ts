@@ -1,9 +1,9 @@
 import { createServer } from "node:net";
 import { createParser } from "eventsource-parser";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { CentrifugoTestServer } from "../helpers/centrifugo-test-server.js";
-import { ChannelUpstream } from "../helpers/channel-upstream.js";
-import { chatBody, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
+import { CentrifugoTestServer } from "../../helpers/centrifugo-test-server.js";
+import { ChannelUpstream } from "../../helpers/channel-upstream.js";
+import { chatBody, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
 
 const CONNECTION_TOKEN = "conn-token-1";
 const subscriptionToken = (channel: string) => `sub-token-for-${channel}`;

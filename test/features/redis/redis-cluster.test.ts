@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { describeWith, REDIS_SERVERS } from "../helpers/external-programs.js";
-import { chat, expectAnsweredThroughFailover, expectStateSharedAcrossReplicas, metricSum } from "../helpers/failover-scenario.js";
+import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { describeWith, REDIS_SERVERS } from "../../helpers/external-programs.js";
+import { chat, expectAnsweredThroughFailover, expectStateSharedAcrossReplicas, metricSum } from "../../helpers/failover-scenario.js";
 import { Redis } from "ioredis";
-import { killNode, type RedisClusterServers, startRedisCluster, until } from "../helpers/redis-topologies.js";
-import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
+import { killNode, type RedisClusterServers, startRedisCluster, until } from "../../helpers/redis-topologies.js";
+import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
 
 /** Publications each node received over the cluster bus, classic (`PUBLISH`) and sharded (`SPUBLISH`), from CLUSTER INFO. */
 async function busCounters(cluster: RedisClusterServers): Promise<{ classic: number; sharded: number }[]> {

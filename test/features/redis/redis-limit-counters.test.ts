@@ -1,9 +1,9 @@
 import pino from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { RedisLimitCounters } from "../../src/limits/redis-limit-counters.js";
-import { openRedis } from "../../src/stores/redis-connection.js";
-import { describeWith, REDIS } from "../helpers/external-programs.js";
-import { freePort, type RedisServer, startRedis } from "../helpers/redis-server.js";
+import { RedisLimitCounters } from "../../../src/limits/redis-limit-counters.js";
+import { openRedis } from "../../../src/stores/redis-connection.js";
+import { describeWith, REDIS } from "../../helpers/external-programs.js";
+import { freePort, type RedisServer, startRedis } from "../../helpers/redis-server.js";
 
 /** The part of a key Redis Cluster hashes: the first non-empty `{…}`, else the whole key. */
 function hashTag(key: string): string {

@@ -2,12 +2,12 @@ import { spawn } from "node:child_process";
 import { Redis } from "ioredis";
 import pino from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeWith, OPENSSL, REDIS_SERVERS } from "../helpers/external-programs.js";
-import { freePort } from "../helpers/redis-server.js";
-import { killNode, type RedisProcess, startRedisCluster, until } from "../helpers/redis-topologies.js";
-import { type Replica, startReplica, stopAll } from "../helpers/replica-process.js";
-import { makeCertificates, redisTlsArguments } from "../helpers/test-certificates.js";
-import { headers, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
+import { describeWith, OPENSSL, REDIS_SERVERS } from "../../helpers/external-programs.js";
+import { freePort } from "../../helpers/redis-server.js";
+import { killNode, type RedisProcess, startRedisCluster, until } from "../../helpers/redis-topologies.js";
+import { type Replica, startReplica, stopAll } from "../../helpers/replica-process.js";
+import { makeCertificates, redisTlsArguments } from "../../helpers/test-certificates.js";
+import { headers, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
 
 type Message = { role: string; content: string };
 

@@ -1,10 +1,10 @@
 import pino from "pino";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { describeWith, REDIS_SERVERS } from "../helpers/external-programs.js";
-import { expectAnsweredThroughFailover, expectStateSharedAcrossReplicas } from "../helpers/failover-scenario.js";
-import { killNode, type RedisSentinelServers, startRedisSentinel, until } from "../helpers/redis-topologies.js";
-import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
+import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { describeWith, REDIS_SERVERS } from "../../helpers/external-programs.js";
+import { expectAnsweredThroughFailover, expectStateSharedAcrossReplicas } from "../../helpers/failover-scenario.js";
+import { killNode, type RedisSentinelServers, startRedisSentinel, until } from "../../helpers/redis-topologies.js";
+import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
 
 /** What each replica's Redis connection did, for a failed test: its Redis metrics, and each distinct log message with its count and first and last time. */
 async function diagnosis(replicas: RunningAdapter[], logs: string[]): Promise<string> {

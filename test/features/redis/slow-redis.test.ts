@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { describeWith, REDIS_SERVERS } from "../helpers/external-programs.js";
-import { type RedisServer, startRedis } from "../helpers/redis-server.js";
-import { headers, type RunningAdapter, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
+import { describeWith, REDIS_SERVERS } from "../../helpers/external-programs.js";
+import { type RedisServer, startRedis } from "../../helpers/redis-server.js";
+import { headers, type RunningAdapter, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
 
 type Message = { role: string; content: string };
 

@@ -2,9 +2,9 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, streamText } from "ai";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { describeWith, REDIS } from "../helpers/external-programs.js";
-import { type RedisServer, startRedis } from "../helpers/redis-server.js";
-import { API_KEY, type RunningAdapter, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
+import { describeWith, REDIS } from "../../helpers/external-programs.js";
+import { type RedisServer, startRedis } from "../../helpers/redis-server.js";
+import { API_KEY, type RunningAdapter, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
 
 let stack: Stack;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { responseEventErrors, responsesErrors } from "../helpers/openai-schemas.js";
-import { postStream } from "../helpers/read-sse.js";
-import { API_KEY, headers, type Stack, startStack } from "../helpers/start-stack.js";
+import { responseEventErrors, responsesErrors } from "../../helpers/openai-schemas.js";
+import { postStream } from "../../helpers/read-sse.js";
+import { API_KEY, headers, type Stack, startStack } from "../../helpers/start-stack.js";
 
 let stack: Stack;
 beforeAll(async () => {

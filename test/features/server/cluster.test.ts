@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { describeWith, REDIS } from "../helpers/external-programs.js";
-import { freePort, type RedisServer, startRedis } from "../helpers/redis-server.js";
-import { type Replica, startReplica as startProcess, stopAll } from "../helpers/replica-process.js";
-import { chatBody, FIXTURE_DOCUMENTS, headers } from "../helpers/start-stack.js";
+import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { describeWith, REDIS } from "../../helpers/external-programs.js";
+import { freePort, type RedisServer, startRedis } from "../../helpers/redis-server.js";
+import { type Replica, startReplica as startProcess, stopAll } from "../../helpers/replica-process.js";
+import { chatBody, FIXTURE_DOCUMENTS, headers } from "../../helpers/start-stack.js";
 
 const INTERVAL_MS = 100;
 

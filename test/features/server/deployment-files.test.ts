@@ -2,8 +2,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { load as parseYaml } from "js-yaml";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/config.js";
-import { projectRoot } from "../../src/util/package-info.js";
+import { loadConfig } from "../../../src/config/config.js";
+import { projectRoot } from "../../../src/util/package-info.js";
 
 interface ComposeService {
   profiles?: string[];

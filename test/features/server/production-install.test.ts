@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { projectRoot } from "../../src/util/package-info.js";
+import { projectRoot } from "../../../src/util/package-info.js";
 
 // What the Docker image's runtime stage does, without a Docker engine: a clean copy of the built
 // app with production dependencies only, started with `node dist/src/main.js`. The dependency set

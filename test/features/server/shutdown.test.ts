@@ -1,8 +1,8 @@
 import request from "supertest";
 import { describe, expect, it } from "vitest";
-import { startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { parseSse } from "../helpers/read-sse.js";
-import { chatBody, FIXTURE_DOCUMENTS, headers, startAdapter } from "../helpers/start-stack.js";
+import { startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { parseSse } from "../../helpers/read-sse.js";
+import { chatBody, FIXTURE_DOCUMENTS, headers, startAdapter } from "../../helpers/start-stack.js";
 
 describe("graceful shutdown", () => {
   it("lets short requests finish, ends open streams with an error frame after the grace time, and closes", async () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { RawHttpConnection, type RawResponse } from "../helpers/raw-http.js";
-import { parseSse } from "../helpers/read-sse.js";
-import { chatBody, FIXTURE_DOCUMENTS, headers, type Stack, startAdapter, startStack } from "../helpers/start-stack.js";
+import { startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { RawHttpConnection, type RawResponse } from "../../helpers/raw-http.js";
+import { parseSse } from "../../helpers/read-sse.js";
+import { chatBody, FIXTURE_DOCUMENTS, headers, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
 
 // Every streamed dialect read as bytes off a real socket, on whichever Node runs the suite: the
 // chunked body is well-formed and ends with its terminator, the terminal frames are inside it,

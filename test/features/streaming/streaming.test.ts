@@ -1,8 +1,8 @@
 import OpenAI, { APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openAIErrors } from "../helpers/openai-schemas.js";
-import { parseSse, postStream } from "../helpers/read-sse.js";
-import { API_KEY, chatBody, headers, type Stack, startStack } from "../helpers/start-stack.js";
+import { openAIErrors } from "../../helpers/openai-schemas.js";
+import { parseSse, postStream } from "../../helpers/read-sse.js";
+import { API_KEY, chatBody, headers, type Stack, startStack } from "../../helpers/start-stack.js";
 
 let stack: Stack;
 let client: OpenAI;

@@ -1,12 +1,12 @@
 import pino from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { startTracing } from "../../src/telemetry/start-tracing.js";
-import type { Tracing } from "../../src/telemetry/tracing.js";
-import { describeWith, REDIS } from "../helpers/external-programs.js";
-import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp-receiver.js";
-import { type RedisServer, startRedis } from "../helpers/redis-server.js";
-import { chatBody, FIXTURE_DOCUMENTS, headers, type RunningAdapter, startAdapter } from "../helpers/start-stack.js";
+import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { startTracing } from "../../../src/telemetry/start-tracing.js";
+import type { Tracing } from "../../../src/telemetry/tracing.js";
+import { describeWith, REDIS } from "../../helpers/external-programs.js";
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../../helpers/otlp-receiver.js";
+import { type RedisServer, startRedis } from "../../helpers/redis-server.js";
+import { chatBody, FIXTURE_DOCUMENTS, headers, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
 
 // docs/observability.md: the lease holder's poll is one short trace; the replicas it serves
 // record what they received in that trace, linked to their own answers.

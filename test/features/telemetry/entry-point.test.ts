@@ -4,11 +4,11 @@ import { Writable } from "node:stream";
 import { promisify } from "node:util";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
-import { projectRoot } from "../../src/util/package-info.js";
-import { type OtlpReceiver, startOtlpReceiver } from "../helpers/otlp-receiver.js";
-import { startRecordingProxy } from "../helpers/recording-proxy.js";
-import { API_KEY, chatBody, FIXTURE_DOCUMENTS, headers, startAdapter } from "../helpers/start-stack.js";
+import { startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { projectRoot } from "../../../src/util/package-info.js";
+import { type OtlpReceiver, startOtlpReceiver } from "../../helpers/otlp-receiver.js";
+import { startRecordingProxy } from "../../helpers/recording-proxy.js";
+import { API_KEY, chatBody, FIXTURE_DOCUMENTS, headers, startAdapter } from "../../helpers/start-stack.js";
 
 // Tracing as `main.ts` starts it (the compiled entry point), and what tracing off leaves out.
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { credentialHash } from "../../src/auth/credential-hash.js";
-import type { ConversationStore } from "../../src/stores/conversation-store.js";
-import type { ReceivedSpan } from "../helpers/otlp-receiver.js";
-import { API_KEY, chatBody, headers } from "../helpers/start-stack.js";
-import { childrenOf, expectAnswerSpan, spanNamed, startTracedStack, type TracedStack } from "../helpers/traced-stack.js";
+import { credentialHash } from "../../../src/auth/credential-hash.js";
+import type { ConversationStore } from "../../../src/stores/conversation-store.js";
+import type { ReceivedSpan } from "../../helpers/otlp-receiver.js";
+import { API_KEY, chatBody, headers } from "../../helpers/start-stack.js";
+import { childrenOf, expectAnswerSpan, spanNamed, startTracedStack, type TracedStack } from "../../helpers/traced-stack.js";
 
 // docs/observability.md: what a traced answer exports, read back by a loopback OTLP/HTTP receiver.
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { advance, advanceSteps, finish, newProgress } from "../../src/answer/choice-progress.js";
-import { snapshot } from "../helpers/snapshots.js";
+import { advance, advanceSteps, finish, newProgress } from "../../../src/answer/choice-progress.js";
+import { snapshot } from "../../helpers/snapshots.js";
 
 describe("the events of one choice", () => {
   it("give every new step one by one beside the rendered reasoning text", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { citeSources } from "../../src/answer/cite-sources.js";
-import { codePointLength } from "../../src/answer/code-points.js";
+import { citeSources } from "../../../src/answer/cite-sources.js";
+import { codePointLength } from "../../../src/answer/code-points.js";
 
 /** The text a citation spans, in code points, as a Python client would slice it. */
 function spanned(content: string, citation: { start: number; end: number }): string {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { countSoon, O200kTokenCounter, type TokenCounter, WorkerTokenCounter } from "../../src/tokens/token-counter.js";
-import { countO200k } from "../../src/tokens/count-o200k.js";
-import { o200kRanks } from "../../src/tokens/rank-table.js";
-import { countUsage } from "../../src/answer/count-usage.js";
+import { countSoon, O200kTokenCounter, type TokenCounter, WorkerTokenCounter } from "../../../src/tokens/token-counter.js";
+import { countO200k } from "../../../src/tokens/count-o200k.js";
+import { o200kRanks } from "../../../src/tokens/rank-table.js";
+import { countUsage } from "../../../src/answer/count-usage.js";
 
 const counter = new O200kTokenCounter();
 
@@ -88,7 +88,7 @@ describe("countSoon", () => {
 
 describe("WorkerTokenCounter", () => {
   // The worker runs compiled JavaScript: the build the test setup makes in dist/.
-  const workerUrl = new URL("../../dist/src/tokens/count-worker.js", import.meta.url);
+  const workerUrl = new URL("../../../dist/src/tokens/count-worker.js", import.meta.url);
   const texts = (index: number) => [`question ${index}`, "Employees receive 25 days [1]. ".repeat(index + 1), "", "<|endoftext|> 😀"];
 
   it("counts on the worker thread what the inline counter counts, for many callers at once", async () => {

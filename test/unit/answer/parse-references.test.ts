@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
-import { parseReferences, parseReferenceText } from "../../src/answer/parse-references.js";
+import { parseReferences, parseReferenceText } from "../../../src/answer/parse-references.js";
 
 describe("parseReferences", () => {
   it("finds a closing section under a Markdown heading with bullet entries", () => {
@@ -53,7 +53,7 @@ describe("parseReferenceText", () => {
  * so the time limit has to be kept from another one.
  */
 async function parseWithin(text: string, limitMs: number): Promise<unknown> {
-  const moduleUrl = new URL("../../dist/src/answer/parse-references.js", import.meta.url).href;
+  const moduleUrl = new URL("../../../dist/src/answer/parse-references.js", import.meta.url).href;
   const worker = new Worker(
     `const { parentPort, workerData } = require("node:worker_threads");
      import(workerData.moduleUrl).then(({ parseReferences }) => parentPort.postMessage(parseReferences(workerData.text)));`,

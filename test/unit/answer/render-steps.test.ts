@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { renderEachStep, renderSteps, renderStepsDelta } from "../../src/answer/render-steps.js";
+import { renderEachStep, renderSteps, renderStepsDelta } from "../../../src/answer/render-steps.js";
 
 describe("renderSteps", () => {
   const steps = [

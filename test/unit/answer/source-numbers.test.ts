@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { numberSources } from "../../src/answer/source-numbers.js";
-import type { SourceRecord } from "../../src/core/source-record.js";
+import { numberSources } from "../../../src/answer/source-numbers.js";
+import type { SourceRecord } from "../../../src/core/source-record.js";
 
 const source = (filename: string, page: number | null = null): SourceRecord => ({ filename, title: null, page, snippet: null });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { messageFrom as buildMessage } from "../helpers/chat-encoding.js";
-import { sourcesFooter } from "../../src/answer/sources-footer.js";
-import type { QuerySnapshot } from "../../src/core/query-snapshot.js";
+import { messageFrom as buildMessage } from "../../helpers/chat-encoding.js";
+import { sourcesFooter } from "../../../src/answer/sources-footer.js";
+import type { QuerySnapshot } from "../../../src/core/query-snapshot.js";
 
 const snapshot = (output: string): QuerySnapshot => ({
   id: "q",

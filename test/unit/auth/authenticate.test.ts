@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
-import { createAuthenticator } from "../../src/auth/authenticate.js";
-import { credentialHash } from "../../src/auth/credential-hash.js";
+import { createAuthenticator } from "../../../src/auth/authenticate.js";
+import { credentialHash } from "../../../src/auth/credential-hash.js";
 
 const requestWith = (authorization?: string) => ({ headers: authorization ? { authorization } : {} }) as IncomingMessage;
 

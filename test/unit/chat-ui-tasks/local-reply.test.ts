@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { ChatUiTask } from "../../src/chat-ui-tasks/chat-ui-task.js";
-import { localReply } from "../../src/chat-ui-tasks/local-reply.js";
-import { shortTitle } from "../../src/chat-ui-tasks/short-title.js";
+import type { ChatUiTask } from "../../../src/chat-ui-tasks/chat-ui-task.js";
+import { localReply } from "../../../src/chat-ui-tasks/local-reply.js";
+import { shortTitle } from "../../../src/chat-ui-tasks/short-title.js";
 
 const conversation = [
   { role: "user", text: "How many days of annual leave do employees get?" },

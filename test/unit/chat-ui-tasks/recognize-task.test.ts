@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { recognizeChatUiTask } from "../../src/chat-ui-tasks/recognize-task.js";
-import type { PlainMessage } from "../../src/core/plain-message.js";
-import { prompt, renderOpenWebUi, replayedPrompts, type Turn } from "../helpers/chat-ui-prompts.js";
+import { recognizeChatUiTask } from "../../../src/chat-ui-tasks/recognize-task.js";
+import type { PlainMessage } from "../../../src/core/plain-message.js";
+import { prompt, renderOpenWebUi, replayedPrompts, type Turn } from "../../helpers/chat-ui-prompts.js";
 
 const turns: Turn[] = [
   { role: "user", content: "How does the adapter cite sources?" },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config/config.js";
+import { ConfigError, loadConfig } from "../../../src/config/config.js";
 
 describe("loadConfig", () => {
   it("has defaults that run the embedded workspace on localhost:8080", () => {
@@ -80,15 +80,15 @@ describe("loadConfig", () => {
 describe("the docs", () => {
   it("show the configuration table written from the config docs (run `npm run docs` after changing them)", async () => {
     const { readFileSync } = await import("node:fs");
-    const { configurationTable } = await import("../../src/config/config-docs.js");
-    const page = readFileSync(new URL("../../docs/configuration.md", import.meta.url), "utf8");
+    const { configurationTable } = await import("../../../src/config/config-docs.js");
+    const page = readFileSync(new URL("../../../docs/configuration.md", import.meta.url), "utf8");
     expect(page).toContain(`-->\n${configurationTable()}\n<!-- config-table:end -->`);
   });
 
   it("show the standard OpenTelemetry variables tracing reads, written from the same list as --help", async () => {
     const { readFileSync } = await import("node:fs");
-    const { tracingTable } = await import("../../src/config/config-docs.js");
-    const page = readFileSync(new URL("../../docs/observability.md", import.meta.url), "utf8");
+    const { tracingTable } = await import("../../../src/config/config-docs.js");
+    const page = readFileSync(new URL("../../../docs/observability.md", import.meta.url), "utf8");
     expect(page).toContain(`-->\n${tracingTable()}\n<!-- tracing-table:end -->`);
     expect(tracingTable()).toContain("| `OTEL_EXPORTER_OTLP_ENDPOINT` | unset (tracing off) |");
   });
@@ -96,7 +96,7 @@ describe("the docs", () => {
 
 describe("the command line", () => {
   it("turns flags into environment variables and answers --help and --version", async () => {
-    const { parseCommandLine } = await import("../../src/config/command-line.js");
+    const { parseCommandLine } = await import("../../../src/config/command-line.js");
     expect(parseCommandLine(["--port", "9000", "--workspace-base-url=http://127.0.0.1:1"], "1.2.3")).toEqual({
       kind: "run",
       environment: { PORT: "9000", WORKSPACE_BASE_URL: "http://127.0.0.1:1" },
@@ -115,8 +115,8 @@ describe("the command line", () => {
   });
 
   it("documents every variable of the schema in --help", async () => {
-    const { parseCommandLine } = await import("../../src/config/command-line.js");
-    const { environmentSchema } = await import("../../src/config/config.js");
+    const { parseCommandLine } = await import("../../../src/config/command-line.js");
+    const { environmentSchema } = await import("../../../src/config/config.js");
     const help = parseCommandLine(["--help"], "1.2.3");
     for (const name of Object.keys(environmentSchema.shape)) {
       expect(help.kind === "print" && help.text).toContain(`(${name}`);
@@ -124,8 +124,8 @@ describe("the command line", () => {
   });
 
   it("serves MCP unless MCP=off, and says so in --help", async () => {
-    const { parseCommandLine } = await import("../../src/config/command-line.js");
-    const { loadConfig, ConfigError } = await import("../../src/config/config.js");
+    const { parseCommandLine } = await import("../../../src/config/command-line.js");
+    const { loadConfig, ConfigError } = await import("../../../src/config/config.js");
     expect(loadConfig({}).mcp).toBe(true);
     expect(loadConfig({ MCP: "off" }).mcp).toBe(false);
     expect(() => loadConfig({ MCP: "maybe" })).toThrow(ConfigError);

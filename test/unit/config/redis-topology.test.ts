@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config/config.js";
-import { describeTopology } from "../../src/config/redis-topology.js";
+import { ConfigError, loadConfig } from "../../../src/config/config.js";
+import { describeTopology } from "../../../src/config/redis-topology.js";
 
 const problems = (environment: Record<string, string>) => {
   try {

@@ -1,9 +1,9 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { Conversations } from "../../src/conversations/conversations.js";
-import { ServiceUnavailableError } from "../../src/errors/adapter-error.js";
-import type { ConversationStore } from "../../src/stores/conversation-store.js";
-import { retryBriefly } from "../../src/util/retry-briefly.js";
+import { Conversations } from "../../../src/conversations/conversations.js";
+import { ServiceUnavailableError } from "../../../src/errors/adapter-error.js";
+import type { ConversationStore } from "../../../src/stores/conversation-store.js";
+import { retryBriefly } from "../../../src/util/retry-briefly.js";
 
 /** Timers that fire on the next turn of the event loop: retries without real waiting. */
 const instantClock = { setTimeout: (callback: () => void) => setImmediate(callback), clearTimeout: (handle: unknown) => clearImmediate(handle as NodeJS.Immediate) };

@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { citeSources } from "../../src/answer/cite-sources.js";
-import { composeAnswer, type EmbeddedMode, markdownSafe, splitSentences } from "../../src/embedded-workspace/compose-answer.js";
-import { DocumentIndex, loadPassages, type Passage } from "../../src/embedded-workspace/document-index.js";
-import { defaultDocuments } from "../../src/embedded-workspace/start-embedded-workspace.js";
+import { citeSources } from "../../../src/answer/cite-sources.js";
+import { composeAnswer, type EmbeddedMode, markdownSafe, splitSentences } from "../../../src/embedded-workspace/compose-answer.js";
+import { DocumentIndex, loadPassages, type Passage } from "../../../src/embedded-workspace/document-index.js";
+import { defaultDocuments } from "../../../src/embedded-workspace/start-embedded-workspace.js";
 
 /** The markers the answer itself wrote: unescaped brackets of the forms it uses, outside code, before its Sources list. */
 function ownMarkers(output: string): string[] {

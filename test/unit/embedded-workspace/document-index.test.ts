@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { proseOf, splitPassages } from "../../src/embedded-workspace/document-index.js";
+import { proseOf, splitPassages } from "../../../src/embedded-workspace/document-index.js";
 
 describe("splitPassages", () => {
   it("quotes prose only: no code, tables, images or layout HTML, and links to other documents keep only their text", () => {

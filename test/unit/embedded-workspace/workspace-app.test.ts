@@ -1,8 +1,8 @@
 import request from "supertest";
 import { describe, expect, it } from "vitest";
-import { DocumentIndex, loadPassages } from "../../src/embedded-workspace/document-index.js";
-import { createEmbeddedWorkspace } from "../../src/embedded-workspace/workspace-app.js";
-import { FIXTURE_DOCUMENTS } from "../helpers/start-stack.js";
+import { DocumentIndex, loadPassages } from "../../../src/embedded-workspace/document-index.js";
+import { createEmbeddedWorkspace } from "../../../src/embedded-workspace/workspace-app.js";
+import { FIXTURE_DOCUMENTS } from "../../helpers/start-stack.js";
 
 const index = new DocumentIndex(await loadPassages([FIXTURE_DOCUMENTS]));
 const auth = { authorization: "Bearer sk-1", "service-workspace": "acme" };
@@ -154,7 +154,7 @@ describe("embedded workspace answers", () => {
       stepDelayMs: 0,
     });
     const response = await request(app).post("/queries").set(auth).send({ content: "markers", mode: "ask" });
-    const { citeSources } = await import("../../src/answer/cite-sources.js");
+    const { citeSources } = await import("../../../src/answer/cite-sources.js");
     const { citations, sources } = citeSources(response.body.output, []);
     expect(sources).toHaveLength(2);
     expect(sources.every((source) => source.cited)).toBe(true);

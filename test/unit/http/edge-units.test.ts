@@ -2,16 +2,16 @@ import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { ConcurrencyLimit } from "../../src/http/concurrency-limit.js";
-import { inspectJson } from "../../src/http/inspect-json.js";
-import { Lifecycle } from "../../src/http/lifecycle.js";
-import { ResponseFacts } from "../../src/http/request-log.js";
-import { Metrics } from "../../src/metrics/metrics.js";
-import { ServiceUnavailableError } from "../../src/errors/adapter-error.js";
-import { loadConfig, type RateLimitSettings } from "../../src/config/config.js";
-import { admitAnswer } from "../../src/http/answer-request.js";
-import { MemoryLimitCounters } from "../../src/limits/limit-counters.js";
-import { RateLimits } from "../../src/limits/rate-limits.js";
+import { ConcurrencyLimit } from "../../../src/http/concurrency-limit.js";
+import { inspectJson } from "../../../src/http/inspect-json.js";
+import { Lifecycle } from "../../../src/http/lifecycle.js";
+import { ResponseFacts } from "../../../src/http/request-log.js";
+import { Metrics } from "../../../src/metrics/metrics.js";
+import { ServiceUnavailableError } from "../../../src/errors/adapter-error.js";
+import { loadConfig, type RateLimitSettings } from "../../../src/config/config.js";
+import { admitAnswer } from "../../../src/http/answer-request.js";
+import { MemoryLimitCounters } from "../../../src/limits/limit-counters.js";
+import { RateLimits } from "../../../src/limits/rate-limits.js";
 
 describe("inspectJson", () => {
   it("finds NUL characters, lone surrogates, forbidden keys and excessive depth, with their paths", () => {

@@ -1,8 +1,8 @@
 import { EventEmitter } from "node:events";
 import type { Response } from "express";
 import { describe, expect, it } from "vitest";
-import type { ResponseFacts } from "../../src/http/request-log.js";
-import { KeepAliveSweeps, SseWriter } from "../../src/http/sse-writer.js";
+import type { ResponseFacts } from "../../../src/http/request-log.js";
+import { KeepAliveSweeps, SseWriter } from "../../../src/http/sse-writer.js";
 
 const facts = { whenClosed: (response: EventEmitter, callback: () => void) => response.once("close", callback) } as unknown as ResponseFacts;
 const sweeps = new KeepAliveSweeps();

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { loadConfig, type RateLimitSettings } from "../../src/config/config.js";
-import { RateLimitError } from "../../src/errors/adapter-error.js";
-import { type CountedRequest, type LimitCounters, MemoryLimitCounters, type Slot, type WindowCount } from "../../src/limits/limit-counters.js";
-import { RateLimits, resetDuration } from "../../src/limits/rate-limits.js";
+import { loadConfig, type RateLimitSettings } from "../../../src/config/config.js";
+import { RateLimitError } from "../../../src/errors/adapter-error.js";
+import { type CountedRequest, type LimitCounters, MemoryLimitCounters, type Slot, type WindowCount } from "../../../src/limits/limit-counters.js";
+import { RateLimits, resetDuration } from "../../../src/limits/rate-limits.js";
 
 /** Counters whose answers a test sets, recording what was asked of them. */
 class FakeCounters implements LimitCounters {

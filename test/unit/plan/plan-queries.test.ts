@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RequestValidationError } from "../../src/errors/adapter-error.js";
-import { planQueries } from "../../src/plan/plan-queries.js";
+import { RequestValidationError } from "../../../src/errors/adapter-error.js";
+import { planQueries } from "../../../src/plan/plan-queries.js";
 
 const ids = () => {
   let next = 0;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type ConversationStore, FallbackConversationStore, MemoryConversationStore } from "../../src/stores/conversation-store.js";
+import { type ConversationStore, FallbackConversationStore, MemoryConversationStore } from "../../../src/stores/conversation-store.js";
 
 describe("MemoryConversationStore", () => {
   it("forgets entries after their TTL", async () => {

@@ -1,10 +1,10 @@
 import { ExportResultCode } from "@opentelemetry/core";
 import { InMemorySpanExporter, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace";
 import { afterEach, describe, expect, it } from "vitest";
-import type { QuerySnapshot } from "../../src/core/query-snapshot.js";
-import { AnswerTrace } from "../../src/telemetry/answer-trace.js";
-import { startTracing } from "../../src/telemetry/start-tracing.js";
-import type { Tracing } from "../../src/telemetry/tracing.js";
+import type { QuerySnapshot } from "../../../src/core/query-snapshot.js";
+import { AnswerTrace } from "../../../src/telemetry/answer-trace.js";
+import { startTracing } from "../../../src/telemetry/start-tracing.js";
+import type { Tracing } from "../../../src/telemetry/tracing.js";
 
 // The answer span on its own (docs/observability.md), read from the SDK's in-memory exporter.
 

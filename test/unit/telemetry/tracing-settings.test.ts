@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { TracingSettingsError, tracingRequested } from "../../src/telemetry/tracing-environment.js";
-import { readTracingSettings } from "../../src/telemetry/tracing-settings.js";
+import { TracingSettingsError, tracingRequested } from "../../../src/telemetry/tracing-environment.js";
+import { readTracingSettings } from "../../../src/telemetry/tracing-settings.js";
 
 // The standard variables, read as the OpenTelemetry specification says (docs/observability.md).
 

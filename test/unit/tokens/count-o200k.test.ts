@@ -3,8 +3,8 @@ import fc from "fast-check";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { get_encoding } from "tiktoken";
 import { describe, expect, it } from "vitest";
-import { countO200k, pieceBoundaryNear } from "../../src/tokens/count-o200k.js";
-import { o200kRanks } from "../../src/tokens/rank-table.js";
+import { countO200k, pieceBoundaryNear } from "../../../src/tokens/count-o200k.js";
+import { o200kRanks } from "../../../src/tokens/rank-table.js";
 
 // OpenAI's own tokenizer (tiktoken, its Rust core built to WebAssembly) is the oracle: ours must
 // agree on every text. Special-token strings count as ordinary text (nothing allowed, nothing

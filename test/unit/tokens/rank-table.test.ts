@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { o200kRanks, parseTiktoken, rankOf } from "../../src/tokens/rank-table.js";
+import { o200kRanks, parseTiktoken, rankOf } from "../../../src/tokens/rank-table.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { AuthenticationError, GatewayTimeoutError, UpstreamError } from "../../src/errors/adapter-error.js";
-import { createQuery } from "../../src/upstream/create-query.js";
-import type { QueryPage, WorkspaceClient } from "../../src/upstream/workspace-client.js";
+import { AuthenticationError, GatewayTimeoutError, UpstreamError } from "../../../src/errors/adapter-error.js";
+import { createQuery } from "../../../src/upstream/create-query.js";
+import type { QueryPage, WorkspaceClient } from "../../../src/upstream/workspace-client.js";
 
 /** A client whose create fails with `error` and whose list shows `pages`. */
 function fakeClient(error: Error, pages: QueryPage[]) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizeSources, sourcesIn } from "../../src/upstream/normalize-sources.js";
+import { normalizeSources, sourcesIn } from "../../../src/upstream/normalize-sources.js";
 
 describe("normalizeSources", () => {
   it("reads the interface's fields and common aliases", () => {

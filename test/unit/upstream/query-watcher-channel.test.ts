@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { QuerySnapshot } from "../../src/core/query-snapshot.js";
-import type { RealtimeChannel } from "../../src/core/realtime-channel.js";
-import { QueryWatcher } from "../../src/upstream/query-watcher.js";
-import type { UpstreamQuery } from "../../src/upstream/query-schemas.js";
-import type { ChannelListener, FallbackReason, RealtimeSubscriber } from "../../src/upstream/realtime/realtime-hub.js";
-import type { QueryPage, WorkspaceClient } from "../../src/upstream/workspace-client.js";
-import { systemClock } from "../../src/util/clock.js";
+import type { QuerySnapshot } from "../../../src/core/query-snapshot.js";
+import type { RealtimeChannel } from "../../../src/core/realtime-channel.js";
+import { QueryWatcher } from "../../../src/upstream/query-watcher.js";
+import type { UpstreamQuery } from "../../../src/upstream/query-schemas.js";
+import type { ChannelListener, FallbackReason, RealtimeSubscriber } from "../../../src/upstream/realtime/realtime-hub.js";
+import type { QueryPage, WorkspaceClient } from "../../../src/upstream/workspace-client.js";
+import { systemClock } from "../../../src/util/clock.js";
 
 const caller = { credential: "sk-test", workspace: "acme" };
 const channel: RealtimeChannel = {

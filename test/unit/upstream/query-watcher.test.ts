@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { AuthenticationError, GatewayTimeoutError } from "../../src/errors/adapter-error.js";
-import type { UpstreamQuery } from "../../src/upstream/query-schemas.js";
-import type { QuerySnapshot } from "../../src/core/query-snapshot.js";
-import { toQuerySnapshot } from "../../src/upstream/to-query-snapshot.js";
-import { QueryWatcher, type WatchEnd } from "../../src/upstream/query-watcher.js";
-import type { QueryPage, WorkspaceClient } from "../../src/upstream/workspace-client.js";
-import { systemClock } from "../../src/util/clock.js";
+import { AuthenticationError, GatewayTimeoutError } from "../../../src/errors/adapter-error.js";
+import type { UpstreamQuery } from "../../../src/upstream/query-schemas.js";
+import type { QuerySnapshot } from "../../../src/core/query-snapshot.js";
+import { toQuerySnapshot } from "../../../src/upstream/to-query-snapshot.js";
+import { QueryWatcher, type WatchEnd } from "../../../src/upstream/query-watcher.js";
+import type { QueryPage, WorkspaceClient } from "../../../src/upstream/workspace-client.js";
+import { systemClock } from "../../../src/util/clock.js";
 
 const caller = { credential: "sk-test", workspace: "acme" };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { upstreamQuerySchema } from "../../src/upstream/query-schemas.js";
-import { realtimeChannelOf, toQuerySnapshot } from "../../src/upstream/to-query-snapshot.js";
+import { upstreamQuerySchema } from "../../../src/upstream/query-schemas.js";
+import { realtimeChannelOf, toQuerySnapshot } from "../../../src/upstream/to-query-snapshot.js";
 
 const fields = {
   channel: "queries:q1",

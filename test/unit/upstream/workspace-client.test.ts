@@ -9,8 +9,8 @@ import {
   RateLimitError,
   RequestValidationError,
   UpstreamError,
-} from "../../src/errors/adapter-error.js";
-import { createWorkspaceClient, statusError } from "../../src/upstream/workspace-client.js";
+} from "../../../src/errors/adapter-error.js";
+import { createWorkspaceClient, statusError } from "../../../src/upstream/workspace-client.js";
 
 describe("statusError", () => {
   const json = (body: unknown) => JSON.stringify(body);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mergeAsync } from "../../src/util/merge-async.js";
+import { mergeAsync } from "../../../src/util/merge-async.js";
 
 async function* timed(values: [string, number][]): AsyncGenerator<string> {
   for (const [value, delay] of values) {

@@ -1,15 +1,15 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { ChunkDelta } from "../../../src/dialects/chat-completions/chat-completion.js";
-import type { StepsOutput } from "../../../src/dialects/chat-completions/chat-choice.js";
-import type { CitationStyle } from "../../../src/answer/sources-footer.js";
-import { advance, finish, newProgress } from "../../../src/answer/choice-progress.js";
-import { deltasOf, messageFrom as buildMessage } from "../../helpers/chat-encoding.js";
-import type { UpstreamQuery } from "../../../src/upstream/query-schemas.js";
-import type { QuerySnapshot } from "../../../src/core/query-snapshot.js";
-import { toQuerySnapshot } from "../../../src/upstream/to-query-snapshot.js";
+import type { ChunkDelta } from "../../../../src/dialects/chat-completions/chat-completion.js";
+import type { StepsOutput } from "../../../../src/dialects/chat-completions/chat-choice.js";
+import type { CitationStyle } from "../../../../src/answer/sources-footer.js";
+import { advance, finish, newProgress } from "../../../../src/answer/choice-progress.js";
+import { deltasOf, messageFrom as buildMessage } from "../../../helpers/chat-encoding.js";
+import type { UpstreamQuery } from "../../../../src/upstream/query-schemas.js";
+import type { QuerySnapshot } from "../../../../src/core/query-snapshot.js";
+import { toQuerySnapshot } from "../../../../src/upstream/to-query-snapshot.js";
 
-const snapshots = (JSON.parse(readFileSync(new URL("../../fixtures/queries/leave-policy.snapshots.json", import.meta.url), "utf8")) as UpstreamQuery[]).map(
+const snapshots = (JSON.parse(readFileSync(new URL("../../../fixtures/queries/leave-policy.snapshots.json", import.meta.url), "utf8")) as UpstreamQuery[]).map(
   toQuerySnapshot,
 );
 

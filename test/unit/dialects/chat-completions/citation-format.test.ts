@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
-import type { AnnotationFormat } from "../../../src/dialects/chat-completions/chat-choice.js";
-import { chatCitationFormat, isStrictClient } from "../../../src/dialects/chat-completions/citation-format.js";
+import type { AnnotationFormat } from "../../../../src/dialects/chat-completions/chat-choice.js";
+import { chatCitationFormat, isStrictClient } from "../../../../src/dialects/chat-completions/citation-format.js";
 
 const request = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
 const format = (headers: Record<string, string>, annotations: AnnotationFormat = "url_citation") =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { RequestValidationError } from "../../../src/errors/adapter-error.js";
-import { extractPrompt } from "../../../src/dialects/chat-completions/extract-prompt.js";
+import { RequestValidationError } from "../../../../src/errors/adapter-error.js";
+import { extractPrompt } from "../../../../src/dialects/chat-completions/extract-prompt.js";
 
 describe("extractPrompt", () => {
   it("takes the last user message, past later assistant and tool messages", () => {

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { citeSources } from "../../../src/answer/cite-sources.js";
-import { sourceLinker } from "../../../src/answer/source-links.js";
-import { linkMarkers, newMarkerLinks, shifted } from "../../../src/dialects/chat-completions/link-markers.js";
+import { citeSources } from "../../../../src/answer/cite-sources.js";
+import { sourceLinker } from "../../../../src/answer/source-links.js";
+import { linkMarkers, newMarkerLinks, shifted } from "../../../../src/dialects/chat-completions/link-markers.js";
 
 const linker = sourceLinker({ template: "https://docs.example.com/{filename}#page={page}", documentPage: undefined }, "acme");
 const text = "Leave is 25 days [handbook.pdf, p. 4]. See [the policy](https://x/y) and `array[1]` or [notes.txt] 😀 [2].";

@@ -1,11 +1,11 @@
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
-import type { AnswerEvent } from "../../../src/answer/answer-events.js";
-import { sourceLinker } from "../../../src/answer/source-links.js";
-import { AnswerToolEncoder, fetchResult, searchResult, toolError } from "../../../src/dialects/mcp/encode-tool-result.js";
-import { readSourceId } from "../../../src/dialects/mcp/source-ids.js";
-import { listedTools } from "../../../src/dialects/mcp/tool-definitions.js";
-import { ToolProgress } from "../../../src/dialects/mcp/tool-progress.js";
+import type { AnswerEvent } from "../../../../src/answer/answer-events.js";
+import { sourceLinker } from "../../../../src/answer/source-links.js";
+import { AnswerToolEncoder, fetchResult, searchResult, toolError } from "../../../../src/dialects/mcp/encode-tool-result.js";
+import { readSourceId } from "../../../../src/dialects/mcp/source-ids.js";
+import { listedTools } from "../../../../src/dialects/mcp/tool-definitions.js";
+import { ToolProgress } from "../../../../src/dialects/mcp/tool-progress.js";
 
 const pageLinks = sourceLinker({ template: undefined, documentPage: () => "http://127.0.0.1:8080" }, "acme");
 const nameLinks = sourceLinker({ template: undefined, documentPage: undefined }, "acme");

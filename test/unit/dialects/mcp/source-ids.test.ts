@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MAX_ID_SNIPPET, readSourceId, sourceId } from "../../../src/dialects/mcp/source-ids.js";
+import { MAX_ID_SNIPPET, readSourceId, sourceId } from "../../../../src/dialects/mcp/source-ids.js";
 
 describe("search result ids", () => {
   it("carry their source through any replica: what sourceId writes, readSourceId reads back", () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { QueryStore } from "../../../src/embedded-workspace/query-store.js";
-import { AnswerPublisher } from "../../../src/embedded-workspace/realtime/answer-publisher.js";
-import type { CentrifugoEndpoint } from "../../../src/embedded-workspace/realtime/centrifugo-endpoint.js";
+import { QueryStore } from "../../../../src/embedded-workspace/query-store.js";
+import { AnswerPublisher } from "../../../../src/embedded-workspace/realtime/answer-publisher.js";
+import type { CentrifugoEndpoint } from "../../../../src/embedded-workspace/realtime/centrifugo-endpoint.js";
 
 afterEach(() => {
   vi.useRealTimers();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hostPolicy, originOf, refusalOf } from "../../../src/upstream/realtime/allowed-hosts.js";
+import { hostPolicy, originOf, refusalOf } from "../../../../src/upstream/realtime/allowed-hosts.js";
 
 describe("the realtime host policy", () => {
   it("allows only the upstream's own host by default", () => {

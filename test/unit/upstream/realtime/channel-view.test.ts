@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ChannelView } from "../../../src/upstream/realtime/channel-view.js";
-import { snapshot } from "../../helpers/snapshots.js";
+import { ChannelView } from "../../../../src/upstream/realtime/channel-view.js";
+import { snapshot } from "../../../helpers/snapshots.js";
 
 describe("ChannelView", () => {
   it("appends deltas, and hands on the channel's text while the list shows less", () => {

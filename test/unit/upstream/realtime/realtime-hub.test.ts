@@ -2,10 +2,10 @@ import { createServer } from "node:net";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import type { RealtimeChannel } from "../../../src/core/realtime-channel.js";
-import { hostPolicy } from "../../../src/upstream/realtime/allowed-hosts.js";
-import { type ChannelListener, type FallbackReason, RealtimeHub } from "../../../src/upstream/realtime/realtime-hub.js";
-import { CentrifugoTestServer, type TestServerOptions } from "../../helpers/centrifugo-test-server.js";
+import type { RealtimeChannel } from "../../../../src/core/realtime-channel.js";
+import { hostPolicy } from "../../../../src/upstream/realtime/allowed-hosts.js";
+import { type ChannelListener, type FallbackReason, RealtimeHub } from "../../../../src/upstream/realtime/realtime-hub.js";
+import { CentrifugoTestServer, type TestServerOptions } from "../../../helpers/centrifugo-test-server.js";
 
 const CONNECTION_TOKEN = "conn-token-5d1e";
 const SUBSCRIPTION_TOKEN = "sub-token-8a2c";
