@@ -256,7 +256,8 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
   }
 
   /** One JSON call: credential and workspace headers, the exchange, the status mapped, the body parsed. */
-  async function call<T extends z.ZodType>({ method, path, search, caller, schema, body, signal, parent }: Call<T>): Promise<z.infer<T>> {
+  async function call<T extends z.ZodType>(request: Call<T>): Promise<z.infer<T>> {
+    const { method, path, search, caller, schema, body, signal, parent } = request;
     const headers: Record<string, string> = {
       accept: "application/json",
       "user-agent": "workspace-openai-adapter",
@@ -269,7 +270,8 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
     const what = endpointOf({ method, path });
     let response: Exchange;
     try {
-      response = await send({ method, path, search, headers, body: body === undefined ? null : JSON.stringify(body) }, signal, parent);
+      const sent = body === undefined ? null : JSON.stringify(body);
+      response = await send({ method, path, search, headers, body: sent }, signal, parent);
     } catch (error) {
       throw error instanceof UpstreamError ? error : transportError(error, what, signal);
     }
