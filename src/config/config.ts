@@ -211,7 +211,7 @@ export const environmentSchema = z.object({
   ),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: documented(integer(3600, 1, 86_400), "Lifetime of an OAuth access token for `/oauth/mcp` (the client refreshes it with its refresh token)"),
   OAUTH_REFRESH_TOKEN_TTL_SECONDS: documented(
-    integer(30 * 24 * 3600, 60),
+    integer(30 * 24 * 3600, 5),
     "Lifetime of an OAuth grant and its refresh tokens (each refresh rotates the refresh token); after it, the user consents again",
   ),
   LOG_LEVEL: documented(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"), "`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`"),

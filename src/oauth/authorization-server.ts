@@ -119,7 +119,8 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true },
-      revocation: { enabled: true },
+      // Only the client a token was issued to may revoke it; another public client's attempt is a quiet no-op (RFC 7009 §2.1).
+      revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       userinfo: { enabled: false },
       introspection: { enabled: false },
       rpInitiatedLogout: { enabled: false },

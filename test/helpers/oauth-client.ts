@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from "node:crypto";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthClientProvider, OAuthTokens } from "@modelcontextprotocol/client";
 
 /** The redirect URI the tests' OAuth clients register (a loopback callback nobody listens on: the tests read the redirect). */
@@ -128,4 +129,109 @@ export async function consent(authorizationUrl: URL, key: string, workspace: str
   if ("left" in chosen) return chosen.left;
   const html = await chosen.page.text();
   throw new Error(`consent ended on a page (${chosen.page.status}): ${/role="alert">([^<]*)/.exec(html)?.[1] ?? html.slice(-1500)}`);
+}
+
+/** A PKCE pair (S256). */
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString("base64url");
+  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
+}
+
+/** One OAuth client driven by hand against an adapter: registration, authorization, tokens, revocation. */
+export class HandDrivenClient {
+  clientId = "";
+  readonly browser = new FormBrowser();
+
+  constructor(
+    readonly base: string,
+    readonly redirectUri = REDIRECT_URI,
+  ) {}
+
+  get resource(): string {
+    return `${this.base}/oauth/mcp`;
+  }
+
+  /** Dynamic client registration (RFC 7591). */
+  async register(metadata: Record<string, unknown> = {}): Promise<this> {
+    const response = await fetch(`${this.base}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ client_name: "Hand-driven client", redirect_uris: [this.redirectUri], token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"], ...metadata }),
+    });
+    if (response.status !== 201) throw new Error(`registration: ${response.status} ${await response.text()}`);
+    this.clientId = ((await response.json()) as { client_id: string }).client_id;
+    return this;
+  }
+
+  /** The authorization URL (PKCE S256, the resource, offline access), with any parameter replaced or removed (undefined). */
+  authorizationUrl(challenge: string, overrides: Record<string, string | undefined> = {}): URL {
+    const url = new URL(`${this.base}/oauth/authorize`);
+    const params: Record<string, string | undefined> = {
+      response_type: "code",
+      client_id: this.clientId,
+      redirect_uri: this.redirectUri,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+      resource: this.resource,
+      scope: "workspace offline_access",
+      state: "state-1",
+      ...overrides,
+    };
+    for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
+    return url;
+  }
+
+  /** Opens an authorization URL: the consent page (its URL and HTML), or where the server sent the browser instead. */
+  async open(url: URL): Promise<{ pageUrl: string; html: string; status: number } | { left: URL }> {
+    const opened = await this.browser.follow(url, this.base);
+    if ("left" in opened) return opened;
+    return { pageUrl: opened.url, html: await opened.page.text(), status: opened.page.status };
+  }
+
+  /** Authorization with consent (key, then workspace): the callback URL. */
+  async authorize(challenge: string, key: string, workspace = "acme", overrides: Record<string, string | undefined> = {}): Promise<URL> {
+    return consent(this.authorizationUrl(challenge, overrides), key, workspace);
+  }
+
+  /** A token endpoint request: status and JSON body. */
+  async token(params: Record<string, string>): Promise<{ status: number; body: Record<string, any> }> {
+    const response = await fetch(`${this.base}/oauth/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ client_id: this.clientId, ...params }) });
+    return { status: response.status, body: (await response.json()) as Record<string, any> };
+  }
+
+  /** The code exchanged for tokens. */
+  exchange(code: string, verifier: string, extra: Record<string, string> = {}) {
+    return this.token({ grant_type: "authorization_code", code, code_verifier: verifier, redirect_uri: this.redirectUri, resource: this.resource, ...extra });
+  }
+
+  refresh(refreshToken: string) {
+    return this.token({ grant_type: "refresh_token", refresh_token: refreshToken, resource: this.resource });
+  }
+
+  /** RFC 7009 revocation: the status. */
+  async revoke(token: string): Promise<number> {
+    const response = await fetch(`${this.base}/oauth/revoke`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ client_id: this.clientId, token }) });
+    return response.status;
+  }
+
+  /** A tools/list over /oauth/mcp with this access token: the status and the WWW-Authenticate header. */
+  async listTools(accessToken: string, url = this.resource): Promise<{ status: number; challenge: string | null; body: string }> {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${accessToken}`, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+    });
+    return { status: response.status, challenge: response.headers.get("www-authenticate"), body: await response.text() };
+  }
+
+  /** The whole flow to tokens: access and refresh token. */
+  async tokens(key: string, workspace = "acme"): Promise<{ access: string; refresh: string }> {
+    const { verifier, challenge } = pkcePair();
+    const callback = await this.authorize(challenge, key, workspace);
+    const code = callback.searchParams.get("code");
+    if (!code) throw new Error(`no code: ${callback.href}`);
+    const exchanged = await this.exchange(code, verifier);
+    if (exchanged.status !== 200) throw new Error(`token: ${exchanged.status} ${JSON.stringify(exchanged.body)}`);
+    return { access: exchanged.body.access_token, refresh: exchanged.body.refresh_token };
+  }
 }
