@@ -2,6 +2,7 @@ import { createPrivateKey } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { Configuration, JWK, KoaContextWithOIDC } from "oidc-provider";
+import { OAUTH_TOKEN_PREFIX } from "../auth/oauth-token-prefix.js";
 import type { OAuthSettings } from "../config/config.js";
 import type { OAuthStorage } from "./oauth-storage.js";
 import { providerAdapter } from "./provider-adapter.js";
@@ -172,6 +173,16 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
     },
   };
   const provider = new Provider(addresses.issuer, configuration);
+  // Tokens say what they are (src/auth/oauth-token-prefix.ts): refused as keys on the static-key routes.
+  // Each provider has model classes of its own: this changes no other instance.
+  for (const Model of [provider.AccessToken, provider.RefreshToken]) {
+    const generate = (Model.prototype as unknown as { generateTokenId: (this: unknown) => string }).generateTokenId;
+    Object.assign(Model.prototype, {
+      generateTokenId(this: unknown) {
+        return `${OAUTH_TOKEN_PREFIX}${generate.call(this)}`;
+      },
+    });
+  }
   if (secure) provider.proxy = true;
   provider.on("grant.revoked", (_ctx: unknown, grantId: string) => options.onGrantRevoked(grantId));
   provider.on("server_error", (_ctx: unknown, error: Error) => options.logger.error({ err: error }, "OAuth server error"));

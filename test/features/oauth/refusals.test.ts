@@ -187,6 +187,29 @@ describe("OAuth refusals: each with the RFC's error, never a 500 and never a cod
     expect(key.challenge).toContain('error="invalid_token"');
   });
 
+  it("an access token sent to /mcp as a key is refused there, never passed upstream", async () => {
+    const { access, refresh } = await client.tokens(API_KEY);
+    expect(access.startsWith("wsoauth_")).toBe(true);
+    expect(refresh.startsWith("wsoauth_")).toBe(true);
+    const seen: string[] = [];
+    const record = (request: { headers: Record<string, unknown> }) => seen.push(String(request.headers.authorization ?? ""));
+    stack.workspace.server.on("request", record);
+    try {
+      const asKey = await client.listTools(access, `${stack.url}/mcp`);
+      expect(asKey.status).toBe(401);
+      expect(asKey.body).toContain("accepted at /oauth/mcp only");
+      const chat = await fetch(`${stack.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${access}`, "service-workspace": "acme", "content-type": "application/json" },
+        body: JSON.stringify({ model: "ask", messages: [{ role: "user", content: "hi" }] }),
+      });
+      expect(chat.status).toBe(401);
+    } finally {
+      stack.workspace.server.off("request", record);
+    }
+    expect(seen.some((header) => header.includes(access))).toBe(false);
+  });
+
   it("refresh tokens rotate: a rotated-out one gets invalid_grant (and ends the grant), a revoked one too", async () => {
     const { refresh } = await client.tokens(API_KEY);
     const rotated = await client.refresh(refresh);
