@@ -129,7 +129,7 @@ describeWith(REDIS, "rate limits counted in Redis", () => {
     expect(performance.now() - taken).toBeGreaterThan(1450);
     // The living replica's own slot is renewed: its expiry moves on, and it is still held.
     const expiryOf = async (member: string) => Number(await redis.client.zscore(slots, member));
-    const members = await redis.client.zrange(slots, 0, -1);
+    const members = await redis.client.zrange(slots, "0", "-1");
     expect(members).toHaveLength(2);
     const expiries = await Promise.all(members.map(expiryOf));
     await waitFor(async () => (await Promise.all(members.map(expiryOf))).every((expiry, index) => expiry > (expiries[index] as number)), "both held slots to be renewed");
