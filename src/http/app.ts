@@ -13,6 +13,8 @@ import type { OAuthStorage } from "../oauth/oauth-storage.js";
 import { createOAuthEdge } from "../oauth/oauth-edge.js";
 import type { SecretBox } from "../oauth/secret-box.js";
 import type { ResponseStore } from "../stores/response-store.js";
+import type { BackgroundResponses } from "../continuity/background-responses.js";
+import type { BackgroundStore } from "../continuity/background-store.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import type { Clock } from "../util/clock.js";
 import type { ConcurrencyLimit } from "./concurrency-limit.js";
@@ -63,6 +65,9 @@ export interface AppDependencies {
   authenticate: Authenticator;
   conversations: Conversations;
   responses: ResponseStore;
+  /** Background responses (docs/responses-api.md#background-mode): the runner and the store of their records and event logs. */
+  background: BackgroundResponses;
+  backgroundRecords: BackgroundStore;
   /** Resolves when the shared store answers again after an outage (with Redis). */
   storeAnswersAgain?: () => Promise<void>;
   clock: Clock;
