@@ -142,13 +142,15 @@ export class HandDrivenClient {
   clientId = "";
   readonly browser = new FormBrowser();
 
+  /** The resource tokens are asked for: `<base>/oauth/mcp` unless the adapter has a PUBLIC_URL of its own. */
+  readonly resource: string;
+
   constructor(
     readonly base: string,
     readonly redirectUri = REDIRECT_URI,
-  ) {}
-
-  get resource(): string {
-    return `${this.base}/oauth/mcp`;
+    resource?: string,
+  ) {
+    this.resource = resource ?? `${base}/oauth/mcp`;
   }
 
   /** Dynamic client registration (RFC 7591). */
@@ -214,8 +216,18 @@ export class HandDrivenClient {
     return response.status;
   }
 
+  /** A tools/call with this Authorization header: the status and body. */
+  async callTool(authorization: string, params: Record<string, unknown>, url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { authorization, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18", ...headers },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params }),
+    });
+    return { status: response.status, body: await response.text() };
+  }
+
   /** A tools/list over /oauth/mcp with this access token: the status and the WWW-Authenticate header. */
-  async listTools(accessToken: string, url = this.resource): Promise<{ status: number; challenge: string | null; body: string }> {
+  async listTools(accessToken: string, url = `${this.base}/oauth/mcp`): Promise<{ status: number; challenge: string | null; body: string }> {
     const response = await fetch(url, {
       method: "POST",
       headers: { authorization: `Bearer ${accessToken}`, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" },
