@@ -681,9 +681,9 @@ never loaded). CPU per call at 50 connections (each round in brackets), and the 
 ${table([
   ["", "requests/s", "CPU per call", "latency p50 (sequential)"],
   ["---", "---", "---", "---"],
-  row("\`/mcp\`, key, MCP_OAUTH=off", oauth.keyOauthOff),
-  row("\`/mcp\`, key, MCP_OAUTH=on", oauth.keyOauthOn),
-  row("\`/oauth/mcp\`, access token", oauth.token),
+  row("`/mcp`, key, MCP_OAUTH=off", oauth.keyOauthOff),
+  row("`/mcp`, key, MCP_OAUTH=on", oauth.keyOauthOn),
+  row("`/oauth/mcp`, access token", oauth.token),
 ])}
 
 The token's validation added ${oauth.addedCpuUsByToken} µs of CPU and ${oauth.addedLatencyUsByToken} µs of latency per call (medians of the
