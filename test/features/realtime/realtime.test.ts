@@ -232,7 +232,9 @@ describe("the realtime channel", () => {
         server.rotateEpoch();
         server.dropAll();
       },
-      beforeEnd: () => waitFor(async () => ((await fallbacks(fast)).unrecoverable ?? 0) > (counts.unrecoverable ?? 0), "the channel given up as unrecoverable"),
+      beforeEnd: async () => {
+        await waitFor(async () => ((await fallbacks(fast)).unrecoverable ?? 0) > (counts.unrecoverable ?? 0), "the channel given up as unrecoverable");
+      },
     });
     await answerDespite({
       midway: async () => {
