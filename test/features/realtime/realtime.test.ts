@@ -276,8 +276,10 @@ describe("the realtime channel", () => {
     await round();
     expect(fast.adapter.realtime?.openConnections).toBe(0);
     expect(fast.adapter.realtime?.activeSubscriptions).toBe(0);
-    // Sockets close asynchronously: give the last ones a moment on a busy machine, then compare.
-    await until(() => JSON.stringify(count()) === JSON.stringify(baseline), undefined, "the baseline of timers and sockets").catch(() => undefined);
-    expect({ after: count(), baseline }).toEqual({ after: baseline, baseline });
+    // Sockets close asynchronously: give the last ones time on a busy machine, then compare. Nothing
+    // grows over two more rounds (the baseline may still hold a socket closing: a bound, not an equality).
+    const within = () => count().timers <= baseline.timers && count().sockets <= baseline.sockets;
+    await until(within, undefined, "the baseline of timers and sockets").catch(() => undefined);
+    expect({ after: count(), baseline, within: within() }).toMatchObject({ baseline, within: true });
   });
 });
