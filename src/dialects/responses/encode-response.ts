@@ -35,6 +35,8 @@ export interface ResponseMeta {
   reasoning: { effort: string | null; summary: string | null };
   /** Echoed as `background: true` when the request ran in the background (docs/responses-api.md#background-mode). */
   background?: boolean;
+  /** The conversation the response belongs to (docs/responses-api.md#conversations), echoed as `conversation: {id}`. */
+  conversation?: string | null;
 }
 
 /** What the answer gave a response so far: text, reasoning and citations, in the order items opened. */
@@ -174,6 +176,7 @@ export function responseOf(
     ...(end?.status === "completed" ? { usage: responseUsage(end.usage) } : {}),
     ...(meta.user === null ? {} : { user: meta.user }),
     ...(meta.background ? { background: true } : {}),
+    ...(meta.conversation ? { conversation: { id: meta.conversation } } : {}),
   };
 }
 

@@ -9,7 +9,7 @@ import { ResponseBodyEncoder, type ResponseMeta, ResponseStreamEncoder } from ".
 import { type ReadInput, readInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
 import type { ResponseObject } from "../../dialects/responses/response-object.js";
 import { RESPONSE_ID, type ResponseRequest, responseRequestSchema } from "../../dialects/responses/response-request.js";
-import { ContinuationUnavailableError, InvalidRequestError, NotFoundError, RequestValidationError } from "../../errors/adapter-error.js";
+import { ContinuationUnavailableError, InvalidRequestError, NotFoundError } from "../../errors/adapter-error.js";
 import type { BackgroundRecord, BackgroundStore } from "../../continuity/background-store.js";
 import type { BackgroundResponses } from "../../continuity/background-responses.js";
 import { readStartingAfter, sendBackground, streamBackground } from "../background-delivery.js";
@@ -26,6 +26,9 @@ import { abortWhenClientLeaves } from "../request-body.js";
 import type { Route } from "../route-table.js";
 import { formatFrame } from "../sse-writer.js";
 import { type RetryOutcome, writeBriefly } from "../../util/retry-briefly.js";
+import { pageOf, readListQuery } from "../list-query.js";
+import type { ConversationItemsStore } from "../../continuity/conversation-items.js";
+import { visibleConversation } from "./conversations.js";
 import { type BeforeAnswerEnds, sendAnswer, streamAnswer } from "../write-answer.js";
 
 /** What the Responses routes need. */
@@ -41,6 +44,7 @@ export interface ResponsesRouteOptions extends AnswerRouteOptions {
     | "conversationIdHeaders"
     | "responsesTtlSeconds"
     | "storeWriteWaitMs"
+    | "conversationTtlSeconds"
   >;
   responses: ResponseStore;
   newResponseId?: (() => string) | undefined;
@@ -58,6 +62,8 @@ export interface ResponsesRouteOptions extends AnswerRouteOptions {
   background: BackgroundResponses;
   /** Where background responses' records live (looked up by retrieve, cancel, delete). */
   backgroundRecords: Pick<BackgroundStore, "get" | "size" | "delete">;
+  /** The Conversations API's conversations: `conversation` continues one and adds the turn to its items. */
+  conversationItems: ConversationItemsStore;
 }
 
 /** What a stored response keeps beside its object: its input, and the answer to replay its events from. */
@@ -120,6 +126,13 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     if (background && valid.body.store === false) {
       throw new InvalidRequestError("Background mode requires store: true (a background response is retrieved later by its id)", { param: "background", code: "invalid_value" });
     }
+    const threadId = conversationIdOf(valid.body.conversation);
+    if (threadId && valid.body.previous_response_id) {
+      throw new InvalidRequestError("Mutually exclusive parameters: give either previous_response_id or conversation, not both", {
+        param: "conversation",
+        code: "mutually_exclusive_parameters",
+      });
+    }
     const id = newResponseId();
     const input = readInput(valid.body.input, id);
     // `instructions` is where a UI's system prompt travels on this API: part of the frame.
@@ -134,10 +147,12 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const scope = { principal: identity.principal, workspace };
     const conversationId = conversationIdFrom(request.headers, config.conversationIdHeaders);
     const hints: ConversationHints = { conversationId, messages: input.messages };
+    const { conversationItems, onStoreRefused } = options;
+    const thread = threadId ? await visibleConversation(conversationItems, threadId, identity, workspace, "conversation", onStoreRefused) : null;
     const items = await resolveReferences(input.items, identity, workspace);
     const previous = body.previous_response_id ? await visible(body.previous_response_id, identity, workspace, "previous_response_id") : null;
     const referenced = previous ? null : items.lastReferenced;
-    const continueQueryId = previous?.queryId ?? referenced?.queryId ?? (await options.conversations.find(scope, hints));
+    const continueQueryId = (thread ?? previous ?? referenced)?.queryId ?? (await options.conversations.find(scope, hints));
     const plan = planQueries(
       { prompt: input.prompt, mode: model.mode, choices: 1, continueQueryId, createFields: body.query, from: { choices: ["body"], createFields: ["body", "query"] } },
       { modeField: config.modeField, newQueryId },
@@ -156,13 +171,19 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
         trace,
       }),
     );
-    const meta = { ...metaOf(id, body, seconds(), previous?.id ?? null), ...(background ? { background: true } : {}) };
+    const echoed = { conversation: thread?.id ?? null, ...(background ? { background: true } : {}) };
+    const meta = { ...metaOf(id, body, seconds(), previous?.id ?? null), ...echoed };
     const encoder = body.stream || background ? new ResponseStreamEncoder(meta, seconds) : new ResponseBodyEncoder(meta, seconds);
     const promptIndex = input.messages.findLastIndex((message) => message.role === "user");
     const remember: BeforeAnswerEnds = async (sent) => {
       const turn = options.conversations.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId });
       const finished = encoder.finished;
-      if (!meta.store || !finished || !encoder.usage) return turn;
+      // The turn's input and output become the conversation's items (docs/responses-api.md#conversations).
+      const threadTurn = thread && finished ? appendTurn(thread.id, [...items.resolved, ...finished.output]) : undefined;
+      if (!meta.store || !finished || !encoder.usage) {
+        await Promise.all([turn, threadTurn]);
+        return;
+      }
       const { answer: sentAnswer, usage } = encoder;
       const value: StoredValue = { response: finished, input: items.resolved, meta, answer: sentAnswer, usage };
       const itemIds = finished.output.map((item) => item.id);
@@ -175,7 +196,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
         onLost: (error) =>
           options.logger.warn({ responseId: id, queryId, err: { message: (error as Error).message } }, "response could not be stored"),
       });
-      await Promise.all([turn, stored]);
+      await Promise.all([turn, stored, threadTurn]);
     };
     if (background && encoder instanceof ResponseStreamEncoder) {
       // The background delivery: the stream encoder's frames go to the event log any replica follows.
@@ -188,6 +209,17 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     }
     if (encoder instanceof ResponseStreamEncoder) await streamAnswer(response, answer, encoder, streamContext, remember);
     else await sendAnswer(response, answer, encoder, remember);
+  }
+
+  /** Adds a turn's items to its conversation; a failure is logged (the answer is not lost for it). */
+  async function appendTurn(conversationId: string, turnItems: object[]): Promise<void> {
+    const ttl = config.conversationTtlSeconds;
+    try {
+      const added = await options.conversationItems.append(conversationId, turnItems as StoredInputItem[], ttl);
+      if (!added) options.logger.warn({ conversationId }, "conversation gone before its turn was added");
+    } catch (error) {
+      options.logger.warn({ conversationId, err: { message: (error as Error).message } }, "conversation turn could not be stored");
+    }
   }
 
   /**
@@ -319,15 +351,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
 
   const inputItems: RequestHandler = async (request, response) => {
     const entry = await entryOf(request);
-    const page = readListQuery(request);
-    const items = [...(entry.value as StoredValue).input];
-    if (page.order === "desc") items.reverse();
-    const start = page.after === undefined ? 0 : items.findIndex((item) => item.id === page.after) + 1;
-    if (page.after !== undefined && start === 0) {
-      throw new RequestValidationError([{ loc: ["query", "after"], msg: "No input item with this id", type: "value_error", input: page.after }]);
-    }
-    const data = items.slice(start, start + page.limit);
-    response.json({ object: "list", data, first_id: data[0]?.id ?? "", last_id: data.at(-1)?.id ?? "", has_more: start + page.limit < items.length });
+    response.json(pageOf((entry.value as StoredValue).input, readListQuery(request), "input item"));
   };
 
   const bearer = [{ bearer: [] }];
@@ -458,15 +482,8 @@ function replay(value: StoredValue) {
   ];
 }
 
-/** `order` (default desc), `after` and `limit` (1 to 100, default 20) of an input-items list; a 422 otherwise. */
-function readListQuery(request: Request): { order: "asc" | "desc"; after: string | undefined; limit: number } {
-  const { order = "desc", after, limit = "20" } = request.query as Record<string, string | undefined>;
-  const issues = [];
-  if (order !== "asc" && order !== "desc") issues.push({ loc: ["query", "order"], msg: "Input should be 'asc' or 'desc'", type: "enum", input: order });
-  const size = Number(limit);
-  if (!Number.isInteger(size) || size < 1 || size > 100) {
-    issues.push({ loc: ["query", "limit"], msg: "Input should be an integer from 1 to 100", type: "int_range", input: limit });
-  }
-  if (issues.length > 0) throw new RequestValidationError(issues);
-  return { order: order as "asc" | "desc", after, limit: size };
+/** The conversation id `conversation` names (a string or `{id}`), if any. */
+function conversationIdOf(conversation: ResponseRequest["conversation"]): string | undefined {
+  if (conversation === null || conversation === undefined) return undefined;
+  return typeof conversation === "string" ? conversation : conversation.id;
 }
