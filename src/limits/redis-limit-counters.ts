@@ -1,14 +1,15 @@
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
+import type { RedisKeys } from "../redis/keys.js";
 import { type CountedRequest, type LimitCounters, loadLimiters, MemoryLimitCounters, type Slot, type WindowCount, WindowCounts } from "./limit-counters.js";
 
 /** Settings of the Redis counters. */
 export interface RedisLimitCountersOptions {
   /** A connection of the adapter's (single node or cluster); the counters never close it. */
   redis: Redis | Cluster;
-  /** `REDIS_KEY_PREFIX`: every key is `<prefix>limit:{<credential hash>:<workspace>}:<kind>`. */
-  prefix: string;
+  /** The deployment's key names: every key is `<prefix>limit:{<credential hash>:<workspace>}:<kind>`. */
+  keys: RedisKeys;
   windowSeconds: number;
   /** How long a slot lives unless renewed; held slots are renewed every third of it. */
   slotTtlMs: number;
@@ -71,13 +72,15 @@ export class RedisLimitCounters implements LimitCounters {
       (points) =>
         new RateLimiterRedis({
           storeClient: options.redis,
-          keyPrefix: `${options.prefix}limit`,
+          // The whole key comes from the key names (windowKey below), none is added by the library.
+          keyPrefix: "",
           points,
           duration: options.windowSeconds,
           // A connection that is not up fails at once, without waiting for a command timeout.
           rejectIfRedisNotReady: true,
         }),
       (write) => this.background(write),
+      (key, kind) => options.keys.limitWindow(key, kind),
     );
   }
 
@@ -145,7 +148,7 @@ export class RedisLimitCounters implements LimitCounters {
   }
 
   private slotKey(key: string): string {
-    return `${this.options.prefix}limit:${key}:slots`;
+    return this.options.keys.limitSlots(key);
   }
 
   private hold(redisKey: string, id: string): void {

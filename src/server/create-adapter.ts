@@ -10,10 +10,11 @@ import { Conversations } from "../conversations/conversations.js";
 import { type LimitCounters, MemoryLimitCounters } from "../limits/limit-counters.js";
 import { RateLimits } from "../limits/rate-limits.js";
 import { RedisLimitCounters } from "../limits/redis-limit-counters.js";
-import { openRedis } from "../stores/redis-connection.js";
+import { redisKeys } from "../redis/keys.js";
+import { openRedis } from "../redis/redis-connection.js";
 import { RedisConversationStore } from "../stores/redis-conversation-store.js";
-import { RedisGate } from "../stores/redis-gate.js";
-import { RedisPollSharing } from "../stores/redis-poll-sharing.js";
+import { RedisGate } from "../redis/redis-gate.js";
+import { RedisPollSharing } from "../redis/redis-poll-sharing.js";
 import { RedisResponseStore } from "../stores/redis-response-store.js";
 import { FallbackResponseStore, MemoryResponseStore, type ResponseStore } from "../stores/response-store.js";
 import { createApp } from "../http/app.js";
@@ -126,6 +127,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   // docs/architecture.md#redis-down-or-slow: one command connection for every store, behind one gate.
   const topology = config.redis;
   const connection = { commandTimeoutMs: config.redisCommandTimeoutMs };
+  const keys = redisKeys(config.redisKeyPrefix);
   const redis = topology
     ? new RedisGate(openRedis(topology, connection), {
       failuresToDown: 2,
@@ -149,7 +151,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     ? new RedisPollSharing({
       redis,
       subscriber: openRedis(topology, { ...connection, shardedSubscribers: true }),
-      prefix: config.redisKeyPrefix,
+      keys,
       leaseMs: config.clusterLeaseMs,
       logger,
       clock,
@@ -186,7 +188,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
       ? new RedisLimitCounters({
         redis: limitRedis,
         available: () => redis?.available ?? true,
-        prefix: config.redisKeyPrefix,
+        keys,
         windowSeconds,
         slotTtlMs: config.rateLimits.slotTtlMs,
         logger,
@@ -211,7 +213,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const store =
     effects.conversationStore ??
     (redis
-      ? new FallbackConversationStore(new RedisConversationStore(redis, `${config.redisKeyPrefix}conversation:`), conversationMemory())
+      ? new FallbackConversationStore(new RedisConversationStore(redis, keys), conversationMemory())
       : conversationMemory());
   const conversations = new Conversations(store, {
     ttlSeconds: config.conversationTtlSeconds,
@@ -227,7 +229,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const responses =
     effects.responseStore ??
     (redis
-      ? new FallbackResponseStore(new RedisResponseStore(redis, config.redisKeyPrefix), responseMemory())
+      ? new FallbackResponseStore(new RedisResponseStore(redis, keys), responseMemory())
       : responseMemory());
   const app = createApp({
     config,

@@ -1,25 +1,26 @@
-import type { RedisGate } from "./redis-gate.js";
+import type { RedisKeys } from "../redis/keys.js";
+import type { RedisGate } from "../redis/redis-gate.js";
 import type { ResponseStore, StoredEntry } from "./response-store.js";
 
 /**
  * Stored responses in Redis, so that every replica reads what any replica stored. One key per
  * response (its JSON, which holds customer text: the answer and its input) and one per output item
- * (the response's id), under the deployment's prefix, all with the store's TTL. A command Redis
+ * (the response's id), named by `RedisKeys`, all with the store's TTL. A command Redis
  * cannot answer throws `StoreUnavailableError` (through the gate): never "not found".
  */
 export class RedisResponseStore implements ResponseStore {
   constructor(
     private readonly redis: RedisGate,
-    private readonly prefix: string,
+    private readonly keys: RedisKeys,
   ) {}
 
   async get(id: string): Promise<StoredEntry | null> {
-    const text = await this.redis.run((redis) => redis.get(`${this.prefix}response:${id}`));
+    const text = await this.redis.run((redis) => redis.get(this.keys.response(id)));
     return text === null ? null : parseEntry(text);
   }
 
   async findByItem(itemId: string): Promise<StoredEntry | null> {
-    const id = await this.redis.run((redis) => redis.get(`${this.prefix}response-item:${itemId}`));
+    const id = await this.redis.run((redis) => redis.get(this.keys.responseItem(itemId)));
     return id === null ? null : this.get(id);
   }
 
@@ -29,8 +30,8 @@ export class RedisResponseStore implements ResponseStore {
   async put(entry: StoredEntry, ttlSeconds: number): Promise<void> {
     await this.redis.run((redis) =>
       Promise.all([
-        redis.set(`${this.prefix}response:${entry.id}`, JSON.stringify(entry), "EX", ttlSeconds),
-        ...entry.itemIds.map((itemId) => redis.set(`${this.prefix}response-item:${itemId}`, entry.id, "EX", ttlSeconds)),
+        redis.set(this.keys.response(entry.id), JSON.stringify(entry), "EX", ttlSeconds),
+        ...entry.itemIds.map((itemId) => redis.set(this.keys.responseItem(itemId), entry.id, "EX", ttlSeconds)),
       ]),
     );
   }
@@ -38,7 +39,7 @@ export class RedisResponseStore implements ResponseStore {
   async delete(id: string): Promise<boolean> {
     const entry = await this.get(id);
     if (!entry) return false;
-    const keys = [`${this.prefix}response:${id}`, ...entry.itemIds.map((itemId) => `${this.prefix}response-item:${itemId}`)];
+    const keys = [this.keys.response(id), ...entry.itemIds.map((itemId) => this.keys.responseItem(itemId))];
     await this.redis.run((redis) => Promise.all(keys.map((key) => redis.del(key))));
     return true;
   }

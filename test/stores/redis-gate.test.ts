@@ -1,7 +1,8 @@
 import { EventEmitter } from "node:events";
 import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { RedisGate, StoreUnavailableError } from "../../src/stores/redis-gate.js";
+import { RedisGate } from "../../src/redis/redis-gate.js";
+import { StoreUnavailableError } from "../../src/redis/store-unavailable-error.js";
 
 /** A stand-in for an ioredis connection: a status, events, and a PING whose answer the test decides. */
 class FakeConnection extends EventEmitter {

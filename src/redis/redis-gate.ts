@@ -1,22 +1,6 @@
-import { ServiceUnavailableError } from "../errors/adapter-error.js";
+import { StoreUnavailableError } from "./store-unavailable-error.js";
 import type { Clock } from "../util/clock.js";
 import type { RedisClient } from "./redis-connection.js";
-
-/**
- * A shared store could not answer: Redis is known to be unreachable (the command was not sent), or
- * the command failed or took longer than the command timeout. It never means "not found"; callers
- * that can do better catch it (docs/architecture.md#redis-down-or-slow), and one that reaches the
- * edge is a 503 to send again shortly.
- */
-export class StoreUnavailableError extends ServiceUnavailableError {
-  constructor(reason: string, cause?: unknown) {
-    super(`The shared store (Redis) does not answer now (${reason}); send the request again shortly`, {
-      code: "store_unavailable",
-      headers: { "retry-after": "1" },
-      cause,
-    });
-  }
-}
 
 /** What the gate reports, for logs and metrics. */
 export interface RedisGateEvents {

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { PollSharing, SharedGroup } from "../upstream/poll-sharing.js";
 import { type UpstreamQuery, upstreamQuerySchema } from "../upstream/query-schemas.js";
 import type { Clock } from "../util/clock.js";
+import type { RedisKeys } from "./keys.js";
 import { RedisChannels } from "./redis-channels.js";
 import { execOrThrow, type RedisClient } from "./redis-connection.js";
 import type { RedisGate } from "./redis-gate.js";
@@ -21,7 +22,8 @@ export interface RedisPollSharingOptions {
   redis: RedisGate;
   /** A connection of its own for pub/sub (a subscribed connection runs no other commands); closed with the sharing. */
   subscriber: RedisClient;
-  prefix: string;
+  /** The deployment's key names (its `REDIS_KEY_PREFIX`). */
+  keys: RedisKeys;
   /** How long a lease lasts without renewal: a dead holder is replaced within about this long. */
   leaseMs: number;
   logger: Logger;
@@ -100,8 +102,8 @@ export class RedisPollSharing implements PollSharing {
 
   /** The group's keys and channel, under one hash tag (the group): one slot in a cluster. */
   keysOf(group: string) {
-    const tagged = `${this.options.prefix}{${group}}:`;
-    return { lease: `${tagged}lease`, waiting: `${tagged}waiting`, channel: `${tagged}snapshots` };
+    const { keys } = this.options;
+    return { lease: keys.pollLease(group), waiting: keys.pollWaiting(group), channel: keys.pollChannel(group) };
   }
 
   channelOf(group: string): string {
