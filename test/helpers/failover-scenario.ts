@@ -25,7 +25,7 @@ export async function chat(replica: RunningAdapter, messages: Message[], extraHe
 }
 
 /** A Responses API call against a replica. */
-async function respond(replica: RunningAdapter, body: Record<string, unknown>) {
+export async function respond(replica: RunningAdapter, body: Record<string, unknown>) {
   const response = await fetch(`${replica.url}/v1/responses`, { method: "POST", headers: headers(), body: JSON.stringify(body) });
   return { status: response.status, body: (await response.json()) as any, queryId: response.headers.get("service-query-id") };
 }
@@ -198,4 +198,48 @@ export async function expectAnsweredThroughFailover(
     baselineMaxMs: Math.round(Math.max(...baselineTimes)),
     sharingAgainMs: Math.round(sharingAgainMs),
   };
+}
+
+/** One read of a stored response during a failover: whether its key's master is the failed one, the status, and the time. */
+export interface ProbeRead {
+  onFailedMaster: boolean;
+  status: number;
+  ms: number;
+}
+
+/** The reads of each kind, with their statuses and the median, 99th percentile and largest time, for printing. */
+export function summarizeProbes(reads: ProbeRead[]) {
+  const summary = (kind: ProbeRead[]) => {
+    const times = kind.map((read) => read.ms).sort((x, y) => x - y);
+    const at = (share: number) => Math.round(times[Math.min(times.length - 1, Math.floor(times.length * share))] ?? Number.NaN);
+    const statuses: Record<number, number> = {};
+    for (const read of kind) statuses[read.status] = (statuses[read.status] ?? 0) + 1;
+    return { reads: kind.length, statuses, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: Math.round(times.at(-1) ?? Number.NaN) };
+  };
+  return { otherMasters: summary(reads.filter((read) => !read.onFailedMaster)), failedMaster: summary(reads.filter((read) => read.onFailedMaster)) };
+}
+
+/**
+ * Reads stored responses over and over from `readers` (replicas that did not store them, so no
+ * replica's own memory stands in) until `stop` says so: each read a single key, on the failed master
+ * or on another. What a gate per node is for: reads whose key is on a live master go on as before.
+ */
+export async function readStoredResponsesUntil(
+  readers: RunningAdapter[],
+  responses: { id: string; onFailedMaster: boolean }[],
+  stop: () => boolean,
+): Promise<ProbeRead[]> {
+  const reads: ProbeRead[] = [];
+  const auth = { authorization: `Bearer ${API_KEY}` };
+  do {
+    await Promise.all(
+      responses.map(async ({ id, onFailedMaster }, index) => {
+        const started = performance.now();
+        const response = await fetch(`${(readers[index % readers.length] as RunningAdapter).url}/v1/responses/${id}`, { headers: auth });
+        await response.arrayBuffer();
+        reads.push({ onFailedMaster, status: response.status, ms: performance.now() - started });
+      }),
+    );
+  } while (!stop());
+  return reads;
 }

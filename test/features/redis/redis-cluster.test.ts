@@ -1,8 +1,19 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
 import { describeWith, REDIS_SERVERS } from "../../helpers/external-programs.js";
-import { chat, expectAnsweredThroughFailover, expectStateSharedAcrossReplicas, metricSum } from "../../helpers/failover-scenario.js";
+import {
+  chat,
+  expectAnsweredThroughFailover,
+  expectStateSharedAcrossReplicas,
+  metricSum,
+  type ProbeRead,
+  readStoredResponsesUntil,
+  respond,
+  summarizeProbes,
+} from "../../helpers/failover-scenario.js";
 import { Redis } from "ioredis";
+import { credentialHash } from "../../../src/auth/credential-hash.js";
+import { redisKeys } from "../../../src/redis/keys.js";
 import { killNode, type RedisClusterServers, startRedisCluster, until } from "../../helpers/redis-topologies.js";
 import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
 
@@ -28,6 +39,8 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
   let workspace: RunningWorkspace;
   let replicas: RunningAdapter[];
   const prefix = "cluster:";
+  /** The gate's bound on one Redis command (the default, named here because the failover test measures against it). */
+  const commandBoundMs = 1000;
   beforeAll(async () => {
     cluster = await startRedisCluster();
     // Answers take about a second: long enough to be waiting when a master dies.
@@ -35,6 +48,7 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
     const environment = {
       ...cluster.environment,
       REDIS_KEY_PREFIX: prefix,
+      REDIS_COMMAND_TIMEOUT_MS: String(commandBoundMs),
       CLUSTER_LEASE_MS: "1500",
       POLL_INTERVAL_MIN_MS: "100",
       POLL_INTERVAL_MAX_MS: "100",
@@ -130,13 +144,40 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
     }
   }, 60_000);
 
-  it("answers every waiting request once when the master of the workspace's slot is killed, and shares again", async () => {
+  it("answers every waiting request once when the master of the workspace's slot is killed, and shares again; reads of keys on other masters go on", async () => {
+    const [storer, ...readers] = replicas as [RunningAdapter, RunningAdapter, RunningAdapter];
+    // Stored responses whose keys spread over the three masters (24: some on each, but for a chance of 1 in 17,000).
+    const stored = await Promise.all(Array.from({ length: 24 }, (_, index) => respond(storer, { model: "ask", input: `remote work ${index}` })));
+    expect(stored.map((result) => result.status)).toEqual(Array(24).fill(200));
+    // The master of the workspace's polling lease (and of its rate limits: one hash tag) is the one killed.
+    const victim = await cluster.masterOf(redisKeys(prefix).pollLease(`${credentialHash(API_KEY)}:acme`));
+    const responses = await Promise.all(
+      stored.map(async (result) => ({ id: result.body.id as string, onFailedMaster: (await cluster.masterOf(`${prefix}response:${result.body.id}`)) === victim })),
+    );
+    expect(responses.some((response) => response.onFailedMaster)).toBe(true);
+    expect(responses.some((response) => !response.onFailedMaster)).toBe(true);
+
+    let failedOver = false;
+    let probes: Promise<ProbeRead[]> = Promise.resolve([]);
     const measure = await expectAnsweredThroughFailover({ replicas, workspace }, async () => {
-      // A lease key is on its master and on that master's replica.
+      // The lease is held now, on that master and on its replica.
       const leases = new Set((await Promise.all(cluster.nodes.map((node) => node.client.keys(`${prefix}*:lease`).catch(() => [] as string[])))).flat());
-      expect(leases.size).toBe(1);
-      await killNode(await cluster.masterOf([...leases][0] as string));
+      expect(await Promise.all([...leases].map((lease) => cluster.masterOf(lease)))).toEqual([victim]);
+      await killNode(victim);
+      probes = readStoredResponsesUntil(readers, responses, () => failedOver);
     });
-    console.log(`Redis Cluster, master killed: ${JSON.stringify(measure)}`);
-  }, 90_000);
+    failedOver = true;
+    const reads = await probes;
+    const summary = summarizeProbes(reads);
+    console.log(`Redis Cluster, master killed: ${JSON.stringify(measure)}; stored responses read meanwhile (bound ${commandBoundMs} ms): ${JSON.stringify(summary)}`);
+    // A key on a live master is read as before: found, and no read waits as long as one bound.
+    const others = reads.filter((read) => !read.onFailedMaster);
+    expect(others.length).toBeGreaterThan(0);
+    expect(others.filter((read) => read.status !== 200)).toEqual([]);
+    expect(others.filter((read) => read.ms >= commandBoundMs)).toEqual([]);
+    // A key on the failed master waits one bound at most (twice that allowed for a loaded machine), then answers or says 503.
+    const failed = reads.filter((read) => read.onFailedMaster);
+    expect(failed.filter((read) => read.status !== 200 && read.status !== 503)).toEqual([]);
+    expect(failed.filter((read) => read.ms >= 2 * commandBoundMs)).toEqual([]);
+  }, 120_000);
 });
