@@ -16,8 +16,11 @@ export interface RedisLimitCountersOptions {
   logger: Logger;
   /** A limit counted in process because Redis did not answer. */
   onFallback?: () => void;
-  /** Whether Redis is known to answer now (the adapter's gate): while it is not, limits are counted in process at once. */
-  available?: () => boolean;
+  /**
+   * Whether the node that holds a group's keys (named by the group's tag) is known to answer now
+   * (the adapter's gate): while it is not, that group's limits are counted in process at once.
+   */
+  available?: (tag: string) => boolean;
 }
 
 // Slots are a sorted set per key: member = slot id, score = when it expires (Redis's own clock, so
@@ -86,6 +89,7 @@ export class RedisLimitCounters implements LimitCounters {
 
   countRequest(key: string, limit: number): Promise<CountedRequest> {
     return this.inRedis(
+      key,
       () => this.windows.countRequest(key, limit),
       () => this.local.countRequest(key, limit),
     );
@@ -93,6 +97,7 @@ export class RedisLimitCounters implements LimitCounters {
 
   tokensUsed(key: string, limit: number): Promise<WindowCount> {
     return this.inRedis(
+      key,
       () => this.windows.tokensUsed(key, limit),
       () => this.local.tokensUsed(key, limit),
     );
@@ -102,6 +107,7 @@ export class RedisLimitCounters implements LimitCounters {
     if (tokens <= 0) return;
     this.background(
       this.inRedis(
+        key,
         () => this.windows.addTokens(key, limit, tokens),
         async () => this.local.chargeTokens(key, limit, tokens),
       ),
@@ -110,6 +116,7 @@ export class RedisLimitCounters implements LimitCounters {
 
   takeSlot(key: string, limit: number): Promise<Slot | null> {
     return this.inRedis(
+      key,
       () => this.takeSharedSlot(key, limit),
       () => this.local.takeSlot(key, limit),
     );
@@ -190,9 +197,9 @@ export class RedisLimitCounters implements LimitCounters {
     void tracked.finally(() => this.releasing.delete(tracked));
   }
 
-  /** `remote` against Redis; when Redis does not answer, `local` in this process instead. */
-  private async inRedis<T>(remote: () => Promise<T>, local: () => Promise<T>): Promise<T> {
-    if (this.options.available?.() === false) {
+  /** `remote` against Redis; when the node of `tag`'s keys does not answer, `local` in this process instead. */
+  private async inRedis<T>(tag: string, remote: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+    if (this.options.available?.(tag) === false) {
       this.fellBack();
       return local();
     }

@@ -175,7 +175,7 @@ class RedisSharedGroup implements SharedGroup {
     const { lease, waiting } = this.keys;
     const at = now();
     try {
-      const { holder, others } = await redis.run(async (connection) => {
+      const { holder, others } = await redis.run(lease, async (connection) => {
         const expiry = at + 3 * options.leaseMs;
         const batch = connection.multi();
         if (ownIds.length > 0) batch.zadd(waiting, ...ownIds.flatMap((id) => [String(expiry), id]));
@@ -217,7 +217,8 @@ class RedisSharedGroup implements SharedGroup {
   }
 
   forget(id: string): void {
-    this.sharing.context.redis.run((connection) => connection.zrem(this.keys.waiting, id)).catch(() => undefined);
+    const { waiting } = this.keys;
+    this.sharing.context.redis.run(waiting, (connection) => connection.zrem(waiting, id)).catch(() => undefined);
   }
 
   leave(): void {
@@ -231,7 +232,7 @@ class RedisSharedGroup implements SharedGroup {
     // Hand over: free the lease, and tell the others to take it now rather than when it expires.
     const handover: Message = { from: replica, handover: true };
     redis
-      .run((connection) => connection.eval(RELEASE, 1, this.keys.lease, replica))
+      .run(this.keys.lease, (connection) => connection.eval(RELEASE, 1, this.keys.lease, replica))
       .then(() => channels.publish(this.keys.channel, JSON.stringify(handover)))
       .catch(() => undefined);
   }

@@ -187,7 +187,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     : limitRedis
       ? new RedisLimitCounters({
         redis: limitRedis,
-        available: () => redis?.available ?? true,
+        available: (tag) => redis?.availableFor(tag) ?? true,
         keys,
         windowSeconds,
         slotTtlMs: config.rateLimits.slotTtlMs,

@@ -15,11 +15,13 @@ export class RedisConversationStore implements ConversationStore {
   ) {}
 
   get(key: string): Promise<string | null> {
-    return this.redis.run((redis) => redis.get(this.keys.conversation(key)));
+    const name = this.keys.conversation(key);
+    return this.redis.run(name, (redis) => redis.get(name));
   }
 
   async set(key: string, queryId: string, ttlSeconds: number): Promise<void> {
-    await this.redis.run((redis) => redis.set(this.keys.conversation(key), queryId, "EX", ttlSeconds));
+    const name = this.keys.conversation(key);
+    await this.redis.run(name, (redis) => redis.set(name, queryId, "EX", ttlSeconds));
   }
 
   // The connection is the adapter's, closed with it.
