@@ -14,7 +14,7 @@ const KEYS_MODULE = "redis/keys.ts";
 const KEY_BUILDING: RegExp[] = [
   /\{\$\{/,
   /\$\{(?:[\w.]*\.)?(?:prefix|keyPrefix|redisKeyPrefix)\}/,
-  /(?:conversation|response-item|response|limit):(?:\$\{|["'`])/,
+  /(?:conversation|response-item|response|limit|background):(?:\$\{|["'`])/,
   /:(?:lease|waiting|snapshots|slots|rpm|tpm)["'`]/,
 ];
 

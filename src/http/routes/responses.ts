@@ -9,7 +9,10 @@ import { ResponseBodyEncoder, type ResponseMeta, ResponseStreamEncoder } from ".
 import { type ReadInput, readInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
 import type { ResponseObject } from "../../dialects/responses/response-object.js";
 import { RESPONSE_ID, type ResponseRequest, responseRequestSchema } from "../../dialects/responses/response-request.js";
-import { ContinuationUnavailableError, NotFoundError, RequestValidationError } from "../../errors/adapter-error.js";
+import { ContinuationUnavailableError, InvalidRequestError, NotFoundError, RequestValidationError } from "../../errors/adapter-error.js";
+import type { BackgroundRecord, BackgroundStore } from "../../continuity/background-store.js";
+import type { BackgroundResponses } from "../../continuity/background-responses.js";
+import { readStartingAfter, sendBackground, streamBackground } from "../background-delivery.js";
 import { type ChatUiTask, taskName } from "../../chat-ui-tasks/chat-ui-task.js";
 import { localReply } from "../../chat-ui-tasks/local-reply.js";
 import { asksResponseJson, forcesResponseToolCall, unsupportedResponseParameters } from "../../dialects/responses/unsupported-parameters.js";
@@ -51,6 +54,10 @@ export interface ResponsesRouteOptions extends AnswerRouteOptions {
   housekeeping: ChatUiHousekeeping;
   /** What becomes of parameters the workspace cannot honour (`LENIENT_PARAMETERS`). */
   parameters: ParameterPolicy;
+  /** Background responses: their records and event logs, in process or shared (docs/responses-api.md#background-mode). */
+  background: BackgroundResponses;
+  /** Where background responses' records live (looked up by retrieve, cancel, delete). */
+  backgroundRecords: Pick<BackgroundStore, "get" | "size" | "delete">;
 }
 
 /** What a stored response keeps beside its object: its input, and the answer to replay its events from. */
@@ -90,7 +97,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
    * A store lookup. The store failing is not "not found": a continuation answered as a fresh chain
    * would lose its context (docs/architecture.md#redis-down-or-slow), so it is a 503 to retry.
    */
-  async function lookup(find: () => Promise<StoredEntry | null>, what: string): Promise<StoredEntry | null> {
+  async function lookup<T>(find: () => Promise<T | null>, what: string): Promise<T | null> {
     try {
       return await find();
     } catch (error) {
@@ -100,8 +107,19 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     }
   }
 
+  /** A background response this caller may see (the same rule as stored responses'), or null when there is none of that id. */
+  async function visibleBackground(id: string, identity: Identity, workspace?: string): Promise<BackgroundRecord | null> {
+    const record = RESPONSE_ID.test(id) ? await lookup(() => options.backgroundRecords.get(id), `'${id}'`) : null;
+    const mine = record && record.principal === identity.principal && (workspace === undefined || record.workspace === workspace);
+    return mine ? record : null;
+  }
+
   async function create(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const valid = await readAnswerRequest(request, schema, options);
+    const background = valid.body.background === true;
+    if (background && valid.body.store === false) {
+      throw new InvalidRequestError("Background mode requires store: true (a background response is retrieved later by its id)", { param: "background", code: "invalid_value" });
+    }
     const id = newResponseId();
     const input = readInput(valid.body.input, id);
     // `instructions` is where a UI's system prompt travels on this API: part of the frame.
@@ -127,17 +145,19 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const queryId = plan.queries[0]?.queryId as string;
     Object.assign(facts.of(response), { workspace, mode: model.mode, queryIds: [queryId], continued: plan.continued });
     response.setHeader("service-query-id", queryId);
+    // A background answer is not the client's to stop by leaving: only a cancel stops it.
+    const controller = background ? new AbortController() : abortWhenClientLeaves(response, facts);
     const answer = admission.meter(
       await options.answers.start({
         plan,
         caller: { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey },
-        controller: abortWhenClientLeaves(response, facts),
+        controller,
         countsUsage: true,
         trace,
       }),
     );
-    const meta = metaOf(id, body, seconds(), previous?.id ?? null);
-    const encoder = body.stream ? new ResponseStreamEncoder(meta, seconds) : new ResponseBodyEncoder(meta, seconds);
+    const meta = { ...metaOf(id, body, seconds(), previous?.id ?? null), ...(background ? { background: true } : {}) };
+    const encoder = body.stream || background ? new ResponseStreamEncoder(meta, seconds) : new ResponseBodyEncoder(meta, seconds);
     const promptIndex = input.messages.findLastIndex((message) => message.role === "user");
     const remember: BeforeAnswerEnds = async (sent) => {
       const turn = options.conversations.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId });
@@ -157,6 +177,15 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
       });
       await Promise.all([turn, stored]);
     };
+    if (background && encoder instanceof ResponseStreamEncoder) {
+      // The background delivery: the stream encoder's frames go to the event log any replica follows.
+      const resume = { meta, mode: model.mode };
+      const record = { id, principal: identity.principal, workspace, queryId, response: encoder.current(null), resume };
+      await options.background.start({ record, answer, encoder, controller, beforeEnd: remember, release: () => undefined });
+      if (body.stream) await streamBackground(response, options.background, id, -1, streamContext);
+      else sendBackground(response, record.response);
+      return;
+    }
     if (encoder instanceof ResponseStreamEncoder) await streamAnswer(response, answer, encoder, streamContext, remember);
     else await sendAnswer(response, answer, encoder, remember);
   }
@@ -219,17 +248,34 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
   const entryOf = (request: Request) =>
     visible((request.params as { id: string }).id, options.authenticate(request), requestWorkspace(request), "response_id");
 
+  const backgroundOf = (request: Request) =>
+    visibleBackground((request.params as { id: string }).id, options.authenticate(request), requestWorkspace(request));
+
   const retrieve: RequestHandler = async (request, response) => {
+    const record = await backgroundOf(request);
+    if (record) {
+      if (request.query.stream !== "true") {
+        sendBackground(response, record.response);
+        return;
+      }
+      const after = readStartingAfter(request.query.starting_after);
+      const size = await lookup(() => options.backgroundRecords.size(record.id), `'${record.id}'`);
+      if (after >= (size ?? 0)) {
+        throw new InvalidRequestError(`starting_after ${after} is beyond the last event of response '${record.id}' (${(size ?? 0) - 1})`, {
+          param: "starting_after",
+          code: "invalid_value",
+        });
+      }
+      await streamBackground(response, options.background, record.id, after, streamContext);
+      return;
+    }
     const entry = await entryOf(request);
     const value = entry.value as StoredValue;
     if (request.query.stream !== "true") {
       response.json(value.response);
       return;
     }
-    const after = request.query.starting_after === undefined ? -1 : Number(request.query.starting_after);
-    if (!Number.isInteger(after) || after < -1) {
-      throw new RequestValidationError([{ loc: ["query", "starting_after"], msg: "Input should be a valid integer", type: "int_parsing", input: request.query.starting_after }]);
-    }
+    const after = readStartingAfter(request.query.starting_after);
     response.status(200).setHeader("content-type", "text/event-stream; charset=utf-8");
     response.setHeader("cache-control", "no-cache, no-store");
     for (const frame of replay(value)) {
@@ -239,9 +285,36 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
   };
 
   const remove: RequestHandler = async (request, response) => {
+    const record = await backgroundOf(request);
+    if (record) {
+      await Promise.all([options.backgroundRecords.delete(record.id), responses.delete(record.id)]);
+      response.json({ id: record.id, object: "response", deleted: true });
+      return;
+    }
     const entry = await entryOf(request);
     await responses.delete(entry.id);
     response.json({ id: entry.id, object: "response", deleted: true });
+  };
+
+  /** Cancels a background response from any replica: the cancelled object; again, the same; a finished one is a 400. */
+  const cancel: RequestHandler = async (request, response) => {
+    const record = await backgroundOf(request);
+    if (!record) {
+      const entry = await entryOf(request);
+      throw new InvalidRequestError(`Response '${entry.id}' was not created with background: true; only background responses can be cancelled`, {
+        param: "response_id",
+        code: "invalid_value",
+      });
+    }
+    const outcome = await options.background.cancel(record);
+    if (!outcome.cancelled && outcome.response.status !== "cancelled") {
+      throw new InvalidRequestError(`Response '${record.id}' has already ended (${outcome.response.status}); only a response in progress can be cancelled`, {
+        param: "response_id",
+        code: "invalid_value",
+      });
+    }
+    response.setHeader("cache-control", "no-store");
+    response.json(outcome.response);
   };
 
   const inputItems: RequestHandler = async (request, response) => {
@@ -310,6 +383,21 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
         security: bearer,
         parameters: [idParameter],
         responses: { "200": { description: "`{id, object: \"response\", deleted: true}`" }, "404": errorResponse("No such response") },
+      },
+    },
+    {
+      method: "POST",
+      path: "/v1/responses/{id}/cancel",
+      handler: { express: cancel },
+      operation: {
+        summary: "Cancels a background response, from any replica: its object, now `cancelled` (the upstream query is not stopped: the interface has no cancel)",
+        security: bearer,
+        parameters: [idParameter],
+        responses: {
+          "200": { description: "The cancelled response", content: { "application/json": { schema: { $ref: "#/components/schemas/Response" } } } },
+          "400": errorResponse("The response was not created with `background: true`, or has already ended"),
+          "404": errorResponse("No such response for this credential and workspace"),
+        },
       },
     },
     {

@@ -18,6 +18,10 @@ describe("the Redis key names", () => {
     expect(keys.pollLease("hash:acme")).toBe("workspace-openai-adapter:{hash:acme}:lease");
     expect(keys.pollWaiting("hash:acme")).toBe("workspace-openai-adapter:{hash:acme}:waiting");
     expect(keys.pollChannel("hash:acme")).toBe("workspace-openai-adapter:{hash:acme}:snapshots");
+    expect(keys.background("resp_1", "record")).toBe("workspace-openai-adapter:background:{resp_1}:record");
+    expect(keys.background("resp_1", "events")).toBe("workspace-openai-adapter:background:{resp_1}:events");
+    expect(keys.background("resp_1", "ended")).toBe("workspace-openai-adapter:background:{resp_1}:ended");
+    expect(keys.background("resp_1", "lease")).toBe("workspace-openai-adapter:background:{resp_1}:lease");
     expect(groupTag("hash", "acme")).toBe("{hash:acme}");
     expect(keys.limitWindow(groupTag("hash", "acme"), "rpm")).toBe("workspace-openai-adapter:limit:{hash:acme}:rpm");
     expect(keys.limitWindow(groupTag("hash", "acme"), "tpm")).toBe("workspace-openai-adapter:limit:{hash:acme}:tpm");
@@ -29,6 +33,8 @@ describe("the Redis key names", () => {
     const tag = groupTag("hash", "acme");
     expect(new Set([keys.pollLease(group), keys.pollWaiting(group), keys.pollChannel(group)].map(hashedPart))).toEqual(new Set([group]));
     expect(new Set([keys.limitWindow(tag, "rpm"), keys.limitWindow(tag, "tpm"), keys.limitSlots(tag)].map(hashedPart))).toEqual(new Set([group]));
+    const parts = ["record", "events", "ended", "lease"] as const;
+    expect(new Set(parts.map((part) => hashedPart(keys.background("resp_1", part))))).toEqual(new Set(["resp_1"]));
   });
 
   it("live under the deployment's prefix", () => {
