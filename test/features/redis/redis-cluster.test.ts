@@ -42,7 +42,9 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
   /** The gate's bound on one Redis command (the default, named here because the failover test measures against it). */
   const commandBoundMs = 1000;
   beforeAll(async () => {
-    cluster = await startRedisCluster();
+    // Without full coverage required, the masters that live serve their slots while a dead one's replica takes over:
+    // what a gate per node can use (with Redis's default, every master refuses every command meanwhile).
+    cluster = await startRedisCluster({ requireFullCoverage: false });
     // Answers take about a second: long enough to be waiting when a master dies.
     workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], apiKeys: [API_KEY], stepDelayMs: 80 });
     // The state shared is checked to have every command answered, and the limits never to have fallen
@@ -163,16 +165,22 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
     await Promise.all(replicas.map((replica) => replica.close()));
     replicas = await startReplicas(commandBoundMs);
     const [storer, ...readers] = replicas as [RunningAdapter, RunningAdapter, RunningAdapter];
-    // Stored responses whose keys spread over the three masters (24: some on each, but for a chance of 1 in 17,000).
+    // Stored responses whose keys spread over the three masters (24: some needing the killed one and some not, nearly surely).
     const stored = await Promise.all(Array.from({ length: 24 }, (_, index) => respond(storer, { model: "ask", input: `remote work ${index}` })));
     expect(stored.map((result) => result.status)).toEqual(Array(24).fill(200));
     // The master of the workspace's polling lease (and of its rate limits: one hash tag) is the one killed.
     const victim = await cluster.masterOf(redisKeys(prefix).pollLease(`${credentialHash(API_KEY)}:acme`));
+    // A retrieve reads two keys: the background record of that id, then the stored response (each in its own slot).
+    const keys = redisKeys(prefix);
     const responses = await Promise.all(
-      stored.map(async (result) => ({ id: result.body.id as string, onFailedMaster: (await cluster.masterOf(`${prefix}response:${result.body.id}`)) === victim })),
+      stored.map(async (result) => {
+        const id = result.body.id as string;
+        const owners = await Promise.all([keys.background(id, "record"), keys.response(id)].map((key) => cluster.masterOf(key)));
+        return { id, keysOnFailedMaster: owners.filter((owner) => owner === victim).length };
+      }),
     );
-    expect(responses.some((response) => response.onFailedMaster)).toBe(true);
-    expect(responses.some((response) => !response.onFailedMaster)).toBe(true);
+    expect(responses.some((response) => response.keysOnFailedMaster > 0)).toBe(true);
+    expect(responses.some((response) => response.keysOnFailedMaster === 0)).toBe(true);
 
     let failedOver = false;
     let probes: Promise<ProbeRead[]> = Promise.resolve([]);
@@ -188,13 +196,14 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
     const summary = summarizeProbes(reads);
     console.log(`Redis Cluster, master killed: ${JSON.stringify(measure)}; stored responses read meanwhile (bound ${commandBoundMs} ms): ${JSON.stringify(summary)}`);
     // A key on a live master is read as before: found, and no read waits as long as one bound.
-    const others = reads.filter((read) => !read.onFailedMaster);
+    const others = reads.filter((read) => read.keysOnFailedMaster === 0);
     expect(others.length).toBeGreaterThan(0);
     expect(others.filter((read) => read.status !== 200)).toEqual([]);
     expect(others.filter((read) => read.ms >= commandBoundMs)).toEqual([]);
-    // A key on the failed master waits one bound at most (twice that allowed for a loaded machine), then answers or says 503.
-    const failed = reads.filter((read) => read.onFailedMaster);
+    // A read needing the failed master waits at most one bound per key it reads there (twice that allowed for a
+    // loaded machine), then answers (the key was read before it died, or from its replica) or says 503.
+    const failed = reads.filter((read) => read.keysOnFailedMaster > 0);
     expect(failed.filter((read) => read.status !== 200 && read.status !== 503)).toEqual([]);
-    expect(failed.filter((read) => read.ms >= 2 * commandBoundMs)).toEqual([]);
+    expect(failed.filter((read) => read.ms >= 2 * commandBoundMs * read.keysOnFailedMaster)).toEqual([]);
   }, 120_000);
 });
