@@ -13,6 +13,7 @@ import {
 } from "../../helpers/failover-scenario.js";
 import { Redis } from "ioredis";
 import { credentialHash } from "../../../src/auth/credential-hash.js";
+import { keySlot } from "../../../src/redis/key-slot.js";
 import { redisKeys } from "../../../src/redis/keys.js";
 import { killNode, type RedisClusterServers, startRedisCluster, until } from "../../helpers/redis-topologies.js";
 import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
@@ -82,6 +83,10 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
     expect(await metricSum(replicas, "adapter_rate_limit_fallbacks_total")).toEqual([0, 0, 0]);
     const limitKeys = (await Promise.all(cluster.nodes.map((node) => node.client.keys(`${prefix}limit*`)))).flat();
     expect(limitKeys.length).toBeGreaterThan(0);
+    // The gate routes each key to its node by the slot Redis itself computes.
+    const names = ["foo", `${prefix}response:resp_1`, redisKeys(prefix).pollLease("h:acme"), redisKeys(prefix).background("resp_2", "events")];
+    const live = cluster.nodes[0] as RedisClusterServers["nodes"][number];
+    expect(names.map(keySlot)).toEqual(await Promise.all(names.map(async (name) => Number(await live.client.cluster("KEYSLOT", name)))));
     // The keys spread over the masters: a response and its items are not tied to one slot.
     const holding = await Promise.all(cluster.nodes.map(async (node) => (await node.client.keys(`${prefix}*`)).length));
     expect(holding.filter((count) => count > 0).length).toBeGreaterThan(1);
