@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import express from "express";
 import type { Logger } from "pino";
@@ -12,6 +13,8 @@ import type { Metrics } from "../metrics/metrics.js";
 import type { ResponseStore } from "../stores/response-store.js";
 import type { BackgroundResponses } from "../continuity/background-responses.js";
 import type { BackgroundStore } from "../continuity/background-store.js";
+import type { ConversationItemsStore } from "../continuity/conversation-items.js";
+import { conversationsRoutes } from "./routes/conversations.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import type { Clock } from "../util/clock.js";
 import type { ConcurrencyLimit } from "./concurrency-limit.js";
@@ -55,6 +58,7 @@ export interface AppDependencies {
     | "mcp"
     | "chatUiTasks"
     | "lenientParameters"
+    | "conversationTtlSeconds"
   >;
   answers: AnswerService;
   authenticate: Authenticator;
@@ -63,6 +67,8 @@ export interface AppDependencies {
   /** Background responses (docs/responses-api.md#background-mode): the runner and the store of their records and event logs. */
   background: BackgroundResponses;
   backgroundRecords: BackgroundStore;
+  /** The Conversations API's conversations and items (docs/responses-api.md#conversations). */
+  conversationItems: ConversationItemsStore;
   /** Resolves when the shared store answers again after an outage (with Redis). */
   storeAnswersAgain?: () => Promise<void>;
   clock: Clock;
@@ -108,6 +114,11 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
       newQueryId: dependencies.newQueryId,
       onStored: (outcome) => dependencies.metrics.storeWrites.inc({ store: "response", outcome }),
       onStoreRefused: () => dependencies.metrics.continuationsRefused.inc({ store: "response" }),
+    }),
+    ...conversationsRoutes({
+      ...dependencies,
+      newQueryId: dependencies.newQueryId ?? randomUUID,
+      onStoreRefused: () => dependencies.metrics.continuationsRefused.inc({ store: "conversation" }),
     }),
     ...(config.mcp ? mcpRoutes({ ...dependencies, newQueryId: dependencies.newQueryId }) : []),
     ...modelsRoutes({

@@ -16,6 +16,8 @@ export function redisKeys(prefix: string) {
   return {
     /** A conversation's latest query id, by the hash its turn is looked up by (conversation-keys.ts): never a credential or text. */
     conversation: (lookup: string) => `${prefix}conversation:${lookup}`,
+    /** A conversation object's record or item list (the Conversations API): one hash tag per conversation, as its script touches both. */
+    conversationItems: (id: string, part: "record" | "items") => `${prefix}conversations:{${id}}:${part}`,
     /** A stored response (its JSON, customer text) by response id. */
     response: (id: string) => `${prefix}response:${id}`,
     /** The id of the stored response an output item belongs to, by item id. */

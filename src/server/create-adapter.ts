@@ -22,6 +22,8 @@ import { createApp } from "../http/app.js";
 import { BackgroundResponses } from "../continuity/background-responses.js";
 import { type BackgroundStore, MemoryBackgroundStore } from "../continuity/background-store.js";
 import { RedisBackgroundStore } from "../continuity/redis-background-store.js";
+import { type ConversationItemsStore, MemoryConversationItems } from "../continuity/conversation-items.js";
+import { RedisConversationItems } from "../continuity/redis-conversation-items.js";
 import { ConcurrencyLimit } from "../http/concurrency-limit.js";
 import { Lifecycle } from "../http/lifecycle.js";
 import { ResponseFacts } from "../http/request-log.js";
@@ -41,6 +43,9 @@ import { packageVersion } from "../util/package-info.js";
 const BACKGROUND_LEASE_MS = 3000;
 /** How often a follower of a background response looks for events another replica appended. */
 const BACKGROUND_FOLLOW_POLL_MS = 100;
+
+/** Items a conversation of the Conversations API keeps (the oldest go first). */
+const CONVERSATION_MAX_ITEMS = 1000;
 
 /** Bound on a rate-limit command: past it, an admission counts in process rather than wait. */
 const LIMITS_COMMAND_TIMEOUT_MS = 250;
@@ -253,7 +258,12 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     leaseMs: BACKGROUND_LEASE_MS,
     followPollMs: BACKGROUND_FOLLOW_POLL_MS,
   });
+  // docs/responses-api.md#conversations: in Redis when there is one, so that any replica continues a conversation.
+  const conversationItems: ConversationItemsStore = redis
+    ? new RedisConversationItems(redis, keys, CONVERSATION_MAX_ITEMS)
+    : new MemoryConversationItems(config.conversationMaxEntries, CONVERSATION_MAX_ITEMS, () => clock.now());
   const app = createApp({
+    conversationItems,
     config,
     background,
     backgroundRecords,

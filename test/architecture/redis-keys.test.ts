@@ -8,13 +8,13 @@ const src = join(dirname(fileURLToPath(import.meta.url)), "../../src");
 const KEYS_MODULE = "redis/keys.ts";
 
 /**
- * Ways of building a Redis key by hand: a hash tag (`{${…}`), the deployment's prefix interpolated,
+ * Ways of building a Redis key by hand: a hash tag (`{${…}`), the deployment's prefix interpolated before a name,
  * a key segment of ours next to an interpolation or a quote, or one of our suffixes ending a string.
  */
 const KEY_BUILDING: RegExp[] = [
   /\{\$\{/,
-  /\$\{(?:[\w.]*\.)?(?:prefix|keyPrefix|redisKeyPrefix)\}/,
-  /(?:conversation|response-item|response|limit|background):(?:\$\{|["'`])/,
+  /\$\{(?:[\w.]*\.)?(?:prefix|keyPrefix|redisKeyPrefix)\}(?:[\w-]*[:`]|\{)/,
+  /(?:conversations|conversation|response-item|response|limit|background):(?:\$\{|["'`])/,
   /:(?:lease|waiting|snapshots|slots|rpm|tpm)["'`]/,
 ];
 
@@ -44,6 +44,7 @@ describe("Redis key names", () => {
       "keyPrefix: `${options.prefix}limit`,",
       "return `${this.options.prefix}limit:${key}:slots`;",
       "consume(`${key}:rpm`, 1)",
+      "new RedisConversationItems(redis, (id, part) => `${config.redisKeyPrefix}conversations:{${id}}:${part}`, 100)",
     ];
     // The lease line names its suffixes after `${tagged}`: caught by the prefix line above it.
     expect(before.filter((line) => offenders(line).length === 0)).toEqual([
@@ -61,6 +62,10 @@ describe("Redis key names", () => {
       for (const line of offenders(codeOf(readFileSync(join(src, file), "utf8")))) found.push(`${file}: ${line.trim()}`);
     }
     expect(found).toEqual([]);
+  });
+
+  it("are not confused with other uses of a prefix (an id's)", () => {
+    expect(offenders("export const newOpenAIId = (prefix: string) => `${prefix}_${randomBytes(24).toString(\"hex\")}`;")).toEqual([]);
   });
 
   it("are built in src/redis/keys.ts, which the check sees", () => {

@@ -5,13 +5,14 @@ import type { TokenUsage } from "../../answer/answer-events.js";
 import type { Identity } from "../../auth/authenticate.js";
 import type { Config } from "../../config/config.js";
 import { type ConversationHints, conversationIdFrom } from "../../conversations/conversations.js";
-import { ResponseBodyEncoder, type ResponseMeta, ResponseStreamEncoder } from "../../dialects/responses/encode-response.js";
+import { ResponseBodyEncoder, type ResponseMeta, ResponseStreamEncoder, resumeStreamEncoder } from "../../dialects/responses/encode-response.js";
 import { type ReadInput, readInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
 import type { ResponseObject } from "../../dialects/responses/response-object.js";
 import { RESPONSE_ID, type ResponseRequest, responseRequestSchema } from "../../dialects/responses/response-request.js";
-import { ContinuationUnavailableError, InvalidRequestError, NotFoundError, RequestValidationError } from "../../errors/adapter-error.js";
+import { ContinuationUnavailableError, InvalidRequestError, NotFoundError } from "../../errors/adapter-error.js";
 import type { BackgroundRecord, BackgroundStore } from "../../continuity/background-store.js";
-import type { BackgroundResponses } from "../../continuity/background-responses.js";
+import { type BackgroundResponses, hasEnded } from "../../continuity/background-responses.js";
+import type { Mode } from "../../core/modes.js";
 import { readStartingAfter, sendBackground, streamBackground } from "../background-delivery.js";
 import { type ChatUiTask, taskName } from "../../chat-ui-tasks/chat-ui-task.js";
 import { localReply } from "../../chat-ui-tasks/local-reply.js";
@@ -26,6 +27,9 @@ import { abortWhenClientLeaves } from "../request-body.js";
 import type { Route } from "../route-table.js";
 import { formatFrame } from "../sse-writer.js";
 import { type RetryOutcome, writeBriefly } from "../../util/retry-briefly.js";
+import { pageOf, readListQuery } from "../list-query.js";
+import type { ConversationItemsStore } from "../../continuity/conversation-items.js";
+import { visibleConversation } from "./conversations.js";
 import { type BeforeAnswerEnds, sendAnswer, streamAnswer } from "../write-answer.js";
 
 /** What the Responses routes need. */
@@ -41,6 +45,7 @@ export interface ResponsesRouteOptions extends AnswerRouteOptions {
     | "conversationIdHeaders"
     | "responsesTtlSeconds"
     | "storeWriteWaitMs"
+    | "conversationTtlSeconds"
   >;
   responses: ResponseStore;
   newResponseId?: (() => string) | undefined;
@@ -57,7 +62,9 @@ export interface ResponsesRouteOptions extends AnswerRouteOptions {
   /** Background responses: their records and event logs, in process or shared (docs/responses-api.md#background-mode). */
   background: BackgroundResponses;
   /** Where background responses' records live (looked up by retrieve, cancel, delete). */
-  backgroundRecords: Pick<BackgroundStore, "get" | "size" | "delete">;
+  backgroundRecords: Pick<BackgroundStore, "get" | "size" | "delete" | "events">;
+  /** The Conversations API's conversations: `conversation` continues one and adds the turn to its items. */
+  conversationItems: ConversationItemsStore;
 }
 
 /** What a stored response keeps beside its object: its input, and the answer to replay its events from. */
@@ -67,6 +74,24 @@ interface StoredValue {
   meta: ResponseMeta;
   answer: ResponseBodyEncoder["answer"];
   usage: TokenUsage;
+}
+
+/** A turn to store once its answer is whole: the response's identity and echo, its input, its conversation. */
+interface Turn {
+  id: string;
+  principal: string;
+  workspace: string;
+  queryId: string;
+  meta: ResponseMeta;
+  input: StoredInputItem[];
+  conversation: string | null;
+}
+
+/** What a background response's record keeps for a replica that takes its answer over. */
+interface BackgroundResume {
+  mode: Mode;
+  prompt: string;
+  turn: Turn;
 }
 
 /**
@@ -120,6 +145,13 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     if (background && valid.body.store === false) {
       throw new InvalidRequestError("Background mode requires store: true (a background response is retrieved later by its id)", { param: "background", code: "invalid_value" });
     }
+    const threadId = conversationIdOf(valid.body.conversation);
+    if (threadId && valid.body.previous_response_id) {
+      throw new InvalidRequestError("Mutually exclusive parameters: give either previous_response_id or conversation, not both", {
+        param: "conversation",
+        code: "mutually_exclusive_parameters",
+      });
+    }
     const id = newResponseId();
     const input = readInput(valid.body.input, id);
     // `instructions` is where a UI's system prompt travels on this API: part of the frame.
@@ -134,10 +166,12 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const scope = { principal: identity.principal, workspace };
     const conversationId = conversationIdFrom(request.headers, config.conversationIdHeaders);
     const hints: ConversationHints = { conversationId, messages: input.messages };
+    const { conversationItems, onStoreRefused } = options;
+    const thread = threadId ? await visibleConversation(conversationItems, threadId, identity, workspace, "conversation", onStoreRefused) : null;
     const items = await resolveReferences(input.items, identity, workspace);
     const previous = body.previous_response_id ? await visible(body.previous_response_id, identity, workspace, "previous_response_id") : null;
     const referenced = previous ? null : items.lastReferenced;
-    const continueQueryId = previous?.queryId ?? referenced?.queryId ?? (await options.conversations.find(scope, hints));
+    const continueQueryId = (thread ?? previous ?? referenced)?.queryId ?? (await options.conversations.find(scope, hints));
     const plan = planQueries(
       { prompt: input.prompt, mode: model.mode, choices: 1, continueQueryId, createFields: body.query, from: { choices: ["body"], createFields: ["body", "query"] } },
       { modeField: config.modeField, newQueryId },
@@ -156,30 +190,19 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
         trace,
       }),
     );
-    const meta = { ...metaOf(id, body, seconds(), previous?.id ?? null), ...(background ? { background: true } : {}) };
+    const echoed = { conversation: thread?.id ?? null, ...(background ? { background: true } : {}) };
+    const meta = { ...metaOf(id, body, seconds(), previous?.id ?? null), ...echoed };
     const encoder = body.stream || background ? new ResponseStreamEncoder(meta, seconds) : new ResponseBodyEncoder(meta, seconds);
     const promptIndex = input.messages.findLastIndex((message) => message.role === "user");
+    const conversation = thread?.id ?? null;
+    const turn: Turn = { id, principal: identity.principal, workspace, queryId, meta, input: items.resolved, conversation };
     const remember: BeforeAnswerEnds = async (sent) => {
-      const turn = options.conversations.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId });
-      const finished = encoder.finished;
-      if (!meta.store || !finished || !encoder.usage) return turn;
-      const { answer: sentAnswer, usage } = encoder;
-      const value: StoredValue = { response: finished, input: items.resolved, meta, answer: sentAnswer, usage };
-      const itemIds = finished.output.map((item) => item.id);
-      const entry = { id, principal: identity.principal, workspace, queryId, itemIds, value };
-      const stored = writeBriefly(() => responses.put(entry, config.responsesTtlSeconds), {
-        clock: options.clock,
-        wake: options.storeAnswersAgain,
-        waitMs: config.storeWriteWaitMs,
-        onOutcome: options.onStored,
-        onLost: (error) =>
-          options.logger.warn({ responseId: id, queryId, err: { message: (error as Error).message } }, "response could not be stored"),
-      });
-      await Promise.all([turn, stored]);
+      const remembered = options.conversations.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId });
+      await Promise.all([remembered, storeTurn(turn, encoder)]);
     };
     if (background && encoder instanceof ResponseStreamEncoder) {
       // The background delivery: the stream encoder's frames go to the event log any replica follows.
-      const resume = { meta, mode: model.mode };
+      const resume: BackgroundResume = { mode: model.mode, prompt: input.prompt, turn };
       const record = { id, principal: identity.principal, workspace, queryId, response: encoder.current(null), resume };
       await options.background.start({ record, answer, encoder, controller, beforeEnd: remember, release: () => undefined });
       if (body.stream) await streamBackground(response, options.background, id, -1, streamContext);
@@ -188,6 +211,75 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     }
     if (encoder instanceof ResponseStreamEncoder) await streamAnswer(response, answer, encoder, streamContext, remember);
     else await sendAnswer(response, answer, encoder, remember);
+  }
+
+  /**
+   * Stores a finished turn (docs/architecture.md#redis-down-or-slow): the response, when `store`,
+   * for `previous_response_id` and retrieval; its input and output as its conversation's items.
+   */
+  async function storeTurn(turn: Turn, encoder: ResponseBodyEncoder | ResponseStreamEncoder): Promise<void> {
+    const { id, queryId, meta, input } = turn;
+    const finished = encoder.finished;
+    // The turn's input and output become the conversation's items (docs/responses-api.md#conversations).
+    const threadTurn = turn.conversation && finished ? appendTurn(turn.conversation, [...input, ...finished.output]) : undefined;
+    if (!meta.store || !finished || !encoder.usage) {
+      await threadTurn;
+      return;
+    }
+    const value: StoredValue = { response: finished, input, meta, answer: encoder.answer, usage: encoder.usage };
+    const itemIds = finished.output.map((item) => item.id);
+    const entry = { id, principal: turn.principal, workspace: turn.workspace, queryId, itemIds, value };
+    const stored = writeBriefly(() => responses.put(entry, config.responsesTtlSeconds), {
+      clock: options.clock,
+      wake: options.storeAnswersAgain,
+      waitMs: config.storeWriteWaitMs,
+      onOutcome: options.onStored,
+      onLost: (error) => options.logger.warn({ responseId: id, queryId, err: { message: (error as Error).message } }, "response could not be stored"),
+    });
+    await Promise.all([stored, threadTurn]);
+  }
+
+  /**
+   * A background answer whose replica is gone (its lease ran out) is taken over by this one on a
+   * retrieve: the encoder is brought to the end of the log, and the workspace query, the truth, is
+   * followed from there with the retrieving caller's credential (the same key: it may see the
+   * response). Nothing happens while the replica that runs it renews its lease.
+   */
+  async function takeOverIfGone(record: BackgroundRecord, identity: Identity): Promise<void> {
+    const resume = record.resume as BackgroundResume;
+    try {
+      await options.background.takeOver(record, async () => {
+        const frames = await options.backgroundRecords.events(record.id, -1);
+        const encoder = resumeStreamEncoder(resume.turn.meta, seconds, frames);
+        if (!encoder) throw new Error("its event log ends where the answer cannot be carried on (after its citations)");
+        const [sent] = encoder.sent();
+        const controller = new AbortController();
+        const answer = options.answers.follow({
+          queryId: record.queryId,
+          prompt: resume.prompt,
+          mode: resume.mode,
+          sent: { text: sent?.content ?? "", reasoning: sent?.reasoning ?? "" },
+          caller: { credential: identity.upstreamCredential, workspace: record.workspace, credentialKey: identity.upstreamKey },
+          controller,
+          countsUsage: true,
+        });
+        const beforeEnd = () => storeTurn(resume.turn, encoder);
+        return { record, answer, encoder, controller, beforeEnd, release: () => undefined };
+      });
+    } catch (error) {
+      options.logger.warn({ responseId: record.id, err: { message: (error as Error).message } }, "background answer could not be taken over");
+    }
+  }
+
+  /** Adds a turn's items to its conversation; a failure is logged (the answer is not lost for it). */
+  async function appendTurn(conversationId: string, turnItems: object[]): Promise<void> {
+    const ttl = config.conversationTtlSeconds;
+    try {
+      const added = await options.conversationItems.append(conversationId, turnItems as StoredInputItem[], ttl);
+      if (!added) options.logger.warn({ conversationId }, "conversation gone before its turn was added");
+    } catch (error) {
+      options.logger.warn({ conversationId, err: { message: (error as Error).message } }, "conversation turn could not be stored");
+    }
   }
 
   /**
@@ -254,6 +346,8 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
   const retrieve: RequestHandler = async (request, response) => {
     const record = await backgroundOf(request);
     if (record) {
+      const orphan = !hasEnded(record.response) && !options.background.runsHere(record.id);
+      if (orphan) await takeOverIfGone(record, options.authenticate(request));
       if (request.query.stream !== "true") {
         sendBackground(response, record.response);
         return;
@@ -319,15 +413,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
 
   const inputItems: RequestHandler = async (request, response) => {
     const entry = await entryOf(request);
-    const page = readListQuery(request);
-    const items = [...(entry.value as StoredValue).input];
-    if (page.order === "desc") items.reverse();
-    const start = page.after === undefined ? 0 : items.findIndex((item) => item.id === page.after) + 1;
-    if (page.after !== undefined && start === 0) {
-      throw new RequestValidationError([{ loc: ["query", "after"], msg: "No input item with this id", type: "value_error", input: page.after }]);
-    }
-    const data = items.slice(start, start + page.limit);
-    response.json({ object: "list", data, first_id: data[0]?.id ?? "", last_id: data.at(-1)?.id ?? "", has_more: start + page.limit < items.length });
+    response.json(pageOf((entry.value as StoredValue).input, readListQuery(request), "input item"));
   };
 
   const bearer = [{ bearer: [] }];
@@ -458,15 +544,8 @@ function replay(value: StoredValue) {
   ];
 }
 
-/** `order` (default desc), `after` and `limit` (1 to 100, default 20) of an input-items list; a 422 otherwise. */
-function readListQuery(request: Request): { order: "asc" | "desc"; after: string | undefined; limit: number } {
-  const { order = "desc", after, limit = "20" } = request.query as Record<string, string | undefined>;
-  const issues = [];
-  if (order !== "asc" && order !== "desc") issues.push({ loc: ["query", "order"], msg: "Input should be 'asc' or 'desc'", type: "enum", input: order });
-  const size = Number(limit);
-  if (!Number.isInteger(size) || size < 1 || size > 100) {
-    issues.push({ loc: ["query", "limit"], msg: "Input should be an integer from 1 to 100", type: "int_range", input: limit });
-  }
-  if (issues.length > 0) throw new RequestValidationError(issues);
-  return { order: order as "asc" | "desc", after, limit: size };
+/** The conversation id `conversation` names (a string or `{id}`), if any. */
+function conversationIdOf(conversation: ResponseRequest["conversation"]): string | undefined {
+  if (conversation === null || conversation === undefined) return undefined;
+  return typeof conversation === "string" ? conversation : conversation.id;
 }

@@ -13,6 +13,8 @@ describe("the Redis key names", () => {
 
   it("stay byte for byte what deployments' Redis holds", () => {
     expect(keys.conversation("h:abc")).toBe("workspace-openai-adapter:conversation:h:abc");
+    expect(keys.conversationItems("conv_1", "record")).toBe("workspace-openai-adapter:conversations:{conv_1}:record");
+    expect(keys.conversationItems("conv_1", "items")).toBe("workspace-openai-adapter:conversations:{conv_1}:items");
     expect(keys.response("resp_1")).toBe("workspace-openai-adapter:response:resp_1");
     expect(keys.responseItem("msg_1")).toBe("workspace-openai-adapter:response-item:msg_1");
     expect(keys.pollLease("hash:acme")).toBe("workspace-openai-adapter:{hash:acme}:lease");
