@@ -24,6 +24,8 @@ export function redisKeys(prefix: string) {
     responseItem: (itemId: string) => `${prefix}response-item:${itemId}`,
     /** A background response's record, event log, "ended" marker or runner's lease: one hash tag per response, as its scripts touch them together. */
     background: (id: string, part: "record" | "events" | "ended" | "lease") => `${prefix}background:{${id}}:${part}`,
+    /** One entry of the OAuth authorization server's storage (a client, a code, a hash of a token, a grant's sealed key). */
+    oauth: (key: string) => `${prefix}oauth:${key}`,
     /** The polling lease of a (credential hash `:` workspace) group: which replica lists the workspace for all. */
     pollLease: (group: string) => `${prefix}{${group}}:lease`,
     /** The query ids the group's replicas wait for (a sorted set scored by expiry). */

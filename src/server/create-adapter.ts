@@ -53,7 +53,7 @@ function oauthParts(config: Config, redis: RedisGate | undefined, clock: Clock, 
     logger.warn("OAUTH_SECRET is not set: OAuth grants are sealed with a random secret and end with this process");
     secret = randomBytes(32).toString("base64url");
   }
-  const storage = redis ? new RedisOAuthStorage(redis, `${config.redisKeyPrefix}oauth:`) : new MemoryOAuthStorage(clock);
+  const storage = redis ? new RedisOAuthStorage(redis, redisKeys(config.redisKeyPrefix)) : new MemoryOAuthStorage(clock);
   return { storage, box: new SecretBox(secret) };
 }
 
