@@ -11,10 +11,11 @@ import { Conversations } from "../conversations/conversations.js";
 import { type LimitCounters, MemoryLimitCounters } from "../limits/limit-counters.js";
 import { RateLimits } from "../limits/rate-limits.js";
 import { RedisLimitCounters } from "../limits/redis-limit-counters.js";
-import { openRedis } from "../stores/redis-connection.js";
+import { redisKeys } from "../redis/keys.js";
+import { openRedis } from "../redis/redis-connection.js";
 import { RedisConversationStore } from "../stores/redis-conversation-store.js";
-import { RedisGate } from "../stores/redis-gate.js";
-import { RedisPollSharing } from "../stores/redis-poll-sharing.js";
+import { RedisGate } from "../redis/redis-gate.js";
+import { RedisPollSharing } from "../redis/redis-poll-sharing.js";
 import { RedisResponseStore } from "../stores/redis-response-store.js";
 import { FallbackResponseStore, MemoryResponseStore, type ResponseStore } from "../stores/response-store.js";
 import { type AppDependencies, createApp } from "../http/app.js";
@@ -53,7 +54,7 @@ function oauthParts(config: Config, redis: RedisGate | undefined, clock: Clock, 
     logger.warn("OAUTH_SECRET is not set: OAuth grants are sealed with a random secret and end with this process");
     secret = randomBytes(32).toString("base64url");
   }
-  const storage = redis ? new RedisOAuthStorage(redis, `${config.redisKeyPrefix}oauth:`) : new MemoryOAuthStorage(clock);
+  const storage = redis ? new RedisOAuthStorage(redis, redisKeys(config.redisKeyPrefix)) : new MemoryOAuthStorage(clock);
   return { storage, box: new SecretBox(secret), fetchMetadataDocument: fetch };
 }
 
@@ -165,6 +166,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   // docs/architecture.md#redis-down-or-slow: one command connection for every store, behind one gate.
   const topology = config.redis;
   const connection = { commandTimeoutMs: config.redisCommandTimeoutMs };
+  const keys = redisKeys(config.redisKeyPrefix);
   const redis = topology
     ? new RedisGate(openRedis(topology, connection), {
       failuresToDown: 2,
@@ -188,7 +190,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     ? new RedisPollSharing({
       redis,
       subscriber: openRedis(topology, { ...connection, shardedSubscribers: true }),
-      prefix: config.redisKeyPrefix,
+      keys,
       leaseMs: config.clusterLeaseMs,
       logger,
       clock,
@@ -224,8 +226,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     : limitRedis
       ? new RedisLimitCounters({
         redis: limitRedis,
-        available: () => redis?.available ?? true,
-        prefix: config.redisKeyPrefix,
+        available: (tag) => redis?.availableFor(tag) ?? true,
+        keys,
         windowSeconds,
         slotTtlMs: config.rateLimits.slotTtlMs,
         logger,
@@ -250,7 +252,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const store =
     effects.conversationStore ??
     (redis
-      ? new FallbackConversationStore(new RedisConversationStore(redis, `${config.redisKeyPrefix}conversation:`), conversationMemory())
+      ? new FallbackConversationStore(new RedisConversationStore(redis, keys), conversationMemory())
       : conversationMemory());
   const conversations = new Conversations(store, {
     ttlSeconds: config.conversationTtlSeconds,
@@ -266,11 +268,11 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const responses =
     effects.responseStore ??
     (redis
-      ? new FallbackResponseStore(new RedisResponseStore(redis, config.redisKeyPrefix), responseMemory())
+      ? new FallbackResponseStore(new RedisResponseStore(redis, keys), responseMemory())
       : responseMemory());
   // docs/responses-api.md#background-mode: records and event logs in Redis when there is one, so that any replica follows and cancels.
   const backgroundRecords: BackgroundStore = redis
-    ? new RedisBackgroundStore(redis, (id, part) => `${config.redisKeyPrefix}background:{${id}}:${part}`)
+    ? new RedisBackgroundStore(redis, keys)
     : new MemoryBackgroundStore(config.responsesMaxEntries, () => clock.now());
   const background = new BackgroundResponses({
     store: backgroundRecords,
@@ -283,7 +285,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   });
   // docs/responses-api.md#conversations: in Redis when there is one, so that any replica continues a conversation.
   const conversationItems: ConversationItemsStore = redis
-    ? new RedisConversationItems(redis, (id, part) => `${config.redisKeyPrefix}conversations:{${id}}:${part}`, CONVERSATION_MAX_ITEMS)
+    ? new RedisConversationItems(redis, keys, CONVERSATION_MAX_ITEMS)
     : new MemoryConversationItems(config.conversationMaxEntries, CONVERSATION_MAX_ITEMS, () => clock.now());
   const app = createApp({
     conversationItems,
