@@ -100,6 +100,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   // The state gauges read parts built below; they are only read at scrape time.
   const metrics: Metrics = new Metrics({
     openStreams: () => lifecycle.openStreams,
+    backgroundAnswers: () => background.inFlight,
     waitingQueries: () => watcher.waitingQueries,
     pollers: () => watcher.activePollers,
     realtimeConnections: () => realtime?.openConnections ?? 0,

@@ -30,11 +30,13 @@ describe("background answers under the limits", () => {
   it("holds a place under the workspace's cap until the answer ends, not until its request closes", async () => {
     const created = await sdk(capped.url).responses.create({ model: "build", input: "How much annual leave do I get?", background: true });
     expect(capped.adapter.limit.inFlight).toBe(1);
+    expect(await (await fetch(`${capped.url}/metrics`)).text()).toMatch(/^adapter_background_answers 1$/m);
     const refused = await chat(capped.url);
     expect(refused.status).toBe(429);
     expect(refused.body.error.code).toBe("concurrency_limit");
     await sdk(capped.url).responses.cancel(created.id);
     await until(async () => capped.adapter.limit.inFlight === 0, "the cancelled answer to give its place back");
+    expect(await (await fetch(`${capped.url}/metrics`)).text()).toMatch(/^adapter_background_answers 0$/m);
     const next = await sdk(capped.url).responses.create({ model: "build", input: "How much annual leave do I get?", background: true });
     expect(next.status).toBe("in_progress");
     await sdk(capped.url).responses.cancel(next.id);
