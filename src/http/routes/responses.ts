@@ -291,6 +291,16 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     }
   }
 
+  /**
+   * A running background response with what its answer has sent so far (its output items, still in
+   * progress), read from its event log; the record's object when the log cannot say more.
+   */
+  async function progressOf(record: BackgroundRecord): Promise<object> {
+    const frames = await lookup(() => options.backgroundRecords.events(record.id, -1), `'${record.id}'`);
+    const encoder = resumeStreamEncoder((record.resume as BackgroundResume).turn.meta, seconds, frames ?? []);
+    return encoder ? encoder.current(null) : record.response;
+  }
+
   /** Adds a turn's items to its conversation; a failure is logged (the answer is not lost for it). */
   async function appendTurn(conversationId: string, turnItems: object[]): Promise<void> {
     const ttl = config.conversationTtlSeconds;
@@ -369,7 +379,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
       const orphan = !hasEnded(record.response) && !options.background.runsHere(record.id);
       if (orphan) await takeOverIfGone(record, options.authenticate(request));
       if (request.query.stream !== "true") {
-        sendBackground(response, record.response);
+        sendBackground(response, hasEnded(record.response) ? record.response : await progressOf(record));
         return;
       }
       const after = readStartingAfter(request.query.starting_after);
