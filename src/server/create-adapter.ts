@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import type { RequestListener } from "node:http";
 import type { Logger } from "pino";
 import { createAuthenticator } from "../auth/authenticate.js";
@@ -11,13 +11,14 @@ import { Conversations } from "../conversations/conversations.js";
 import { type LimitCounters, MemoryLimitCounters } from "../limits/limit-counters.js";
 import { RateLimits } from "../limits/rate-limits.js";
 import { RedisLimitCounters } from "../limits/redis-limit-counters.js";
-import { openRedis } from "../stores/redis-connection.js";
+import { redisKeys } from "../redis/keys.js";
+import { openRedis } from "../redis/redis-connection.js";
 import { RedisConversationStore } from "../stores/redis-conversation-store.js";
-import { RedisGate } from "../stores/redis-gate.js";
-import { RedisPollSharing } from "../stores/redis-poll-sharing.js";
+import { RedisGate } from "../redis/redis-gate.js";
+import { RedisPollSharing } from "../redis/redis-poll-sharing.js";
 import { RedisResponseStore } from "../stores/redis-response-store.js";
 import { FallbackResponseStore, MemoryResponseStore, type ResponseStore } from "../stores/response-store.js";
-import { createApp } from "../http/app.js";
+import { type AppDependencies, createApp } from "../http/app.js";
 import { BackgroundResponses } from "../continuity/background-responses.js";
 import { type BackgroundStore, MemoryBackgroundStore } from "../continuity/background-store.js";
 import { RedisBackgroundStore } from "../continuity/redis-background-store.js";
@@ -28,6 +29,10 @@ import { Lifecycle } from "../http/lifecycle.js";
 import { ResponseFacts } from "../http/request-log.js";
 import { KeepAliveSweeps } from "../http/sse-writer.js";
 import { Metrics } from "../metrics/metrics.js";
+import type { OAuthFetch } from "../oauth/authorization-server.js";
+import { MemoryOAuthStorage } from "../oauth/oauth-storage.js";
+import { RedisOAuthStorage } from "../oauth/redis-oauth-storage.js";
+import { SecretBox } from "../oauth/secret-box.js";
 import { type TokenCounter, WorkerTokenCounter } from "../tokens/token-counter.js";
 import { QueryWatcher } from "../upstream/query-watcher.js";
 import { hostPolicy } from "../upstream/realtime/allowed-hosts.js";
@@ -37,6 +42,21 @@ import type { Tracing } from "../telemetry/tracing.js";
 import { type Clock, systemClock } from "../util/clock.js";
 import { createLogger } from "../util/create-logger.js";
 import { packageVersion } from "../util/package-info.js";
+
+/**
+ * The OAuth server's storage (Redis when the replicas share one, in process otherwise) and keys
+ * (from `OAUTH_SECRET`, or a random secret: grants then end with the process), with `MCP_OAUTH=on`.
+ */
+function oauthParts(config: Config, redis: RedisGate | undefined, clock: Clock, logger: Logger, fetch?: OAuthFetch): AppDependencies["oauth"] {
+  if (!config.mcpOauth) return undefined;
+  let secret = config.mcpOauth.secret;
+  if (!secret) {
+    logger.warn("OAUTH_SECRET is not set: OAuth grants are sealed with a random secret and end with this process");
+    secret = randomBytes(32).toString("base64url");
+  }
+  const storage = redis ? new RedisOAuthStorage(redis, redisKeys(config.redisKeyPrefix)) : new MemoryOAuthStorage(clock);
+  return { storage, box: new SecretBox(secret), fetchMetadataDocument: fetch };
+}
 
 /** How long a replica's lease on a background answer lasts (renewed at a third): past it, another replica takes the answer over. */
 const BACKGROUND_LEASE_MS = 3000;
@@ -88,6 +108,12 @@ export interface AdapterEffects {
   tracing?: Tracing | undefined;
   /** The window of the per-minute rate limits, in seconds (60; tests shorten it). */
   rateWindowSeconds?: number;
+  /**
+   * How the OAuth server fetches client ID metadata documents. Unset in production: the library's
+   * fetch, which refuses private and loopback addresses. Only a test that serves a document on
+   * loopback (with a CA of its own) injects one: an explicit allowance, never an environment switch.
+   */
+  oauthMetadataFetch?: OAuthFetch;
 }
 
 /** Wires configuration and effects into a ready app; `upstreamUrl` is the workspace service to call. */
@@ -141,6 +167,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   // docs/architecture.md#redis-down-or-slow: one command connection for every store, behind one gate.
   const topology = config.redis;
   const connection = { commandTimeoutMs: config.redisCommandTimeoutMs };
+  const keys = redisKeys(config.redisKeyPrefix);
   const redis = topology
     ? new RedisGate(openRedis(topology, connection), {
       failuresToDown: 2,
@@ -164,7 +191,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     ? new RedisPollSharing({
       redis,
       subscriber: openRedis(topology, { ...connection, shardedSubscribers: true }),
-      prefix: config.redisKeyPrefix,
+      keys,
       leaseMs: config.clusterLeaseMs,
       logger,
       clock,
@@ -200,8 +227,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     : limitRedis
       ? new RedisLimitCounters({
         redis: limitRedis,
-        available: () => redis?.available ?? true,
-        prefix: config.redisKeyPrefix,
+        available: (tag) => redis?.availableFor(tag) ?? true,
+        keys,
         windowSeconds,
         slotTtlMs: config.rateLimits.slotTtlMs,
         logger,
@@ -226,7 +253,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const store =
     effects.conversationStore ??
     (redis
-      ? new FallbackConversationStore(new RedisConversationStore(redis, `${config.redisKeyPrefix}conversation:`), conversationMemory())
+      ? new FallbackConversationStore(new RedisConversationStore(redis, keys), conversationMemory())
       : conversationMemory());
   const conversations = new Conversations(store, {
     ttlSeconds: config.conversationTtlSeconds,
@@ -242,11 +269,11 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const responses =
     effects.responseStore ??
     (redis
-      ? new FallbackResponseStore(new RedisResponseStore(redis, config.redisKeyPrefix), responseMemory())
+      ? new FallbackResponseStore(new RedisResponseStore(redis, keys), responseMemory())
       : responseMemory());
   // docs/responses-api.md#background-mode: records and event logs in Redis when there is one, so that any replica follows and cancels.
   const backgroundRecords: BackgroundStore = redis
-    ? new RedisBackgroundStore(redis, (id, part) => `${config.redisKeyPrefix}background:{${id}}:${part}`)
+    ? new RedisBackgroundStore(redis, keys)
     : new MemoryBackgroundStore(config.responsesMaxEntries, () => clock.now());
   const background = new BackgroundResponses({
     store: backgroundRecords,
@@ -259,7 +286,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   });
   // docs/responses-api.md#conversations: in Redis when there is one, so that any replica continues a conversation.
   const conversationItems: ConversationItemsStore = redis
-    ? new RedisConversationItems(redis, (id, part) => `${config.redisKeyPrefix}conversations:{${id}}:${part}`, CONVERSATION_MAX_ITEMS)
+    ? new RedisConversationItems(redis, keys, CONVERSATION_MAX_ITEMS)
     : new MemoryConversationItems(config.conversationMaxEntries, CONVERSATION_MAX_ITEMS, () => clock.now());
   const app = createApp({
     conversationItems,
@@ -284,6 +311,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     version: packageVersion(),
     ...(effects.newQueryId ? { newQueryId: effects.newQueryId } : {}),
     ...(effects.documents && effects.publicUrl ? { documents: effects.documents, documentPage: effects.publicUrl } : {}),
+    oauth: oauthParts(config, redis, clock, logger, effects.oauthMetadataFetch),
   });
   let closing: Promise<void> | undefined;
   return {
