@@ -5,7 +5,7 @@ import { credentialHash } from "../auth/credential-hash.js";
 import type { OAuthSettings } from "../config/config.js";
 import { AuthenticationError, NotFoundError } from "../errors/adapter-error.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
-import { type AuthorizationServer, createAuthorizationServer, oauthAddresses, WORKSPACE_SCOPE } from "./authorization-server.js";
+import { type AuthorizationServer, createAuthorizationServer, type OAuthFetch, oauthAddresses, WORKSPACE_SCOPE } from "./authorization-server.js";
 import { consentStep } from "./consent.js";
 import { GrantKeys } from "./grant-keys.js";
 import type { OAuthStorage } from "./oauth-storage.js";
@@ -18,6 +18,8 @@ export interface OAuthEdgeOptions {
   box: SecretBox;
   client: Pick<WorkspaceClient, "listWorkspaces">;
   logger: Logger;
+  /** How client ID metadata documents are fetched (a test's injected allowance for loopback; unset in production). */
+  fetchMetadataDocument?: OAuthFetch | undefined;
 }
 
 /** The identity a grant gives, and the one workspace it may use. */
@@ -79,6 +81,7 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
           storage,
           box,
           logger,
+          fetchMetadataDocument: options.fetchMetadataDocument,
           onGrantRevoked: (grantId) => {
             grants.delete(grantId).catch((error: unknown) => logger.warn({ err: error }, "a revoked grant's key was not deleted"));
           },

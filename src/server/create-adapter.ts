@@ -29,6 +29,7 @@ import { Lifecycle } from "../http/lifecycle.js";
 import { ResponseFacts } from "../http/request-log.js";
 import { KeepAliveSweeps } from "../http/sse-writer.js";
 import { Metrics } from "../metrics/metrics.js";
+import type { OAuthFetch } from "../oauth/authorization-server.js";
 import { MemoryOAuthStorage } from "../oauth/oauth-storage.js";
 import { RedisOAuthStorage } from "../oauth/redis-oauth-storage.js";
 import { SecretBox } from "../oauth/secret-box.js";
@@ -46,7 +47,7 @@ import { packageVersion } from "../util/package-info.js";
  * The OAuth server's storage (Redis when the replicas share one, in process otherwise) and keys
  * (from `OAUTH_SECRET`, or a random secret: grants then end with the process), with `MCP_OAUTH=on`.
  */
-function oauthParts(config: Config, redis: RedisGate | undefined, clock: Clock, logger: Logger): AppDependencies["oauth"] {
+function oauthParts(config: Config, redis: RedisGate | undefined, clock: Clock, logger: Logger, fetch?: OAuthFetch): AppDependencies["oauth"] {
   if (!config.mcpOauth) return undefined;
   let secret = config.mcpOauth.secret;
   if (!secret) {
@@ -54,7 +55,7 @@ function oauthParts(config: Config, redis: RedisGate | undefined, clock: Clock, 
     secret = randomBytes(32).toString("base64url");
   }
   const storage = redis ? new RedisOAuthStorage(redis, redisKeys(config.redisKeyPrefix)) : new MemoryOAuthStorage(clock);
-  return { storage, box: new SecretBox(secret) };
+  return { storage, box: new SecretBox(secret), fetchMetadataDocument: fetch };
 }
 
 /** How long a replica's lease on a background answer lasts (renewed at a third): past it, another replica takes the answer over. */
@@ -107,6 +108,12 @@ export interface AdapterEffects {
   tracing?: Tracing | undefined;
   /** The window of the per-minute rate limits, in seconds (60; tests shorten it). */
   rateWindowSeconds?: number;
+  /**
+   * How the OAuth server fetches client ID metadata documents. Unset in production: the library's
+   * fetch, which refuses private and loopback addresses. Only a test that serves a document on
+   * loopback (with a CA of its own) injects one: an explicit allowance, never an environment switch.
+   */
+  oauthMetadataFetch?: OAuthFetch;
 }
 
 /** Wires configuration and effects into a ready app; `upstreamUrl` is the workspace service to call. */
@@ -303,7 +310,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     version: packageVersion(),
     ...(effects.newQueryId ? { newQueryId: effects.newQueryId } : {}),
     ...(effects.documents && effects.publicUrl ? { documents: effects.documents, documentPage: effects.publicUrl } : {}),
-    oauth: oauthParts(config, redis, clock, logger),
+    oauth: oauthParts(config, redis, clock, logger, effects.oauthMetadataFetch),
   });
   let closing: Promise<void> | undefined;
   return {
