@@ -222,7 +222,9 @@ export class RedisGate {
     if (health.down || health.failuresInARow < this.options.failuresToDown || this.closed) return;
     health.down = true;
     this.report();
-    this.scheduleProbe(node, health);
+    // In a cluster the other masters answer meanwhile: a node that merely missed two deadlines (a busy
+    // moment) answers a PING at once and is back; a dead one is asked again every `probeIntervalMs`.
+    this.scheduleProbe(node, health, this.cluster ? 0 : this.options.probeIntervalMs);
   }
 
   /** A node answers again: wake the writes waiting for that, and report. */
@@ -246,7 +248,7 @@ export class RedisGate {
     this.woken = undefined;
   }
 
-  private scheduleProbe(node: string, health: NodeHealth): void {
+  private scheduleProbe(node: string, health: NodeHealth, delayMs = this.options.probeIntervalMs): void {
     this.stopProbing(health);
     health.probe = this.options.clock.setTimeout(() => {
       health.probe = undefined;
@@ -264,7 +266,7 @@ export class RedisGate {
           this.scheduleProbe(node, health);
         },
       );
-    }, this.options.probeIntervalMs);
+    }, delayMs);
   }
 
   /** What to PING to learn whether `node` answers again: the connection itself, or that cluster node's. */
