@@ -8,7 +8,7 @@ import type { Conversations } from "../conversations/conversations.js";
 import type { ModelChoice } from "../core/model.js";
 import { isId } from "../core/ids.js";
 import { ClientClosedError, PermissionDeniedError, RequestValidationError, toAdapterError } from "../errors/adapter-error.js";
-import type { RateLimits, WorkspaceLimits } from "../limits/rate-limits.js";
+import type { Admission, RateLimits, WorkspaceLimits } from "../limits/rate-limits.js";
 import { originAllowed } from "./cors.js";
 import { inspectJson } from "./inspect-json.js";
 import type { Clock } from "../util/clock.js";
@@ -109,6 +109,11 @@ async function admitUnderLimits(
   // sends its next request at once (to any replica) finds its slot free.
   response.once("prefinish", admission.release);
   for (const [name, value] of Object.entries(admission.headers)) response.setHeader(name, value);
+  return metered(admission);
+}
+
+/** The answer admission of a rate-limit admission: usage charged to the key's tokens per minute when that limit applies. */
+function metered(admission: Admission): AnswerAdmission {
   if (!admission.countsTokens) return UNLIMITED;
   return {
     countsTokens: true,
@@ -121,6 +126,35 @@ async function admitUnderLimits(
       },
     }),
   };
+}
+
+/**
+ * The limits step of a background answer (docs/responses-api.md#background-mode): the same caps
+ * and rate limits as `admitAnswer`, but what it takes (its place under the caps, the key's slot)
+ * is held until `release` is called — when the answer ends, not when the request that started it
+ * closes — so that the caps count background work while it runs.
+ */
+export async function admitBackground<Body>(
+  response: ServerResponse,
+  valid: ValidAnswerRequest<Body>,
+  options: Pick<AnswerRouteOptions, "limit" | "rateLimits">,
+): Promise<{ admitted: AdmittedRequest<Body>; release: () => void }> {
+  const { principal } = valid.identity;
+  const releaseCap = options.limit.acquire(valid.workspace);
+  const limits = options.rateLimits?.limitsOf(valid.workspace);
+  if (!limits || !options.rateLimits) return { admitted: { ...valid, admission: UNLIMITED }, release: releaseCap };
+  try {
+    const admission = await options.rateLimits.admit(principal, valid.workspace, limits);
+    for (const [name, value] of Object.entries(admission.headers)) response.setHeader(name, value);
+    const release = () => {
+      releaseCap();
+      admission.release();
+    };
+    return { admitted: { ...valid, admission: metered(admission) }, release };
+  } catch (error) {
+    releaseCap();
+    throw error;
+  }
 }
 
 /** An answer request read at the edge and valid, not yet admitted under the limits. */

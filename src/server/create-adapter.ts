@@ -126,6 +126,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   // The state gauges read parts built below; they are only read at scrape time.
   const metrics: Metrics = new Metrics({
     openStreams: () => lifecycle.openStreams,
+    backgroundAnswers: () => background.inFlight,
     waitingQueries: () => watcher.waitingQueries,
     pollers: () => watcher.activePollers,
     realtimeConnections: () => realtime?.openConnections ?? 0,
@@ -327,6 +328,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     // Once: a shutdown and a caller's own close may overlap, and a closed dispatcher rejects a second close.
     close: () =>
       (closing ??= (async () => {
+        // Background answers are left to another replica, not failed by the connections closing below.
+        background.close();
         realtime?.close();
         await sharing?.close();
         await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close(), limitCounters?.close()]);

@@ -174,7 +174,7 @@ export async function expectAnsweredThroughFailover(
   const batches: Promise<{ status: number }[]>[] = [];
   let inFlight: Promise<unknown> | null = null;
   let sharingAgainMs = Number.NaN;
-  const deadline = Date.now() + 30_000; // generous: a failover on a busy machine takes seconds
+  const deadline = Date.now() + 60_000; // generous: a failover on a busy machine takes seconds
   let last = "";
   while (Date.now() < deadline) {
     if (!inFlight) {

@@ -19,7 +19,7 @@ import { localReply } from "../../chat-ui-tasks/local-reply.js";
 import { asksResponseJson, forcesResponseToolCall, unsupportedResponseParameters } from "../../dialects/responses/unsupported-parameters.js";
 import { planQueries } from "../../plan/plan-queries.js";
 import type { ResponseStore, StoredEntry } from "../../stores/response-store.js";
-import { admitValidRequest, type AnswerRouteOptions, answerHandler, readAnswerRequest, traceChat, type ValidAnswerRequest } from "../answer-request.js";
+import { type AdmittedRequest, admitBackground, admitValidRequest, type AnswerRouteOptions, answerHandler, readAnswerRequest, traceChat, type ValidAnswerRequest } from "../answer-request.js";
 import type { ChatUiHousekeeping } from "../chat-ui-housekeeping.js";
 import { type ParameterPolicy, refuseUnsupported } from "../unsupported-parameters.js";
 import { errorResponse, workspaceHeader } from "../openapi.js";
@@ -159,7 +159,17 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const task = options.housekeeping.localTask(framed, forcesResponseToolCall(valid.body));
     if (task) return answerChatUiTask(response, valid, task, id, input);
     refuseUnsupported(unsupportedResponseParameters(valid.body), response, options.parameters);
-    const admitted = await admitValidRequest(response, valid, options);
+    // A background answer holds its place under the caps and its key's slot until it ends (given
+    // back with the response if the answer never reached the background runner).
+    let handedOver = false;
+    let release = () => undefined as void;
+    let admitted: AdmittedRequest<ResponseRequest>;
+    if (background) {
+      ({ admitted, release } = await admitBackground(response, valid, options));
+      facts.whenClosed(response, () => handedOver || release());
+    } else {
+      admitted = await admitValidRequest(response, valid, options);
+    }
     const { identity, body, model, workspace, admission } = admitted;
     const trace = traceChat(response, facts, admitted);
     trace?.respondedAs(id);
@@ -204,7 +214,8 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
       // The background delivery: the stream encoder's frames go to the event log any replica follows.
       const resume: BackgroundResume = { mode: model.mode, prompt: input.prompt, turn };
       const record = { id, principal: identity.principal, workspace, queryId, response: encoder.current(null), resume };
-      await options.background.start({ record, answer, encoder, controller, beforeEnd: remember, release: () => undefined });
+      handedOver = true;
+      await options.background.start({ record, answer, encoder, controller, beforeEnd: remember, release });
       if (body.stream) await streamBackground(response, options.background, id, -1, streamContext);
       else sendBackground(response, record.response);
       return;
@@ -247,8 +258,15 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
    */
   async function takeOverIfGone(record: BackgroundRecord, identity: Identity): Promise<void> {
     const resume = record.resume as BackgroundResume;
+    let release: () => void;
     try {
-      await options.background.takeOver(record, async () => {
+      // The answer takes a place under this replica's caps; when there is none now, a later retrieve tries again.
+      release = options.limit.acquire(record.workspace);
+    } catch {
+      return;
+    }
+    try {
+      const taken = await options.background.takeOver(record, async () => {
         const frames = await options.backgroundRecords.events(record.id, -1);
         const encoder = resumeStreamEncoder(resume.turn.meta, seconds, frames);
         if (!encoder) throw new Error("its event log ends where the answer cannot be carried on (after its citations)");
@@ -264,11 +282,23 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
           countsUsage: true,
         });
         const beforeEnd = () => storeTurn(resume.turn, encoder);
-        return { record, answer, encoder, controller, beforeEnd, release: () => undefined };
+        return { record, answer, encoder, controller, beforeEnd, release };
       });
+      if (!taken) release();
     } catch (error) {
+      release();
       options.logger.warn({ responseId: record.id, err: { message: (error as Error).message } }, "background answer could not be taken over");
     }
+  }
+
+  /**
+   * A running background response with what its answer has sent so far (its output items, still in
+   * progress), read from its event log; the record's object when the log cannot say more.
+   */
+  async function progressOf(record: BackgroundRecord): Promise<object> {
+    const frames = await lookup(() => options.backgroundRecords.events(record.id, -1), `'${record.id}'`);
+    const encoder = resumeStreamEncoder((record.resume as BackgroundResume).turn.meta, seconds, frames ?? []);
+    return encoder ? encoder.current(null) : record.response;
   }
 
   /** Adds a turn's items to its conversation; a failure is logged (the answer is not lost for it). */
@@ -349,7 +379,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
       const orphan = !hasEnded(record.response) && !options.background.runsHere(record.id);
       if (orphan) await takeOverIfGone(record, options.authenticate(request));
       if (request.query.stream !== "true") {
-        sendBackground(response, record.response);
+        sendBackground(response, hasEnded(record.response) ? record.response : await progressOf(record));
         return;
       }
       const after = readStartingAfter(request.query.starting_after);
