@@ -1,9 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { z } from "zod";
-import type { AnswerService, RunningAnswer } from "../answer/answer-service.js";
+import type { AnswerService } from "../answer/answer-service.js";
+import { NOT_METERED, type UsageMeter } from "./answer-runner.js";
 import type { Authenticator, Identity } from "../auth/authenticate.js";
 import type { Config } from "../config/config.js";
+import { type ChatUiTask, taskName } from "../chat-ui-tasks/chat-ui-task.js";
 import type { Conversations } from "../conversations/conversations.js";
 import type { ModelChoice } from "../core/model.js";
 import { isId } from "../core/ids.js";
@@ -16,7 +18,6 @@ import type { ConcurrencyLimit } from "./concurrency-limit.js";
 import { reportError } from "./error-response.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { readJsonBody } from "./request-body.js";
-import type { AnswerTrace } from "../telemetry/answer-trace.js";
 import { resolveWorkspace } from "./request-context.js";
 import type { ResponseFacts } from "./request-log.js";
 import type { FastHandler } from "./route-table.js";
@@ -48,16 +49,11 @@ export interface AdmittedRequest<Body> {
   admission: AnswerAdmission;
 }
 
-/** What the limits step hands an answer route for the tokens-per-minute limit. */
-export interface AnswerAdmission {
-  /** Whether the answer's tokens count (`RATE_LIMIT_TPM`): its usage must be counted even when the client does not ask for it. */
-  readonly countsTokens: boolean;
-  /** The answer, with its usage charged to the key's tokens per minute once counted (the answer itself when no TPM limit applies). */
-  meter(answer: RunningAnswer): RunningAnswer;
-}
+/** What the limits step hands the answer runner for the tokens-per-minute limit. */
+export type AnswerAdmission = UsageMeter;
 
 /** The admission of a request no rate limit applies to: nothing to count. */
-export const UNLIMITED: AnswerAdmission = { countsTokens: false, meter: (answer) => answer };
+export const UNLIMITED: AnswerAdmission = NOT_METERED;
 
 /**
  * The limits step of every answer route (chat completions, Responses, MCP tool calls): may this
@@ -110,21 +106,14 @@ async function admitUnderLimits(
   response.once("prefinish", admission.release);
   for (const [name, value] of Object.entries(admission.headers)) response.setHeader(name, value);
   if (!admission.countsTokens) return UNLIMITED;
-  return {
-    countsTokens: true,
-    meter: (answer) => ({
-      ...answer,
-      usage: async (sent) => {
-        const usage = await answer.usage(sent);
-        admission.charge(usage.promptTokens + usage.completionTokens);
-        return usage;
-      },
-    }),
-  };
+  return { countsTokens: true, charge: (usage) => admission.charge(usage.promptTokens + usage.completionTokens) };
 }
 
 /** An answer request read at the edge and valid, not yet admitted under the limits. */
 export type ValidAnswerRequest<Body> = Omit<AdmittedRequest<Body>, "admission">;
+
+/** The settings every answer route reads with: its edge's and the plan's. */
+export type EdgeSetting = "bodyLimitBytes" | "defaultWorkspace" | "maxJsonDepth" | "maxMessages" | "modeField";
 
 /** The settings the edge of an answer route reads a request with. */
 type EdgeOptions = AnswerRouteOptions & { config: Pick<Config, "bodyLimitBytes" | "defaultWorkspace" | "maxJsonDepth"> };
@@ -171,23 +160,19 @@ export async function admitValidRequest<Body>(
 }
 
 /**
- * Starts the `chat {model}` span of an admitted request of the OpenAI dialects (chat completions,
- * Responses): undefined when tracing is off. The answer service gets it in `AnswerJob.trace`.
+ * The admission of a chat UI's housekeeping, which the adapter answers itself (docs/chat-ui-tasks.md):
+ * a place under the per-process caps until the response closes, and not counted against the key's
+ * rate limits; told in the log and the `Service-Chat-Ui-Task` header.
  */
-export function traceChat(
+export function admitLocalTask(
   response: ServerResponse,
-  facts: ResponseFacts,
-  admitted: AdmittedRequest<{ model: string; stream?: boolean | null | undefined }>,
-): AnswerTrace | undefined {
-  const { identity, body, model, workspace } = admitted;
-  return facts.traceAnswer(response, {
-    operation: "chat",
-    model: body.model,
-    mode: model.mode,
-    workspace,
-    stream: body.stream === true,
-    principal: identity.principal,
-  });
+  valid: ValidAnswerRequest<unknown>,
+  task: ChatUiTask,
+  options: Pick<AnswerRouteOptions, "limit" | "facts">,
+): void {
+  options.facts.whenClosed(response, options.limit.acquire(valid.workspace));
+  Object.assign(options.facts.of(response), { workspace: valid.workspace, mode: valid.model.mode, chatUiTask: taskName(task) });
+  response.setHeader("service-chat-ui-task", taskName(task));
 }
 
 /** A tool request (MCP) admitted at the edge: who asks, in which workspace. */

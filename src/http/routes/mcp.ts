@@ -20,7 +20,7 @@ import { readSourceId } from "../../dialects/mcp/source-ids.js";
 import { type AnswerToolInput, listedTools, TOOL_NAMES } from "../../dialects/mcp/tool-definitions.js";
 import { ToolProgress } from "../../dialects/mcp/tool-progress.js";
 import { type AdapterError, ClientClosedError, toAdapterError } from "../../errors/adapter-error.js";
-import { planQueries } from "../../plan/plan-queries.js";
+import { AnswerRunner, collect, type ProgressSink } from "../answer-runner.js";
 import { sendJsonRpcError } from "../error-response.js";
 import type { McpEndpoint, McpExchange } from "../mcp/mcp-endpoint.js";
 import type { ToolCall } from "../mcp/tool-server.js";
@@ -56,7 +56,7 @@ interface ToolExchange extends McpExchange, AdmittedToolRequest {
  */
 export function mcpRoutes(options: McpRouteOptions): Route[] {
   const { config, facts } = options;
-  const newQueryId = options.newQueryId ?? randomUUID;
+  const runner = new AnswerRunner({ ...options, modeField: config.modeField, newQueryId: options.newQueryId ?? randomUUID });
   const tools = listedTools();
   // A sweep looks every quarter of its interval: a silence of 4/5 of SSE_KEEPALIVE_MS, found within
   // another 1/5, gives a waiting call a progress notification at least every SSE_KEEPALIVE_MS.
@@ -126,10 +126,10 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
   }
 
   /**
-   * Asks the workspace and follows the answer to its end: the same plan, service and events as a
-   * chat completion, with progress notifications (each step; a sign of life after a silence) when
-   * the call asked for them. Ends early when the client leaves or cancels (the upstream wait
-   * stops with it), or at shutdown.
+   * Asks the workspace and follows the answer to its end, through the answer runner (the same plan,
+   * service and events as a chat completion), collected for the tool result, with progress
+   * notifications (each step; a sign of life after a silence) when the call asked for them. Ends
+   * early when the client leaves or cancels (the upstream wait stops with it), or at shutdown.
    */
   async function answerTool(
     mode: Mode,
@@ -148,74 +148,56 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
         controller.abort();
       },
     });
-    const progress = call.progressToken === undefined ? undefined : new ToolProgress(call.progressToken);
-    const started = performance.now();
-    const waiting: Beating = {
-      lastWrite: started,
-      beat: (now) => {
-        waiting.lastWrite = now;
-        if (progress) void call.notify(progress.waiting(now - started)).catch(() => undefined);
-      },
-    };
     try {
-      const plan = planQueries(
-        { prompt: input.question, mode, choices: 1, continueQueryId: input.query_id ?? null },
-        { modeField: config.modeField, newQueryId },
-      );
-      const queryId = plan.queries[0]?.queryId as string;
-      Object.assign(facts.of(exchange.response), { mode, queryIds: [queryId], continued: plan.continued });
-      const { identity, workspace, admission } = exchange;
-      const trace = facts.traceAnswer(exchange.response, {
-        operation: "execute_tool",
-        tool: call.tool.name,
-        model: mode,
-        mode,
+      const { identity, workspace, admission, response } = exchange;
+      const order = {
+        response,
+        identity,
         workspace,
-        stream: false,
-        principal: identity.principal,
-      });
-      const answer = admission.meter(
-        await options.answers.start({
-          plan,
-          caller: { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey },
-          controller,
-          countsUsage: admission.countsTokens,
-          trace,
-        }),
-      );
-      const encoder = new AnswerToolEncoder(mode, exchange.links);
-      if (progress) {
-        await call.notify(progress.started(queryId, mode)).catch(() => undefined);
-        waiting.lastWrite = performance.now();
-        sweep.add(waiting);
-      }
-      for await (const event of answer.events(progress ? "steps" : false)) {
-        if (event.type === "failed") return event.error;
-        encoder.add(event);
-        for (const params of progress?.of(event) ?? []) {
-          waiting.lastWrite = performance.now();
-          await call.notify(params).catch(() => undefined);
-        }
-      }
-      if (shutdown) return shutdown;
-      if (!encoder.finished) return new ClientClosedError();
-      // What the call delivered: its usage charged to the tokens-per-minute limit, and told to its span.
-      const output = encoder.output();
-      const sent = [{ content: output.answer, reasoning: output.steps.join("\n") }];
-      const usage = admission.countsTokens || trace?.recording ? answer.usage(sent) : undefined;
-      usage?.catch(() => undefined);
-      trace?.delivered(sent, usage);
-      return encoder;
+        meter: admission,
+        input: { prompt: input.question, mode, choices: 1, continueQueryId: input.query_id ?? null },
+        trace: { operation: "execute_tool", tool: call.tool.name, model: mode, stream: false } as const,
+        controller,
+      };
+      const progress = call.progressToken === undefined ? undefined : progressOf(call, call.progressToken, mode);
+      const delivery = collect(new AnswerToolEncoder(mode, exchange.links), { progress, shutdown: () => shutdown });
+      return await runner.run(order, () => ({ delivery }));
     } catch (error) {
       const failure = shutdown ?? toAdapterError(error);
       if (failure.status >= 500 && !(failure instanceof ClientClosedError)) options.logger.warn({ err: { message: failure.message } }, "tool call failed");
       return failure;
     } finally {
-      sweep.remove(waiting);
       untrack();
       call.signal.removeEventListener("abort", stop);
       exchange.controller.signal.removeEventListener("abort", stop);
     }
+  }
+
+  /** The progress notifications of a call that asked for them: the query started, each step, a sign of life after a silence. */
+  function progressOf(call: ToolCall, token: string | number, mode: Mode): ProgressSink {
+    const progress = new ToolProgress(token);
+    const started = performance.now();
+    const waiting: Beating = {
+      lastWrite: started,
+      beat: (now) => {
+        waiting.lastWrite = now;
+        void call.notify(progress.waiting(now - started)).catch(() => undefined);
+      },
+    };
+    return {
+      started: async (queryId) => {
+        await call.notify(progress.started(queryId, mode)).catch(() => undefined);
+        waiting.lastWrite = performance.now();
+        sweep.add(waiting);
+      },
+      event: async (event) => {
+        for (const params of progress.of(event)) {
+          waiting.lastWrite = performance.now();
+          await call.notify(params).catch(() => undefined);
+        }
+      },
+      done: () => sweep.remove(waiting),
+    };
   }
 
   /** `fetch`: what the adapter knows of a source `search` returned (docs/architecture.md#mcp-tools). */

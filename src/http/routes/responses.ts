@@ -10,20 +10,18 @@ import { type ReadInput, readInput, type StoredInputItem } from "../../dialects/
 import type { ResponseObject } from "../../dialects/responses/response-object.js";
 import { RESPONSE_ID, type ResponseRequest, responseRequestSchema } from "../../dialects/responses/response-request.js";
 import { ContinuationUnavailableError, NotFoundError, RequestValidationError } from "../../errors/adapter-error.js";
-import { type ChatUiTask, taskName } from "../../chat-ui-tasks/chat-ui-task.js";
+import type { ChatUiTask } from "../../chat-ui-tasks/chat-ui-task.js";
 import { localReply } from "../../chat-ui-tasks/local-reply.js";
 import { asksResponseJson, forcesResponseToolCall, unsupportedResponseParameters } from "../../dialects/responses/unsupported-parameters.js";
-import { planQueries } from "../../plan/plan-queries.js";
 import type { ResponseStore, StoredEntry } from "../../stores/response-store.js";
-import { admitValidRequest, type AnswerRouteOptions, answerHandler, readAnswerRequest, traceChat, type ValidAnswerRequest } from "../answer-request.js";
+import { admitLocalTask, admitValidRequest, type AnswerRouteOptions, answerHandler, readAnswerRequest, type ValidAnswerRequest } from "../answer-request.js";
+import { AnswerRunner, json, sse } from "../answer-runner.js";
 import type { ChatUiHousekeeping } from "../chat-ui-housekeeping.js";
 import { type ParameterPolicy, refuseUnsupported } from "../unsupported-parameters.js";
 import { errorResponse, workspaceHeader } from "../openapi.js";
-import { abortWhenClientLeaves } from "../request-body.js";
 import type { Route } from "../route-table.js";
 import { formatFrame } from "../sse-writer.js";
 import { type RetryOutcome, writeBriefly } from "../../util/retry-briefly.js";
-import { type BeforeAnswerEnds, sendAnswer, streamAnswer } from "../write-answer.js";
 
 /** What the Responses routes need. */
 export interface ResponsesRouteOptions extends AnswerRouteOptions {
@@ -69,12 +67,11 @@ interface StoredValue {
  * continues the upstream query of that response's chain.
  */
 export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
-  const { config, facts, responses } = options;
+  const { config, responses } = options;
   const schema = responseRequestSchema(config);
-  const newQueryId = options.newQueryId ?? randomUUID;
+  const runner = new AnswerRunner({ ...options, modeField: config.modeField, newQueryId: options.newQueryId ?? randomUUID });
   const newResponseId = options.newResponseId ?? (() => `resp_${randomUUID().replaceAll("-", "")}`);
   const sweep = options.sweeps.of(config.sseKeepAliveMs);
-  const streamContext = { sweep, facts, lifecycle: options.lifecycle, logger: options.logger };
   const seconds = () => Math.floor(options.clock.now() / 1000);
 
   /** A stored response this caller may see: created with the same credential, in the workspace the request names (if it names one). */
@@ -109,10 +106,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const task = options.housekeeping.localTask(framed, forcesResponseToolCall(valid.body));
     if (task) return answerChatUiTask(response, valid, task, id, input);
     refuseUnsupported(unsupportedResponseParameters(valid.body), response, options.parameters);
-    const admitted = await admitValidRequest(response, valid, options);
-    const { identity, body, model, workspace, admission } = admitted;
-    const trace = traceChat(response, facts, admitted);
-    trace?.respondedAs(id);
+    const { identity, body, model, workspace, admission } = await admitValidRequest(response, valid, options);
     const scope = { principal: identity.principal, workspace };
     const conversationId = conversationIdFrom(request.headers, config.conversationIdHeaders);
     const hints: ConversationHints = { conversationId, messages: input.messages };
@@ -120,45 +114,34 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const previous = body.previous_response_id ? await visible(body.previous_response_id, identity, workspace, "previous_response_id") : null;
     const referenced = previous ? null : items.lastReferenced;
     const continueQueryId = previous?.queryId ?? referenced?.queryId ?? (await options.conversations.find(scope, hints));
-    const plan = planQueries(
-      { prompt: input.prompt, mode: model.mode, choices: 1, continueQueryId, createFields: body.query, from: { choices: ["body"], createFields: ["body", "query"] } },
-      { modeField: config.modeField, newQueryId },
-    );
-    const queryId = plan.queries[0]?.queryId as string;
-    Object.assign(facts.of(response), { workspace, mode: model.mode, queryIds: [queryId], continued: plan.continued });
-    response.setHeader("service-query-id", queryId);
-    const answer = admission.meter(
-      await options.answers.start({
-        plan,
-        caller: { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey },
-        controller: abortWhenClientLeaves(response, facts),
-        countsUsage: true,
-        trace,
-      }),
-    );
+    const from = { choices: ["body"], createFields: ["body", "query"] };
+    const plan = { prompt: input.prompt, mode: model.mode, choices: 1, continueQueryId, createFields: body.query, from };
+    const trace = { operation: "chat", model: body.model, stream: body.stream === true } as const;
     const meta = metaOf(id, body, seconds(), previous?.id ?? null);
     const encoder = body.stream ? new ResponseStreamEncoder(meta, seconds) : new ResponseBodyEncoder(meta, seconds);
     const promptIndex = input.messages.findLastIndex((message) => message.role === "user");
-    const remember: BeforeAnswerEnds = async (sent) => {
-      const turn = options.conversations.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId });
-      const finished = encoder.finished;
-      if (!meta.store || !finished || !encoder.usage) return turn;
-      const { answer: sentAnswer, usage } = encoder;
-      const value: StoredValue = { response: finished, input: items.resolved, meta, answer: sentAnswer, usage };
-      const itemIds = finished.output.map((item) => item.id);
-      const entry = { id, principal: identity.principal, workspace, queryId, itemIds, value };
-      const stored = writeBriefly(() => responses.put(entry, config.responsesTtlSeconds), {
-        clock: options.clock,
-        wake: options.storeAnswersAgain,
-        waitMs: config.storeWriteWaitMs,
-        onOutcome: options.onStored,
-        onLost: (error) =>
-          options.logger.warn({ responseId: id, queryId, err: { message: (error as Error).message } }, "response could not be stored"),
-      });
-      await Promise.all([turn, stored]);
-    };
-    if (encoder instanceof ResponseStreamEncoder) await streamAnswer(response, answer, encoder, streamContext, remember);
-    else await sendAnswer(response, answer, encoder, remember);
+    await runner.run<unknown>({ response, identity, workspace, meter: admission, input: plan, trace }, ([queryId = ""]) => ({
+      delivery: encoder instanceof ResponseStreamEncoder ? sse(encoder, sweep) : json(encoder),
+      respondedAs: id,
+      remember: async (sent) => {
+        const turn = options.conversations.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId });
+        const finished = encoder.finished;
+        if (!meta.store || !finished || !encoder.usage) return turn;
+        const { answer: sentAnswer, usage } = encoder;
+        const value: StoredValue = { response: finished, input: items.resolved, meta, answer: sentAnswer, usage };
+        const itemIds = finished.output.map((item) => item.id);
+        const entry = { id, principal: identity.principal, workspace, queryId, itemIds, value };
+        const stored = writeBriefly(() => responses.put(entry, config.responsesTtlSeconds), {
+          clock: options.clock,
+          wake: options.storeAnswersAgain,
+          waitMs: config.storeWriteWaitMs,
+          onOutcome: options.onStored,
+          onLost: (error) =>
+            options.logger.warn({ responseId: id, queryId, err: { message: (error as Error).message } }, "response could not be stored"),
+        });
+        await Promise.all([turn, stored]);
+      },
+    }));
   }
 
   /**
@@ -173,15 +156,13 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     id: string,
     input: ReadInput,
   ): Promise<void> {
-    const { body, model, workspace } = valid;
-    facts.whenClosed(response, options.limit.acquire(workspace));
-    Object.assign(facts.of(response), { workspace, mode: model.mode, chatUiTask: taskName(task) });
-    response.setHeader("service-chat-ui-task", taskName(task));
+    const { body } = valid;
+    admitLocalTask(response, valid, task, options);
     const prompt = input.messages.at(-1)?.text ?? "";
     const answer = options.answers.answerLocally({ prompt, text: localReply(task, asksResponseJson(body)), choices: 1, id: `local-${randomUUID()}` });
     const meta = { ...metaOf(id, body, seconds(), null), store: false };
-    if (body.stream) await streamAnswer(response, answer, new ResponseStreamEncoder(meta, seconds), streamContext);
-    else await sendAnswer(response, answer, new ResponseBodyEncoder(meta, seconds));
+    if (body.stream) await runner.deliverLocal(response, answer, sse(new ResponseStreamEncoder(meta, seconds), sweep));
+    else await runner.deliverLocal(response, answer, json(new ResponseBodyEncoder(meta, seconds)));
   }
 
   /**
