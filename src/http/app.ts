@@ -12,7 +12,7 @@ import type { Metrics } from "../metrics/metrics.js";
 import type { ResponseStore } from "../stores/response-store.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import type { Clock } from "../util/clock.js";
-import type { ConcurrencyLimit } from "./concurrency-limit.js";
+import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import { ChatUiHousekeeping } from "./chat-ui-housekeeping.js";
 import { corsHandler } from "./cors.js";
 import { errorMiddleware, sendError } from "./error-response.js";
@@ -37,6 +37,7 @@ export interface AppDependencies {
     | "maxMessages"
     | "maxJsonDepth"
     | "corsOrigins"
+    | "publicUrl"
     | "defaultWorkspace"
     | "modeField"
     | "bodyLimitBytes"

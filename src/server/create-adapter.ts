@@ -17,7 +17,7 @@ import { RedisPollSharing } from "../stores/redis-poll-sharing.js";
 import { RedisResponseStore } from "../stores/redis-response-store.js";
 import { FallbackResponseStore, MemoryResponseStore, type ResponseStore } from "../stores/response-store.js";
 import { createApp } from "../http/app.js";
-import { ConcurrencyLimit } from "../http/concurrency-limit.js";
+import { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import { Lifecycle } from "../http/lifecycle.js";
 import { ResponseFacts } from "../http/request-log.js";
 import { KeepAliveSweeps } from "../http/sse-writer.js";

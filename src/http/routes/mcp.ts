@@ -1,26 +1,18 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { AdmittedToolRequest } from "../answer-request.js";
-import {
-  admitToolRequest,
-  admitUnderRateLimits,
-  type AnswerAdmission,
-  type AnswerRouteOptions,
-  answerHandler,
-  readToolRequestBody,
-  UNLIMITED,
-} from "../answer-request.js";
+import { type Admitted, admit, type IdentifiedToolRequest, identifyToolRequest } from "../admission.js";
+import { type AnswerRouteOptions, answerHandler, readToolRequestBody } from "../answer-request.js";
 import { type SourceLinker, sourceLinker } from "../../answer/source-links.js";
 import type { Config } from "../../config/config.js";
 import type { DocumentReader } from "../../core/document-reader.js";
 import type { Mode } from "../../core/modes.js";
 import { AnswerToolEncoder, fetchResult, searchResult, toolError } from "../../dialects/mcp/encode-tool-result.js";
 import { readSourceId } from "../../dialects/mcp/source-ids.js";
-import { type AnswerToolInput, listedTools, TOOL_NAMES } from "../../dialects/mcp/tool-definitions.js";
+import { type AnswerToolInput, listedTools, TOOL_NAMES, TOOLS } from "../../dialects/mcp/tool-definitions.js";
 import { ToolProgress } from "../../dialects/mcp/tool-progress.js";
 import { type AdapterError, ClientClosedError, toAdapterError } from "../../errors/adapter-error.js";
-import { AnswerRunner, collect, type ProgressSink } from "../answer-runner.js";
+import { AnswerRunner, collect, type ProgressSink, type UsageMeter } from "../answer-runner.js";
 import { sendJsonRpcError } from "../error-response.js";
 import type { McpEndpoint, McpExchange } from "../mcp/mcp-endpoint.js";
 import type { ToolCall } from "../mcp/tool-server.js";
@@ -31,7 +23,7 @@ import type { Beating } from "../sse-writer.js";
 
 /** What the MCP route needs. */
 export interface McpRouteOptions extends AnswerRouteOptions {
-  config: Pick<Config, "bodyLimitBytes" | "maxJsonDepth" | "defaultWorkspace" | "corsOrigins" | "modeField" | "sseKeepAliveMs" | "sourceUrlTemplate">;
+  config: Pick<Config, "bodyLimitBytes" | "maxJsonDepth" | "defaultWorkspace" | "corsOrigins" | "publicUrl" | "modeField" | "sseKeepAliveMs" | "sourceUrlTemplate">;
   /** The package version, for `serverInfo`. */
   version: string;
   /** The base URL of the adapter's document page, when it serves one (the embedded workspace). */
@@ -41,11 +33,11 @@ export interface McpRouteOptions extends AnswerRouteOptions {
 }
 
 /** One MCP request past the edge: the exchange the SDK serves, and who asks in which workspace. */
-interface ToolExchange extends McpExchange, AdmittedToolRequest {
+interface ToolExchange extends McpExchange, IdentifiedToolRequest {
   response: ServerResponse;
   links: SourceLinker;
-  /** The rate limits' admission of a tool call that starts an answer (docs/rate-limits.md). */
-  admission: AnswerAdmission;
+  /** The meter of a tool call that asks the workspace (docs/rate-limits.md). */
+  admission: UsageMeter;
 }
 
 /**
@@ -80,7 +72,7 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
   );
 
   async function handle(request: IncomingMessage, response: ServerResponse, params: Record<string, string>): Promise<void> {
-    const admitted = admitToolRequest(request, response, params.workspace, options);
+    const identified = identifyToolRequest(request, params.workspace, options);
     let body: unknown;
     try {
       body = await readToolRequestBody(request, config);
@@ -88,28 +80,28 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
       sendJsonRpcError(response, toAdapterError(error));
       return;
     }
-    Object.assign(facts.of(response), { workspace: admitted.workspace });
-    // A call that starts an answer counts against the key's rate limits, before the SDK sees it:
-    // over a limit it is a 429 (with retry-after) and a JSON-RPC error, and no upstream call.
-    let admission = UNLIMITED;
-    const answerCall = answerToolCallId(body);
-    if (answerCall !== undefined) {
-      try {
-        admission = await admitUnderRateLimits(response, admitted.identity.principal, admitted.workspace, options);
-      } catch (error) {
-        sendJsonRpcError(response, toAdapterError(error), answerCall);
-        return;
-      }
+    Object.assign(facts.of(response), { workspace: identified.workspace });
+    // One admission: the caps for every request (over them a plain 429), and the key's rate limits
+    // for a call of a tool that asks the workspace, before the SDK sees it: over a limit a 429 (with
+    // retry-after) and a JSON-RPC error naming the call, and no upstream call.
+    const call = workspaceCall(body);
+    const admitting = admit(response, identified.identity.principal, identified.workspace, call !== undefined, options);
+    let admission: Admitted;
+    try {
+      admission = admitting instanceof Promise ? await admitting : admitting;
+    } catch (error) {
+      sendJsonRpcError(response, toAdapterError(error), call?.id);
+      return;
     }
     const revision = request.headers["mcp-protocol-version"];
     const exchange: ToolExchange = {
-      ...admitted,
-      principal: admitted.identity.principal,
+      ...identified,
+      principal: identified.identity.principal,
       revision: typeof revision === "string" ? revision : undefined,
       controller: abortWhenClientLeaves(response, facts),
       response,
-      links: sourceLinker(linkSettings, admitted.workspace),
-      admission,
+      links: sourceLinker(linkSettings, identified.workspace),
+      admission: admission.meter,
     };
     await (await endpoint).serve(request, response, body, exchange);
   }
@@ -256,13 +248,14 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
   ];
 }
 
-/** The id of a `tools/call` of a tool that starts an answer (`ask`, `reason`, `build`, `search`), or undefined. */
-function answerToolCallId(body: unknown): string | number | undefined {
+/** A `tools/call` (with an id: not a notification) of a tool that asks the workspace (its definition has a `mode`), or undefined. */
+function workspaceCall(body: unknown): { id: string | number } | undefined {
   const message = body as { method?: unknown; id?: unknown; params?: { name?: unknown } } | null;
   if (typeof message !== "object" || message === null || message.method !== "tools/call") return undefined;
   const { name } = message.params ?? {};
-  if (name !== "ask" && name !== "reason" && name !== "build" && name !== "search") return undefined;
-  return typeof message.id === "string" || typeof message.id === "number" ? message.id : undefined;
+  const tool = TOOLS.find((definition) => definition.name === name);
+  if (!tool || tool.mode === null) return undefined;
+  return typeof message.id === "string" || typeof message.id === "number" ? { id: message.id } : undefined;
 }
 
 /** What `initialize` (or `server/discover`) tells the client about the tools, for its model. */

@@ -130,10 +130,11 @@ function streamEncoder(needsUsage: boolean): StreamEncoder {
 
 function runnerOf(answers: AnswerService, trace?: AnswerTrace) {
   let ids = 0;
+  const facts = fakeFacts(trace);
   return new AnswerRunner({
     answers,
-    lifecycle: new Lifecycle(),
-    facts: fakeFacts(trace),
+    lifecycle: new Lifecycle(facts),
+    facts,
     logger: pino({ level: "silent" }),
     modeField: "mode",
     newQueryId: () => `q-${(ids += 1)}`,
