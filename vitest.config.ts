@@ -9,12 +9,12 @@ const jsonReport = process.env.VITEST_JSON_REPORT;
  * nor the timing-sensitive suites measure each other's load.
  */
 const HEAVY = [
-  "test/server/cluster.test.ts",
-  "test/load/load.test.ts",
-  "test/server/production-install.test.ts",
-  "test/compat/client-matrix.test.ts",
+  "test/features/server/cluster.test.ts",
+  "test/features/load/load.test.ts",
+  "test/features/server/production-install.test.ts",
+  "test/features/compat/client-matrix.test.ts",
   // Starts the MCP Inspector's command line three times: each a Node process loading a large bundle.
-  "test/http/mcp-real-clients.test.ts",
+  "test/features/mcp/mcp-real-clients.test.ts",
 ];
 
 const shared = {

@@ -1,8 +1,8 @@
 // `npm run docs`: writes what the docs show from what they describe. The configuration table
 // (docs/configuration.md) and the tracing variables' table (docs/observability.md) come from
 // src/config/config-docs.ts; every recipe block, in README.md and docs/*.md, from its file in
-// examples/. Tests fail when any of them is out of date (test/config/config.test.ts,
-// test/examples/recipes.test.ts).
+// examples/. Tests fail when any of them is out of date (test/unit/config/config.test.ts,
+// test/features/examples/recipes.test.ts).
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { extname } from "node:path";
 import { configurationTable, tracingTable } from "../dist/src/config/config-docs.js";

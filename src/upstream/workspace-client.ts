@@ -15,6 +15,8 @@ import {
 } from "../errors/adapter-error.js";
 import { endUpstreamSpan, startUpstreamSpan, traceHeaders } from "../telemetry/http-spans.js";
 import type { Tracing } from "../telemetry/tracing.js";
+import type { PageLink } from "./follow-pages.js";
+import { getRetryPolicy } from "./get-retry-policy.js";
 import {
   type UpstreamPage,
   type UpstreamQuery,
@@ -41,12 +43,38 @@ export interface QueryPage {
   hasMore: boolean;
 }
 
-/** One request to the upstream. */
+/** One request to the upstream: `path` without the query string, which travels apart in `search`. */
 interface Outgoing {
   method: "GET" | "POST";
   path: string;
+  search?: URLSearchParams | undefined;
   headers: Record<string, string>;
   body: string | null;
+}
+
+/** A call as errors, metrics and span names name it: `GET /queries`, never the query string. */
+function endpointOf({ method, path }: Pick<Outgoing, "method" | "path">): string {
+  return `${method} ${path}`;
+}
+
+/** The path and query string of a request. */
+function pathWithSearch({ path, search }: Pick<Outgoing, "path" | "search">): string {
+  return search ? `${path}?${search}` : path;
+}
+
+/** One JSON call to the upstream, with everything named. */
+interface Call<T extends z.ZodType> {
+  method: "GET" | "POST";
+  path: string;
+  search?: URLSearchParams;
+  caller: Caller | CallerWithoutWorkspace | null;
+  /** Reads the 2xx body; anything else is a 502 naming the call. */
+  schema: T;
+  /** Sent as JSON when given. */
+  body?: unknown;
+  signal?: AbortSignal | undefined;
+  /** The span the call is made within, when traced. */
+  parent?: Span | undefined;
 }
 
 /** An upstream answer, read whole. */
@@ -89,7 +117,7 @@ export interface WorkspaceClientOptions {
   timeoutMs: number;
   /** Bound on opening a connection (default: the smaller of `timeoutMs` and 5 s). */
   connectTimeoutMs?: number;
-  /** Retries of a GET on connection errors and 502/503/504 (default 2). */
+  /** Retries of a GET on connection errors and 502/503/504 (default 2; see get-retry-policy.ts). */
   getRetries?: number;
   /** Largest upstream body read; a larger one is a 502 (a list of 100 long answers fits easily). */
   maxResponseBytes?: number;
@@ -124,44 +152,43 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
       bodyTimeout: options.timeoutMs,
     });
 
-  const getRetries = options.getRetries ?? 2;
+  const retry = getRetryPolicy(options.getRetries ?? 2);
   const target = new URL(`${baseUrl}/`);
   const pathPrefix = target.pathname.replace(/\/+$/, "");
 
   /**
-   * One HTTP exchange, the whole body read within `maxResponseBytes`. A GET (list, health) is
-   * retried on connection errors and 502/503/504 with capped, fully jittered backoff, within the
-   * caller's signal; a POST is never repeated here (a repeated create would continue the query:
-   * see create-query.ts). Within a span (`parent`), each attempt is a client span whose context
-   * the upstream receives as `traceparent`.
+   * One HTTP exchange, the whole body read within `maxResponseBytes`, tried again as the
+   * retry policy says (get-retry-policy.ts: reads only, within the caller's signal). Within a span
+   * (`parent`), each attempt is a client span whose context the upstream receives as `traceparent`.
    */
   async function send(outgoing: Outgoing, signal: AbortSignal | undefined, parent?: Span): Promise<Exchange> {
-    const { method, path } = outgoing;
     const { tracing } = options;
     const started = performance.now();
-    const endpoint = `${method} ${path.split("?")[0]}`;
+    const endpoint = endpointOf(outgoing);
     const report = (outcome: string) => options.onCall?.({ endpoint, outcome, seconds: (performance.now() - started) / 1000 });
+    const retries = retry.retriesMethod(outgoing.method) ? retry.retries : 0;
     try {
       for (let attempt = 0; ; attempt += 1) {
-        const retriesLeft = method === "GET" && attempt < getRetries;
+        const retriesLeft = attempt < retries;
         let response: Exchange;
-        const url = parent && tracing ? new URL(`${pathPrefix}${path}`, target) : undefined;
-        const span = url && tracing && parent ? startUpstreamSpan(tracing, parent, method, url, attempt) : undefined;
+        const span = parent && tracing
+          ? startUpstreamSpan(tracing, parent, outgoing.method, new URL(`${pathPrefix}${pathWithSearch(outgoing)}`, target), attempt)
+          : undefined;
         try {
           const sent = span ? { ...outgoing, headers: { ...outgoing.headers, ...traceHeaders(span) } } : outgoing;
           response = await exchange(sent, signal);
         } catch (error) {
           if (span) endUpstreamSpan(span, { error });
-          if (!retriesLeft || signal?.aborted || !isConnectionError(error)) throw error;
-          await backoff(attempt, signal);
+          if (!retriesLeft || signal?.aborted || !retry.retriesError(error)) throw error;
+          await sleep(retry.delayMs(attempt), undefined, signal ? { signal } : undefined);
           continue;
         }
         if (span) endUpstreamSpan(span, { status: response.statusCode });
-        if (!retriesLeft || !RETRIED_STATUSES.has(response.statusCode)) {
+        if (!retriesLeft || !retry.retriesStatus(response.statusCode)) {
           report(String(response.statusCode));
           return response;
         }
-        await backoff(attempt, signal);
+        await sleep(retry.delayMs(attempt), undefined, signal ? { signal } : undefined);
       }
     } catch (error) {
       report(signal?.aborted ? "aborted" : ((error as { code?: string } | null)?.code ?? "error"));
@@ -173,7 +200,8 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
    * One request through undici's low-level `dispatch` (cheaper per call than its `request()` API
    * on this hot path), reading the body with the size bound as it arrives.
    */
-  function exchange({ method, path, headers, body }: Outgoing, signal: AbortSignal | undefined): Promise<Exchange> {
+  function exchange(outgoing: Outgoing, signal: AbortSignal | undefined): Promise<Exchange> {
+    const { method, headers, body } = outgoing;
     return new Promise((resolve, reject) => {
       if (signal?.aborted) {
         reject(signal.reason);
@@ -191,7 +219,7 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
       dispatcher.dispatch(
         {
           origin: target.origin,
-          path: `${pathPrefix}${path}`,
+          path: `${pathPrefix}${pathWithSearch(outgoing)}`,
           method,
           headers,
           body,
@@ -227,15 +255,9 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
     });
   }
 
-  async function call<T extends z.ZodType>(
-    method: "GET" | "POST",
-    path: string,
-    caller: Caller | CallerWithoutWorkspace | null,
-    schema: T,
-    body: unknown,
-    signal: AbortSignal | undefined,
-    parent?: Span,
-  ): Promise<z.infer<T>> {
+  /** One JSON call: credential and workspace headers, the exchange, the status mapped, the body parsed. */
+  async function call<T extends z.ZodType>(request: Call<T>): Promise<z.infer<T>> {
+    const { method, path, search, caller, schema, body, signal, parent } = request;
     const headers: Record<string, string> = {
       accept: "application/json",
       "user-agent": "workspace-openai-adapter",
@@ -245,28 +267,28 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
       if (caller.workspace !== null) headers["service-workspace"] = caller.workspace;
     }
     if (body !== undefined) headers["content-type"] = "application/json";
+    const what = endpointOf({ method, path });
     let response: Exchange;
     try {
-      response = await send({ method, path, headers, body: body === undefined ? null : JSON.stringify(body) }, signal, parent);
+      const sent = body === undefined ? null : JSON.stringify(body);
+      response = await send({ method, path, search, headers, body: sent }, signal, parent);
     } catch (error) {
-      throw error instanceof UpstreamError ? error : transportError(error, method, path, signal);
+      throw error instanceof UpstreamError ? error : transportError(error, what, signal);
     }
     const text = response.text;
     if (response.statusCode < 200 || response.statusCode >= 300) {
-      throw statusError(response.statusCode, text, response.headers, `${method} ${path.split("?")[0]}`);
+      throw statusError(response.statusCode, text, response.headers, what);
     }
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
-      throw new UpstreamError(
-        `The workspace service sent a body that is not JSON for ${method} ${path.split("?")[0]}`,
-      );
+      throw new UpstreamError(`The workspace service sent a body that is not JSON for ${what}`);
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
       throw new UpstreamError(
-        `The workspace service sent an unexpected body for ${method} ${path.split("?")[0]}: ${parsed.error.issues[0]?.path.join(".") ?? ""} ${parsed.error.issues[0]?.message ?? ""}`.trim(),
+        `The workspace service sent an unexpected body for ${what}: ${parsed.error.issues[0]?.path.join(".") ?? ""} ${parsed.error.issues[0]?.message ?? ""}`.trim(),
       );
     }
     return parsed.data;
@@ -275,41 +297,18 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
   return {
     baseUrl,
     createQuery: (caller, body, signal, parent) =>
-      call("POST", "/queries", caller, upstreamQuerySchema, body, signal, parent),
+      call({ method: "POST", path: "/queries", caller, schema: upstreamQuerySchema, body, signal, parent }),
     async listQueries(caller, page, signal, parent) {
-      const search = new URLSearchParams({ limit: String(page.limit) });
-      if (page.cursor !== undefined) search.set("cursor", page.cursor);
-      const result: UpstreamPage = await call(
-        "GET",
-        `/queries?${search}`,
-        caller,
-        upstreamPageSchema,
-        undefined,
-        signal,
-        parent,
-      );
-      const items: UpstreamQuery[] = [];
-      for (const item of result.data) {
-        const parsed = upstreamQuerySchema.safeParse(item);
-        if (parsed.success) items.push(parsed.data);
-      }
-      return {
-        items,
-        nextCursor: result.next_cursor ?? null,
-        hasMore: result.has_more ?? Boolean(result.next_cursor),
-      };
+      const search = pageSearch(page);
+      const result = await call({ method: "GET", path: "/queries", search, caller, schema: upstreamPageSchema, signal, parent });
+      return readPage(result, readQuery);
     },
     async listWorkspaces(credential, page, signal) {
-      const search = new URLSearchParams({ limit: String(page.limit) });
-      if (page.cursor !== undefined) search.set("cursor", page.cursor);
-      const result = await call("GET", `/workspaces?${search}`, { credential, workspace: null }, upstreamPageSchema, undefined, signal);
-      const ids: string[] = [];
-      for (const item of result.data) {
-        const record = (typeof item === "object" && item !== null ? item : {}) as Record<string, unknown>;
-        const id = [record.id, record.workspace_id, record.slug].find((value) => typeof value === "string" && value !== "");
-        if (typeof id === "string") ids.push(id);
-      }
-      return { ids, nextCursor: result.next_cursor ?? null, hasMore: result.has_more ?? Boolean(result.next_cursor) };
+      const caller = { credential, workspace: null };
+      const search = pageSearch(page);
+      const result = await call({ method: "GET", path: "/workspaces", search, caller, schema: upstreamPageSchema, signal });
+      const { items, ...link } = readPage(result, readWorkspaceId);
+      return { ids: items, ...link };
     },
     async checkHealth(signal) {
       try {
@@ -325,25 +324,34 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
   };
 }
 
-const RETRIED_STATUSES = new Set([502, 503, 504]);
-const CONNECTION_ERRORS = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "EPIPE",
-  "EAI_AGAIN",
-  "UND_ERR_SOCKET",
-  "UND_ERR_CLOSED",
-  "UND_ERR_CONNECT_TIMEOUT",
-]);
-
-function isConnectionError(error: unknown): boolean {
-  return CONNECTION_ERRORS.has((error as { code?: string } | null)?.code ?? "");
+/** The query string of a page request (docs/architecture.md#listing-and-pagination). */
+function pageSearch(page: { limit: number; cursor?: string }): URLSearchParams {
+  const search = new URLSearchParams({ limit: String(page.limit) });
+  if (page.cursor !== undefined) search.set("cursor", page.cursor);
+  return search;
 }
 
-/** Full jitter over an exponential step: 50 ms, 100 ms, 200 ms … capped at 1 s. */
-function backoff(attempt: number, signal: AbortSignal | undefined): Promise<void> {
-  const ceiling = Math.min(1000, 50 * 2 ** attempt);
-  return sleep(Math.random() * ceiling, undefined, signal ? { signal } : undefined);
+/** A list page's items read one by one (an unreadable item is skipped, not fatal) and its link to the next page. */
+function readPage<T>(result: UpstreamPage, read: (item: unknown) => T | undefined): { items: T[] } & PageLink {
+  const items: T[] = [];
+  for (const item of result.data) {
+    const value = read(item);
+    if (value !== undefined) items.push(value);
+  }
+  return { items, nextCursor: result.next_cursor ?? null, hasMore: result.has_more ?? Boolean(result.next_cursor) };
+}
+
+/** A query record of `GET /queries`, when it can be read. */
+function readQuery(item: unknown): UpstreamQuery | undefined {
+  const parsed = upstreamQuerySchema.safeParse(item);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** A workspace record's id (record fields are not shown in the interface: `id`, `workspace_id` or `slug`). */
+function readWorkspaceId(item: unknown): string | undefined {
+  const record = (typeof item === "object" && item !== null ? item : {}) as Record<string, unknown>;
+  const id = [record.id, record.workspace_id, record.slug].find((value) => typeof value === "string" && value !== "");
+  return typeof id === "string" ? id : undefined;
 }
 
 /** Maps a non-2xx upstream answer (docs/upstream-assumptions.md#upstream-errors). */
@@ -389,14 +397,9 @@ export function statusError(
   }
 }
 
-function transportError(
-  error: unknown,
-  method: string,
-  path: string,
-  signal: AbortSignal | undefined,
-): unknown {
+/** Maps a failed exchange: the caller's abort as its reason, a timeout to 504, anything else to 502 with its code. */
+function transportError(error: unknown, what: string, signal: AbortSignal | undefined): unknown {
   if (signal?.aborted) return signal.reason ?? error;
-  const what = `${method} ${path.split("?")[0]}`;
   if (
     error instanceof undiciErrors.HeadersTimeoutError ||
     error instanceof undiciErrors.BodyTimeoutError ||

@@ -6,8 +6,8 @@ import { load as loadCompat } from "compat-clients";
 /**
  * The client compatibility matrix (issue 22): every client, at its current major and the majors
  * before it that are still widely installed, each driven the way its users drive it. One scenario
- * (test/compat/client-matrix.test.ts) runs on every row; the "Tested clients" table of docs/clients.md is
- * checked against these rows and the installed versions (test/compat/tested-clients.test.ts).
+ * (test/features/compat/client-matrix.test.ts) runs on every row; the "Tested clients" table of docs/clients.md is
+ * checked against these rows and the installed versions (test/features/compat/tested-clients.test.ts).
  */
 
 /** One answer as a client hands it to its user. */

@@ -2,15 +2,9 @@ import type { QuerySnapshot } from "../../core/query-snapshot.js";
 import type { RealtimeChannel } from "../../core/realtime-channel.js";
 import type { AnswerTrace, ChannelTrace } from "../../telemetry/answer-trace.js";
 import type { Clock } from "../../util/clock.js";
+import type { PollPace } from "../poll-pace.js";
 import { ChannelView } from "./channel-view.js";
 import type { ChannelListener, ChannelSubscription, FallbackReason, RealtimeSubscriber } from "./realtime-hub.js";
-
-/**
- * How soon a waiting query wants its next poll: `urgent` once its channel showed a terminal status
- * (the list must confirm it now), `relaxed` while its channel is live and speaking (the slowest
- * interval will do), `normal` otherwise.
- */
-export type PollPace = "urgent" | "relaxed" | "normal";
 
 /** What a follow needs of its watch: where merged snapshots go, and how to move the next poll. */
 export interface FollowHooks {

@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { describeWith, REDIS_SERVERS } from "../../helpers/external-programs.js";
+import { chat, expectAnsweredThroughFailover, expectStateSharedAcrossReplicas, metricSum } from "../../helpers/failover-scenario.js";
+import { Redis } from "ioredis";
+import { killNode, type RedisClusterServers, startRedisCluster, until } from "../../helpers/redis-topologies.js";
+import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
+
+/** Publications each node received over the cluster bus, classic (`PUBLISH`) and sharded (`SPUBLISH`), from CLUSTER INFO. */
+async function busCounters(cluster: RedisClusterServers): Promise<{ classic: number; sharded: number }[]> {
+  return Promise.all(
+    cluster.nodes.map(async (node) => {
+      const info = String(await node.client.cluster("INFO"));
+      const read = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, "m").exec(info)?.[1] ?? 0);
+      return { classic: read("cluster_stats_messages_publish_received"), sharded: read("cluster_stats_messages_publishshard_received") };
+    }),
+  );
+}
+
+/** The bus publications of all live nodes, summed. */
+async function busPublications(cluster: RedisClusterServers): Promise<{ classic: number; sharded: number }> {
+  const counters = await busCounters(cluster);
+  return counters.reduce((sum, node) => ({ classic: sum.classic + node.classic, sharded: sum.sharded + node.sharded }), { classic: 0, sharded: 0 });
+}
+
+describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 replicas)", () => {
+  let cluster: RedisClusterServers;
+  let workspace: RunningWorkspace;
+  let replicas: RunningAdapter[];
+  const prefix = "cluster:";
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+    // Answers take about a second: long enough to be waiting when a master dies.
+    workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], apiKeys: [API_KEY], stepDelayMs: 80 });
+    const environment = {
+      ...cluster.environment,
+      REDIS_KEY_PREFIX: prefix,
+      CLUSTER_LEASE_MS: "1500",
+      POLL_INTERVAL_MIN_MS: "100",
+      POLL_INTERVAL_MAX_MS: "100",
+      REALTIME: "off",
+      // Limits high enough never to refuse, so that every request is counted in the cluster too.
+      RATE_LIMIT_RPM: "100000",
+      RATE_LIMIT_TPM: "100000000",
+      RATE_LIMIT_CONCURRENT: "10000",
+    };
+    replicas = await Promise.all([0, 1, 2].map(() => startAdapter(workspace.url, environment)));
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all((replicas ?? []).map((replica) => replica.close()));
+    await workspace?.close();
+    await cluster?.stop();
+  });
+
+  it("shares conversations, stored responses and rate limits across replicas, every command answered (no CROSSSLOT)", async () => {
+    await until(async () => (await metricSum(replicas, "adapter_rate_limit_shared")).every((shared) => shared === 1), "the limits' connections");
+    await expectStateSharedAcrossReplicas({ replicas, workspace });
+    // The limits were counted in the cluster, never in process for want of an answer.
+    expect(await metricSum(replicas, "adapter_rate_limit_fallbacks_total")).toEqual([0, 0, 0]);
+    const limitKeys = (await Promise.all(cluster.nodes.map((node) => node.client.keys(`${prefix}limit*`)))).flat();
+    expect(limitKeys.length).toBeGreaterThan(0);
+    // The keys spread over the masters: a response and its items are not tied to one slot.
+    const holding = await Promise.all(cluster.nodes.map(async (node) => (await node.client.keys(`${prefix}*`)).length));
+    expect(holding.filter((count) => count > 0).length).toBeGreaterThan(1);
+  }, 60_000);
+
+  it("shares one poller per workspace: about one list call per interval for three replicas, as with one Redis", async () => {
+    const calls = workspace.control.calls;
+    const before = calls.list - calls.listWithCursor;
+    const started = performance.now();
+    const results = await Promise.all(Array.from({ length: 90 }, (_, index) => chat(replicas[index % 3] as RunningAdapter, [{ role: "user", content: "leave policy" }])));
+    const perInterval = (calls.list - calls.listWithCursor - before) / ((performance.now() - started) / 100);
+    console.log(`Redis Cluster: ${perInterval.toFixed(2)} first-page list calls per 100 ms interval while 90 requests wait on three replicas`);
+    expect(results.every((result) => result.status === 200)).toBe(true);
+    expect(perInterval).toBeLessThan(1.6);
+    // The holder shared its snapshots with sharded pub/sub: no classic publication crossed the cluster bus.
+    const bus = await busPublications(cluster);
+    expect(bus.sharded).toBeGreaterThan(0);
+    expect(bus.classic).toBe(0);
+  }, 60_000);
+
+  it("measures pub/sub in a cluster: a classic message reaches every node, a sharded one its shard's replica only", async () => {
+    const publisher = new Redis.Cluster(cluster.nodes.slice(0, 3).map((node) => ({ host: "127.0.0.1", port: node.port })));
+    const subscriber = new Redis.Cluster(cluster.nodes.slice(0, 3).map((node) => ({ host: "127.0.0.1", port: node.port })), { shardedSubscribers: true });
+    try {
+      const channel = "{measure}:snapshots";
+      const text = JSON.stringify({ from: "replica", items: Array.from({ length: 10 }, () => ({ id: "q", status: "PROCESSING", output: "x".repeat(200), steps: [] })) });
+      const count = 500;
+      const rows: Record<string, { busMessages: number; nodesReached: number; p50Ms: number; p99Ms: number }> = {};
+      for (const mode of ["classic", "sharded"] as const) {
+        const received: number[] = [];
+        const sent = new Map<number, number>();
+        const onMessage = (_channel: string, message: string) => received.push(performance.now() - (sent.get(Number(message.slice(0, message.indexOf(":")))) ?? 0));
+        subscriber.on(mode === "classic" ? "message" : "smessage", onMessage);
+        await (mode === "classic" ? subscriber.subscribe(channel) : subscriber.ssubscribe(channel));
+        const before = await busCounters(cluster);
+        for (let index = 0; index < count; index += 1) {
+          sent.set(index, performance.now());
+          await (mode === "classic" ? publisher.publish(channel, `${index}:${text}`) : publisher.spublish(channel, `${index}:${text}`));
+        }
+        await until(async () => received.length === count, `${count} ${mode} messages`);
+        // The bus carries each message on to the other nodes a moment after the subscriber has it.
+        const busTotal = async () => (await busCounters(cluster)).reduce((sum, node) => sum + node[mode], 0);
+        let previous = -1;
+        for (let current = await busTotal(), reads = 0; current !== previous && reads < 50; reads += 1) {
+          previous = current;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          current = await busTotal();
+        }
+        const after = await busCounters(cluster);
+        const deltas = after.map((value, index) => value[mode] - (before[index] as { classic: number; sharded: number })[mode]);
+        received.sort((a, b) => a - b);
+        rows[mode] = {
+          busMessages: deltas.reduce((sum, value) => sum + value, 0),
+          nodesReached: deltas.filter((value) => value > 0).length,
+          p50Ms: Number((received[Math.floor(count / 2)] as number).toFixed(2)),
+          p99Ms: Number((received[Math.floor(count * 0.99)] as number).toFixed(2)),
+        };
+        subscriber.off(mode === "classic" ? "message" : "smessage", onMessage);
+        await (mode === "classic" ? subscriber.unsubscribe(channel) : subscriber.sunsubscribe(channel));
+      }
+      console.log(`Pub/sub in a 6-node cluster, ${count} messages of ${text.length} bytes: ${JSON.stringify(rows)}`);
+      // Classic: each message crosses the bus to every other node (five); sharded: to its shard's replica only.
+      expect(rows.classic?.busMessages).toBe(5 * count);
+      expect(rows.sharded?.busMessages).toBe(count);
+      expect(rows.sharded?.nodesReached).toBe(1);
+    } finally {
+      publisher.disconnect();
+      subscriber.disconnect();
+    }
+  }, 60_000);
+
+  it("answers every waiting request once when the master of the workspace's slot is killed, and shares again", async () => {
+    const measure = await expectAnsweredThroughFailover({ replicas, workspace }, async () => {
+      // A lease key is on its master and on that master's replica.
+      const leases = new Set((await Promise.all(cluster.nodes.map((node) => node.client.keys(`${prefix}*:lease`).catch(() => [] as string[])))).flat());
+      expect(leases.size).toBe(1);
+      await killNode(await cluster.masterOf([...leases][0] as string));
+    });
+    console.log(`Redis Cluster, master killed: ${JSON.stringify(measure)}`);
+  }, 90_000);
+});

@@ -1,0 +1,178 @@
+import pino from "pino";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { RedisLimitCounters } from "../../../src/limits/redis-limit-counters.js";
+import { openRedis } from "../../../src/stores/redis-connection.js";
+import { describeWith, REDIS } from "../../helpers/external-programs.js";
+import { freePort, type RedisServer, startRedis } from "../../helpers/redis-server.js";
+
+/** The part of a key Redis Cluster hashes: the first non-empty `{…}`, else the whole key. */
+function hashTag(key: string): string {
+  const open = key.indexOf("{");
+  const close = open < 0 ? -1 : key.indexOf("}", open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
+}
+
+/** A logger that keeps its lines, to check what is said once. */
+function recordingLogger() {
+  const lines: string[] = [];
+  const logger = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line).msg as string) });
+  return { logger, lines };
+}
+
+describeWith(REDIS, "rate limits counted in Redis", () => {
+  let redis: RedisServer;
+  const opened: RedisLimitCounters[] = [];
+  const connections: ReturnType<typeof openRedis>[] = [];
+
+  /** Counters as one replica has them: a connection of their own. */
+  async function replica(prefix: string, options: { slotTtlMs?: number; url?: string; windowSeconds?: number } = {}) {
+    const connection = openRedis({ kind: "single", url: options.url ?? redis.url }, { commandTimeoutMs: 1000 });
+    connections.push(connection);
+    if (connection.status !== "ready") await new Promise((resolve) => connection.once("ready", resolve));
+    const { logger, lines } = recordingLogger();
+    let fallbacks = 0;
+    const counters = new RedisLimitCounters({
+      redis: connection,
+      prefix,
+      windowSeconds: options.windowSeconds ?? 60,
+      slotTtlMs: options.slotTtlMs ?? 30_000,
+      logger,
+      onFallback: () => (fallbacks += 1),
+    });
+    opened.push(counters);
+    return { counters, connection, lines, fallbacks: () => fallbacks };
+  }
+
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await Promise.all(opened.map((counters) => counters.close()));
+    for (const connection of connections) connection.disconnect();
+    await redis?.stop();
+  });
+
+  it("counts one key's requests across replicas, each key and workspace apart, under one hash tag per key and workspace", async () => {
+    const prefix = `limits-share-${process.pid}:`;
+    const [first, second] = [await replica(prefix), await replica(prefix)];
+    const counted = [];
+    for (let index = 0; index < 5; index += 1) counted.push(await (index % 2 ? second : first).counters.countRequest("{h1:acme}", 4));
+    expect(counted.map((count) => [count.counted, count.used])).toEqual([[true, 1], [true, 2], [true, 3], [true, 4], [false, 5]]);
+    expect((await second.counters.countRequest("{h2:acme}", 4)).used).toBe(1);
+    expect((await second.counters.countRequest("{h1:globex}", 4)).used).toBe(1);
+    first.counters.chargeTokens("{h1:acme}", 1000, 250);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await second.counters.tokensUsed("{h1:acme}", 1000)).used).toBe(250);
+    const slot = await first.counters.takeSlot("{h1:acme}", 2);
+    expect(slot).not.toBeNull();
+
+    const keys = await redis.client.keys(`${prefix}*`);
+    expect(keys.sort()).toEqual(
+      [`${prefix}limit:{h1:acme}:rpm`, `${prefix}limit:{h1:acme}:slots`, `${prefix}limit:{h1:acme}:tpm`, `${prefix}limit:{h1:globex}:rpm`, `${prefix}limit:{h2:acme}:rpm`].sort(),
+    );
+    const tags = new Set(keys.filter((key) => key.includes("{h1:acme}")).map(hashTag));
+    expect([...tags]).toEqual(["h1:acme"]);
+    for (const key of keys) expect(await redis.client.pttl(key)).toBeGreaterThan(0);
+    slot?.release();
+    expect(first.fallbacks() + second.fallbacks()).toBe(0);
+  });
+
+  it("takes back a request refused for another limit, on the replica's shared count", async () => {
+    const prefix = `limits-uncount-${process.pid}:`;
+    const [first, second] = [await replica(prefix), await replica(prefix)];
+    await first.counters.countRequest("{h:acme}", 2);
+    const refusedElsewhere = await second.counters.countRequest("{h:acme}", 2);
+    refusedElsewhere.uncount();
+    refusedElsewhere.uncount();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await first.counters.countRequest("{h:acme}", 2)).counted).toBe(true);
+    expect((await second.counters.countRequest("{h:acme}", 2)).counted).toBe(false);
+  });
+
+  it("holds at most the limit of slots across replicas; a released slot is free at once", async () => {
+    const prefix = `limits-slots-${process.pid}:`;
+    const [first, second] = [await replica(prefix), await replica(prefix)];
+    const one = await first.counters.takeSlot("{h:acme}", 2);
+    const two = await second.counters.takeSlot("{h:acme}", 2);
+    expect(one && two).toBeTruthy();
+    expect(await first.counters.takeSlot("{h:acme}", 2)).toBeNull();
+    expect(first.counters.slotsHeld + second.counters.slotsHeld).toBe(2);
+    two?.release();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const three = await first.counters.takeSlot("{h:acme}", 2);
+    expect(three).not.toBeNull();
+    one?.release();
+    three?.release();
+    expect(first.counters.slotsHeld).toBe(0);
+  });
+
+  it("keeps a held slot alive past its lifetime by renewing it, and frees the slot of a replica that died within it", async () => {
+    const prefix = `limits-expiry-${process.pid}:`;
+    const living = await replica(prefix, { slotTtlMs: 600 });
+    const dying = await replica(prefix, { slotTtlMs: 600 });
+    const held = await living.counters.takeSlot("{h:acme}", 2);
+    const taken = performance.now();
+    const lost = await dying.counters.takeSlot("{h:acme}", 2);
+    expect(held && lost).toBeTruthy();
+    // The dying replica stops renewing (its process is gone) without releasing anything.
+    await dying.counters.close();
+    dying.connection.disconnect();
+    const died = performance.now();
+    expect(await living.counters.takeSlot("{h:acme}", 2)).toBeNull();
+    let freed: Awaited<ReturnType<typeof living.counters.takeSlot>> = null;
+    while (!freed && performance.now() - died < 5000) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      freed = await living.counters.takeSlot("{h:acme}", 2);
+    }
+    expect(freed).not.toBeNull();
+    // Free once its lifetime is over, not before (a busy machine gets room after it).
+    expect(performance.now() - taken).toBeGreaterThan(550);
+    expect(performance.now() - died).toBeLessThan(600 + 1500);
+    // The living replica's own slot outlived three lifetimes: it was renewed.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await living.counters.takeSlot("{h:acme}", 2)).toBeNull();
+    held?.release();
+    freed?.release();
+  });
+
+  it("counts in process at once while Redis does not answer, says so once, and shares again when it is back", async () => {
+    const port = await freePort();
+    let own = await startRedis({ port });
+    const prefix = `limits-outage-${process.pid}:`;
+    const first = await replica(prefix, { url: own.url });
+    const second = await replica(prefix, { url: own.url });
+    try {
+      expect((await first.counters.countRequest("{h:acme}", 3)).used).toBe(1);
+      const sharedSlot = await first.counters.takeSlot("{h:acme}", 1);
+      await own.stop();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+
+      const started = performance.now();
+      const alone = [];
+      for (let index = 0; index < 4; index += 1) alone.push(await first.counters.countRequest("{h:acme}", 3));
+      expect(performance.now() - started).toBeLessThan(200);
+      // Each replica counts on its own: the first's count starts afresh, the second's too.
+      expect(alone.map((count) => count.counted)).toEqual([true, true, true, false]);
+      expect((await second.counters.countRequest("{h:acme}", 3)).used).toBe(1);
+      const localSlot = await first.counters.takeSlot("{h:acme}", 1);
+      expect(localSlot).not.toBeNull();
+      expect(await first.counters.takeSlot("{h:acme}", 1)).toBeNull();
+      localSlot?.release();
+      sharedSlot?.release();
+      expect(first.counters.slotsHeld).toBe(0);
+      expect(first.fallbacks()).toBe(6);
+      expect(first.lines.filter((line) => /Redis does not answer/.test(line))).toHaveLength(1);
+
+      own = await startRedis({ port });
+      const back = performance.now();
+      while ([first, second].some(({ connection }) => connection.status !== "ready") && performance.now() - back < 5000) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const counts = [await first.counters.countRequest("{h:back}", 5), await second.counters.countRequest("{h:back}", 5)];
+      expect(counts.map((count) => count.used)).toEqual([1, 2]);
+      expect(first.lines.filter((line) => /Redis answers again/.test(line))).toHaveLength(1);
+    } finally {
+      await own.stop();
+    }
+  }, 20_000);
+});

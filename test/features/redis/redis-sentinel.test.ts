@@ -1,0 +1,71 @@
+import pino from "pino";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { describeWith, REDIS_SERVERS } from "../../helpers/external-programs.js";
+import { expectAnsweredThroughFailover, expectStateSharedAcrossReplicas } from "../../helpers/failover-scenario.js";
+import { killNode, type RedisSentinelServers, startRedisSentinel, until } from "../../helpers/redis-topologies.js";
+import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
+
+/** What each replica's Redis connection did, for a failed test: its Redis metrics, and each distinct log message with its count and first and last time. */
+async function diagnosis(replicas: RunningAdapter[], logs: string[]): Promise<string> {
+  const lines: string[] = [];
+  for (const [index, replica] of replicas.entries()) {
+    const metrics = (await (await fetch(`${replica.url}/metrics`)).text()).split("\n").filter((line) => /^adapter_(redis|cluster)_/.test(line) && !line.includes("_bucket"));
+    lines.push(`replica ${index}:`, ...metrics.map((line) => `  ${line}`));
+  }
+  const messages = new Map<string, { count: number; first: number; last: number }>();
+  for (const line of logs) {
+    const [replica, json] = [line.slice(0, line.indexOf(" ")), line.slice(line.indexOf(" ") + 1)];
+    const entry = JSON.parse(json) as { msg: string; time: number };
+    if (entry.msg === "request") continue;
+    const key = `${replica} ${entry.msg}`;
+    const seen = messages.get(key) ?? { count: 0, first: entry.time, last: entry.time };
+    messages.set(key, { count: seen.count + 1, first: seen.first, last: entry.time });
+  }
+  const start = Math.min(...[...messages.values()].map((seen) => seen.first));
+  for (const [key, seen] of messages) lines.push(`${key}: ${seen.count}× from +${seen.first - start} ms to +${seen.last - start} ms`);
+  return lines.join("\n");
+}
+
+describeWith(REDIS_SERVERS, "replicas sharing a Sentinel-watched Redis (master, replica, three sentinels)", () => {
+  let servers: RedisSentinelServers;
+  let workspace: RunningWorkspace;
+  let replicas: RunningAdapter[];
+  const logs: string[] = [];
+  beforeEach(async () => {
+    servers = await startRedisSentinel();
+    workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], apiKeys: [API_KEY], stepDelayMs: 80 });
+    const environment = { ...servers.environment, REDIS_KEY_PREFIX: "sentinel:", CLUSTER_LEASE_MS: "1500", POLL_INTERVAL_MIN_MS: "100", POLL_INTERVAL_MAX_MS: "100", REALTIME: "off" };
+    logs.length = 0;
+    replicas = await Promise.all([0, 1, 2].map((index) => startAdapter(workspace.url, environment, pino({ level: "info" }, { write: (line: string) => logs.push(`${index} ${line}`) }))));
+  }, 60_000);
+  afterEach(async (context) => {
+    if (context.task.result?.state === "fail") console.log(await diagnosis(replicas, logs));
+    await Promise.all((replicas ?? []).map((replica) => replica.close()));
+    await workspace?.close();
+    await servers?.stop();
+  });
+
+  /** The sentinels have promoted the replica. */
+  const promoted = () => until(async () => (await servers.currentMasterPort()) === servers.replica.port, "the sentinels to promote the replica");
+
+  it("shares state, and answers every waiting request once when the master is killed", async () => {
+    await expectStateSharedAcrossReplicas({ replicas, workspace });
+    const measure = await expectAnsweredThroughFailover({ replicas, workspace }, async () => {
+      await killNode(servers.master);
+      await promoted();
+    });
+    console.log(`Sentinel, master killed: ${JSON.stringify(measure)}`);
+    // The state written before the failover was replicated: it is still shared.
+    await expectStateSharedAcrossReplicas({ replicas, workspace });
+  }, 90_000);
+
+  it("answers every waiting request once when the master hangs (SIGSTOP), and shares again", async () => {
+    const measure = await expectAnsweredThroughFailover({ replicas, workspace }, async () => {
+      servers.master.child.kill("SIGSTOP");
+      await promoted();
+    });
+    console.log(`Sentinel, master hung: ${JSON.stringify(measure)}`);
+    expect(measure.sharingAgainMs).toBeGreaterThan(0);
+  }, 90_000);
+});

@@ -1,0 +1,250 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { describeWith, REDIS_SERVERS } from "../../helpers/external-programs.js";
+import { type RedisServer, startRedis } from "../../helpers/redis-server.js";
+import { headers, type RunningAdapter, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
+
+type Message = { role: string; content: string };
+
+/** One chat turn: status, answer, the query it went to, and the body (for error shapes). */
+async function ask(url: string, messages: Message[], extraHeaders: Record<string, string> = {}) {
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: headers(extraHeaders),
+    body: JSON.stringify({ model: "ask", messages }),
+  });
+  const body = (await response.json()) as any;
+  return {
+    status: response.status,
+    body,
+    retryAfter: response.headers.get("retry-after"),
+    queryId: response.headers.get("service-query-id"),
+    answer: body.choices?.[0]?.message.content as string,
+  };
+}
+
+/** CPU-bound processes that keep both cores busy while a test runs (bounded: they end on their own). */
+function busyLoops(count: number, seconds: number): ChildProcess[] {
+  const script = `const end = Date.now() + ${seconds * 1000}; while (Date.now() < end) {}`;
+  return Array.from({ length: count }, () => spawn(process.execPath, ["-e", script], { stdio: "ignore" }));
+}
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(() => stack.close());
+
+describeWith(REDIS_SERVERS, "a slow Redis is not a down Redis", () => {
+  let redis: RedisServer;
+  let replicas: RunningAdapter[];
+  beforeAll(async () => {
+    redis = await startRedis({ own: true });
+    replicas = await Promise.all([0, 1].map(() => startAdapter(stack.workspace.url, { REDIS_URL: redis.url, REDIS_KEY_PREFIX: "slow:" })));
+  });
+  afterAll(async () => {
+    await Promise.all(replicas.map((replica) => replica.close()));
+    await redis.stop();
+  });
+
+  it("continues every turn of conversations across two replicas while Redis sleeps and the machine is busy", async () => {
+    const loops = busyLoops(3, 30);
+    const sleeper = redis.client.duplicate({ lazyConnect: false });
+    try {
+      await sleeper.ping();
+      /** A conversation as one kind of client holds it: one turn at a time, on the replica it is given. */
+      type Turn = (url: string, turn: number) => Promise<{ status: number; body: unknown; queryId: string | null }>;
+      const byHistory = (topic: string): Turn => {
+        const history: Message[] = [{ role: "user", content: `What are the ${topic}?` }];
+        return async (url, turn) => {
+          const answer = await ask(url, history);
+          history.push({ role: "assistant", content: answer.answer }, { role: "user", content: `And turn ${turn + 2}?` });
+          return answer;
+        };
+      };
+      const byHeader: Turn = (url, turn) => ask(url, [{ role: "user", content: `Travel expenses, turn ${turn + 1}?` }], { "x-conversation-id": "slow-conv" });
+      let previous: string | undefined;
+      const byPreviousResponse: Turn = async (url, turn) => {
+        const answer = await respond(url, { model: "ask", input: `Incident reporting, turn ${turn + 1}?`, ...(previous ? { previous_response_id: previous } : {}) });
+        previous = answer.body.id;
+        return answer;
+      };
+      const conversations = [byHistory("annual leave"), byHistory("remote work"), byHistory("password rules"), byHeader, byPreviousResponse].map((take) => ({
+        take,
+        ids: [] as (string | null)[],
+      }));
+      const sleeps: Promise<unknown>[] = [];
+      for (let turn = 0; turn < 4; turn += 1) {
+        if (turn > 0) {
+          // Redis stops answering for 300 ms, and this turn's lookups are sent while it sleeps.
+          const slept = sleeper.call("DEBUG", "SLEEP", "0.3");
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          sleeps.push(slept);
+        }
+        await Promise.all(
+          conversations.map(async (conversation, index) => {
+            const replica = replicas[(turn + index) % 2] as RunningAdapter;
+            const answer = await conversation.take(replica.url, turn);
+            expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+            conversation.ids.push(answer.queryId);
+          }),
+        );
+      }
+      expect(await Promise.all(sleeps)).toEqual(["OK", "OK", "OK"]);
+      for (const conversation of conversations) expect(new Set(conversation.ids).size, conversation.ids.join(" ")).toBe(1);
+      const ids = new Set(conversations.map((conversation) => conversation.ids[0]));
+      expect(ids.size).toBe(conversations.length);
+    } finally {
+      for (const loop of loops) loop.kill("SIGKILL");
+      sleeper.disconnect();
+    }
+  });
+});
+
+/** A Responses API call: status, body, and the query it went to. */
+async function respond(url: string, body: Record<string, unknown>) {
+  const response = await fetch(`${url}/v1/responses`, { method: "POST", headers: headers(), body: JSON.stringify(body) });
+  return { status: response.status, body: (await response.json()) as any, queryId: response.headers.get("service-query-id"), retryAfter: response.headers.get("retry-after") };
+}
+
+/** Expects the interface's 503: `detail`, OpenAI's `error`, a `retry-after`. */
+function expectRefused(answer: { status: number; body: any; retryAfter: string | null }, code: string) {
+  expect(answer.status, JSON.stringify(answer.body)).toBe(503);
+  expect(answer.retryAfter).toBe("1");
+  expect(answer.body).toMatchObject({ detail: expect.stringContaining("not answered as a new conversation"), error: { type: "service_unavailable", code } });
+}
+
+describeWith(REDIS_SERVERS, "while Redis is unreachable, a continuation is continued or refused, never forked", () => {
+  let redis: RedisServer;
+  let first: RunningAdapter;
+  let second: RunningAdapter;
+  const creates = () => stack.workspace.control.creates.length;
+  beforeAll(async () => {
+    redis = await startRedis({ own: true });
+    const environment = { REDIS_URL: redis.url, REDIS_KEY_PREFIX: "down:", REDIS_COMMAND_TIMEOUT_MS: "300" };
+    [first, second] = await Promise.all([startAdapter(stack.workspace.url, environment), startAdapter(stack.workspace.url, environment)]);
+  });
+  afterAll(async () => {
+    await Promise.all([first.close(), second.close()]);
+    await redis.stop();
+  });
+
+  it("answers new questions as fast as before, continues what a replica remembers itself, refuses the rest", async () => {
+    const history: Message[] = [{ role: "user", content: "How much annual leave do I get?" }];
+    const one = await ask(first.url, history);
+    const header = await ask(first.url, [{ role: "user", content: "remote work" }], { "x-conversation-id": "conv-down" });
+    const previous = await respond(first.url, { model: "ask", input: "What are the password rules?" });
+    const reference = previous.body.output.find((item: { type: string }) => item.type === "message").id as string;
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the turns are written after delivery
+    const timed = async (call: () => Promise<{ status: number }>) => {
+      const started = performance.now();
+      const result = await call();
+      return { result, ms: performance.now() - started };
+    };
+    const before = await timed(() => ask(second.url, [{ role: "user", content: "What about laptops?" }]));
+
+    await redis.stop();
+    const followUp = [...history, { role: "assistant", content: one.answer }, { role: "user", content: "Does it carry over?" }];
+    const createsBefore = creates();
+    // The other replica cannot know these conversations: refused, at once, and nothing is created upstream.
+    for (const refused of [
+      await timed(() => ask(second.url, followUp)),
+      await timed(() => ask(second.url, [{ role: "user", content: "and more?" }], { "x-conversation-id": "conv-down" })),
+    ]) {
+      expectRefused(refused.result as any, "conversation_unavailable");
+      expect(refused.ms).toBeLessThan(before.ms + 200);
+    }
+    expectRefused(await respond(second.url, { model: "ask", input: "More?", previous_response_id: previous.body.id }), "response_store_unavailable");
+    expectRefused(
+      await respond(second.url, { model: "ask", input: [{ type: "item_reference", id: reference }, { role: "user", content: "More?" }] }),
+      "response_store_unavailable",
+    );
+    expect(creates()).toBe(createsBefore);
+
+    // A new question is answered, about as fast as with Redis.
+    const fresh = await timed(() => ask(second.url, [{ role: "user", content: "What about laptops?" }]));
+    expect(fresh.result.status).toBe(200);
+    expect(fresh.ms).toBeLessThan(before.ms + 200);
+
+    // The replica that answered them continues them from its own memory.
+    expect((await ask(first.url, followUp)).queryId).toBe(one.queryId);
+    expect((await ask(first.url, [{ role: "user", content: "and more?" }], { "x-conversation-id": "conv-down" })).queryId).toBe(header.queryId);
+    const chained = await respond(first.url, { model: "ask", input: "More?", previous_response_id: previous.body.id });
+    expect(chained.status).toBe(200);
+    expect(chained.queryId).toBe(previous.queryId);
+  });
+});
+
+describeWith(REDIS_SERVERS, "a Redis that hangs", () => {
+  it("is waited for up to the command timeout, then skipped at once until it answers again", async () => {
+    const redis = await startRedis({ own: true });
+    const replica = await startAdapter(stack.workspace.url, { REDIS_URL: redis.url, REDIS_KEY_PREFIX: "hang:", REDIS_COMMAND_TIMEOUT_MS: "400" });
+    try {
+      const history: Message[] = [{ role: "user", content: "How much annual leave do I get?" }];
+      const one = await ask(replica.url, history);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const followUp = (question: string) => [...history, { role: "assistant", content: one.answer }, { role: "user", content: question }];
+      // Not remembered by this replica: only Redis knows it.
+      const unknown = [{ role: "user", content: "leave" }, { role: "assistant", content: "An answer from elsewhere." }, { role: "user", content: "more?" }];
+      redis.signal("SIGSTOP");
+      const waited = performance.now();
+      expectRefused(await ask(replica.url, unknown), "conversation_unavailable");
+      expect(performance.now() - waited).toBeGreaterThanOrEqual(380); // a slow Redis gets its whole bound
+      expectRefused(await ask(replica.url, unknown), "conversation_unavailable");
+      // Two failures in a row: Redis is down, and commands are skipped at once.
+      const skipped = performance.now();
+      expectRefused(await ask(replica.url, unknown), "conversation_unavailable");
+      expect(performance.now() - skipped).toBeLessThan(300);
+      expect((await ask(replica.url, followUp("carry over?"))).queryId).toBe(one.queryId);
+      const metrics = await (await fetch(`${replica.url}/metrics`)).text();
+      expect(metrics).toMatch(/^adapter_redis_available 0$/m);
+      expect(metrics).toMatch(/^adapter_continuations_refused_total\{store="conversation"\} 3$/m);
+
+      redis.signal("SIGCONT");
+      // The gate's probe finds it answering again within about its interval.
+      const deadline = Date.now() + 5000;
+      while (!(await fetch(`${replica.url}/metrics`).then((response) => response.text())).match(/^adapter_redis_available 1$/m)) {
+        expect(Date.now()).toBeLessThan(deadline);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const fresh = await ask(replica.url, unknown);
+      expect(fresh.status, JSON.stringify(fresh.body)).toBe(200);
+    } finally {
+      redis.signal("SIGCONT");
+      await replica.close();
+      await redis.stop();
+    }
+  });
+});
+
+describeWith(REDIS_SERVERS, "a turn written while Redis is away", () => {
+  it("is retried in the background and reaches the other replicas once Redis is back", async () => {
+    const redis = await startRedis({ own: true });
+    const environment = { REDIS_URL: redis.url, REDIS_KEY_PREFIX: "retry:" };
+    const [first, second] = await Promise.all([startAdapter(stack.workspace.url, environment), startAdapter(stack.workspace.url, environment)]);
+    let restarted: RedisServer | undefined;
+    try {
+      await redis.stop();
+      const history: Message[] = [{ role: "user", content: "How much annual leave do I get?" }];
+      const one = await ask(first.url, history);
+      expect(one.status).toBe(200);
+      restarted = await startRedis({ port: redis.port });
+      const back = performance.now();
+      // The write is retried (at once when the replica reconnects, else after 0.25, 1.25 and 4.25 s).
+      const retried = /^adapter_store_writes_total\{store="conversation",outcome="retried"\} 1$/m;
+      while (!retried.test(await (await fetch(`${first.url}/metrics`)).text())) {
+        expect(performance.now() - back).toBeLessThan(6000);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      console.log(`the turn reached Redis ${(performance.now() - back).toFixed(0)} ms after Redis was back`);
+      // The other replica now knows the turn.
+      const followUp = [...history, { role: "assistant", content: one.answer }, { role: "user", content: "Does it carry over?" }];
+      const two = await ask(second.url, followUp);
+      expect(two.status, JSON.stringify(two.body)).toBe(200);
+      expect(two.queryId).toBe(one.queryId);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+      await restarted?.stop();
+    }
+  });
+});

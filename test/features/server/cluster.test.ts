@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
+import { describeWith, REDIS } from "../../helpers/external-programs.js";
+import { freePort, type RedisServer, startRedis } from "../../helpers/redis-server.js";
+import { type Replica, startReplica as startProcess, stopAll } from "../../helpers/replica-process.js";
+import { chatBody, FIXTURE_DOCUMENTS, headers } from "../../helpers/start-stack.js";
+
+const INTERVAL_MS = 100;
+
+/** A replica in front of the test's workspace, polling every INTERVAL_MS. */
+function startReplica(upstream: string, environment: Record<string, string>): Promise<Replica> {
+  return startProcess(upstream, {
+    DEFAULT_WORKSPACE: "acme",
+    POLL_INTERVAL_MIN_MS: String(INTERVAL_MS),
+    POLL_INTERVAL_MAX_MS: String(INTERVAL_MS),
+    CLUSTER_LEASE_MS: "1500",
+    MAX_CONCURRENT_PER_WORKSPACE: "10000",
+    REALTIME: "off",
+    ...environment,
+  });
+}
+
+/** One plain question to a replica: its status, content and query id. */
+async function ask(replica: Replica, content: string) {
+  const response = await fetch(`${replica.url}/v1/chat/completions`, { method: "POST", headers: headers(), body: JSON.stringify(chatBody(content)) });
+  const body = (await response.json()) as { choices?: { message: { content: string } }[] };
+  return { status: response.status, content: body.choices?.[0]?.message.content ?? "", queryId: response.headers.get("service-query-id") };
+}
+
+describeWith(REDIS, "one poller per workspace across replicas", () => {
+  let redis: RedisServer;
+  let workspace: RunningWorkspace;
+  beforeAll(async () => {
+    redis = await startRedis();
+    // Queries take about a second: long enough for many polls while 300 requests wait.
+    workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], apiKeys: ["sk-test-key"], stepDelayMs: 120 });
+  });
+  afterAll(async () => {
+    await workspace?.close();
+    await redis?.stop();
+  });
+
+  /**
+   * While 300 requests wait across three replicas: the first-page list calls the workspace sees
+   * per poll interval, and the largest share of all list calls that one replica made.
+   */
+  async function listCallsPerInterval(environment: Record<string, string>): Promise<{ perInterval: number; largestShare: number }> {
+    const replicas = await Promise.all([0, 1, 2].map(() => startReplica(workspace.url, environment)));
+    try {
+      const calls = workspace.control.calls;
+      const before = calls.list - calls.listWithCursor;
+      const started = performance.now();
+      const results = await Promise.all(Array.from({ length: 300 }, (_, index) => ask(replicas[index % 3] as Replica, index % 2 ? "leave policy" : "password rules")));
+      const elapsed = performance.now() - started;
+      const firstPages = calls.list - calls.listWithCursor - before;
+      expect(results.every((result) => result.status === 200 && /25 days|14 characters/.test(result.content))).toBe(true);
+      const byReplica = await Promise.all(
+        replicas.map(async (replica) => Number(/^adapter_watcher_list_calls_total (\d+)/m.exec(await (await fetch(`${replica.url}/metrics`)).text())?.[1] ?? 0)),
+      );
+      const total = byReplica.reduce((sum, count) => sum + count, 0);
+      return { perInterval: firstPages / (elapsed / INTERVAL_MS), largestShare: Math.max(...byReplica) / total };
+    } finally {
+      await stopAll(replicas);
+    }
+  }
+
+  it("answers 300 waiting requests with about one list call per interval with Redis, about three without", async () => {
+    const prefix = `cluster-test-${process.pid}:`;
+    const shared = await listCallsPerInterval({ REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix });
+    const alone = await listCallsPerInterval({});
+    console.log(
+      `first-page list calls per ${INTERVAL_MS} ms interval, 3 replicas: ${shared.perInterval.toFixed(2)} sharing through Redis ` +
+        `(one replica made ${(shared.largestShare * 100).toFixed(0)}% of them), ${alone.perInterval.toFixed(2)} each alone ` +
+        `(at most ${(alone.largestShare * 100).toFixed(0)}% by one)`,
+    );
+    // About one per interval for the cluster, made by one replica; alone, every replica lists (a
+    // busy machine slows every poll, so the counts per interval vary, but not who makes them).
+    expect(shared.perInterval).toBeLessThan(1.6);
+    expect(shared.largestShare).toBeGreaterThan(0.8);
+    expect(alone.largestShare).toBeLessThan(0.5);
+    // Only hashes of credentials in Redis, and every key expires.
+    for (const key of await redis.client.keys(`${prefix}*`)) {
+      expect(key).not.toContain("sk-test-key");
+      expect(await redis.client.pttl(key)).toBeGreaterThan(0);
+    }
+  }, 60_000);
+
+  it("answers every request once when the lease holder is killed mid-way", async () => {
+    const environment = { REDIS_URL: redis.url, REDIS_KEY_PREFIX: `failover-${process.pid}:` };
+    const replicas = await Promise.all([0, 1, 2].map(() => startReplica(workspace.url, environment)));
+    try {
+      // The first replica to wait holds the lease.
+      const first = replicas[0] as Replica;
+      const holderRequests = Array.from({ length: 5 }, () => ask(first, "leave policy").catch(() => null));
+      await new Promise((resolve) => setTimeout(resolve, 3 * INTERVAL_MS));
+      const leases = await Promise.all(replicas.map(async (replica) => /adapter_cluster_leases_held (\d+)/.exec(await (await fetch(`${replica.url}/metrics`)).text())?.[1]));
+      expect(leases).toEqual(["1", "0", "0"]);
+      const others = replicas.slice(1);
+      const pending = Array.from({ length: 60 }, (_, index) => ask(others[index % 2] as Replica, index % 2 ? "leave policy" : "password rules"));
+      await new Promise((resolve) => setTimeout(resolve, 2 * INTERVAL_MS));
+      first.child.kill("SIGKILL");
+      const results = await Promise.all(pending);
+      await Promise.all(holderRequests);
+      expect(results.map((result) => result.status)).toEqual(Array(60).fill(200));
+      expect(results.every((result) => /25 days|14 characters/.test(result.content))).toBe(true);
+      // Once each: every request its own query, each created once upstream.
+      const ids = results.map((result) => result.queryId);
+      expect(new Set(ids).size).toBe(60);
+      for (const id of ids) expect(workspace.control.creates.filter((create) => create.body.id === id)).toHaveLength(1);
+    } finally {
+      await stopAll(replicas);
+    }
+  }, 60_000);
+
+  it("polls alone at once while Redis is down, says so, and shares again when it is back", async () => {
+    const own = await startRedis({ port: await freePort() });
+    const port = Number(new URL(own.url).port);
+    const environment = { REDIS_URL: own.url, REDIS_KEY_PREFIX: `outage-${process.pid}:` };
+    const replicas = await Promise.all([0, 1].map(() => startReplica(workspace.url, environment)));
+    const metric = async (name: string) =>
+      Promise.all(replicas.map(async (replica) => {
+        const text = await (await fetch(`${replica.url}/metrics`)).text();
+        return [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, "gm"))].reduce((sum, match) => sum + Number(match[1]), 0);
+      }));
+    let restarted: RedisServer | undefined;
+    try {
+      await own.stop();
+      const started = performance.now();
+      const down = await Promise.all(Array.from({ length: 20 }, (_, index) => ask(replicas[index % 2] as Replica, "leave policy")));
+      expect(down.map((result) => result.status)).toEqual(Array(20).fill(200));
+      expect(performance.now() - started).toBeLessThan(5000);
+      expect((await metric("adapter_cluster_fallbacks_total")).every((count) => count > 0)).toBe(true);
+
+      restarted = await startRedis({ port });
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // the clients reconnect
+      const pending = Array.from({ length: 20 }, (_, index) => ask(replicas[index % 2] as Replica, "password rules"));
+      await new Promise((resolve) => setTimeout(resolve, 4 * INTERVAL_MS));
+      const held = await metric("adapter_cluster_leases_held");
+      expect(held.reduce((sum, count) => sum + count, 0)).toBe(1);
+      expect((await Promise.all(pending)).every((result) => result.status === 200)).toBe(true);
+    } finally {
+      await stopAll(replicas);
+      await restarted?.stop();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,136 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../../src/config/config.js";
+
+describe("loadConfig", () => {
+  it("has defaults that run the embedded workspace on localhost:8080", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080,
+      host: "127.0.0.1",
+      workspaceBaseUrl: undefined,
+      maxChoices: 8,
+      modeField: "mode",
+      queryTimeoutMs: { ask: 120_000, reason: 300_000, build: 600_000 },
+    });
+  });
+
+  it("lets QUERY_TIMEOUT_MS set all modes and a mode's own variable win", () => {
+    const config = loadConfig({ QUERY_TIMEOUT_MS: "5000", BUILD_TIMEOUT_MS: "9000" });
+    expect(config.queryTimeoutMs).toEqual({ ask: 5000, reason: 5000, build: 9000 });
+  });
+
+  it("names every bad variable", () => {
+    expect(() =>
+      loadConfig({ PORT: "eighty", MAX_CHOICES: "0", WORKSPACE_BASE_URL: "ftp://x", MODE_FIELD: "a b" }),
+    ).toThrow(/PORT[\s\S]*WORKSPACE_BASE_URL[\s\S]*MAX_CHOICES[\s\S]*MODE_FIELD/);
+    expect(() => loadConfig({ POLL_INTERVAL_MIN_MS: "500", POLL_INTERVAL_MAX_MS: "100" })).toThrow(
+      ConfigError,
+    );
+  });
+
+  it("has no rate limits unless one is set: admission then costs nothing", () => {
+    expect(loadConfig({}).rateLimits).toBeUndefined();
+    expect(loadConfig({ RATE_LIMIT_OVERRIDES: "acme=rpm:off" }).rateLimits).toBeUndefined();
+  });
+
+  it("reads the rate limits and resolves each workspace's overrides over the defaults", () => {
+    const config = loadConfig({
+      RATE_LIMIT_RPM: "60",
+      RATE_LIMIT_CONCURRENT: "4",
+      RATE_LIMIT_OVERRIDES: " acme=rpm:600, tpm:20000 ; lab:eu.1=concurrent:off,rpm:off;",
+    });
+    expect(config.rateLimits).toEqual({
+      defaults: { rpm: 60, concurrent: 4, tpm: null },
+      workspaces: { acme: { rpm: 600, concurrent: 4, tpm: 20000 }, "lab:eu.1": { rpm: null, concurrent: null, tpm: null } },
+      slotTtlMs: 30_000,
+    });
+    // Only an override: the other workspaces are not limited.
+    expect(loadConfig({ RATE_LIMIT_OVERRIDES: "acme=concurrent:2" }).rateLimits?.defaults).toEqual({ rpm: null, concurrent: null, tpm: null });
+  });
+
+  it("stops on a malformed override, naming the entry and what is wrong", () => {
+    const cases: [string, RegExp][] = [
+      ["acme", /'acme': expected <workspace>=<kind>:<value>/],
+      ["=rpm:5", /'=rpm:5': expected <workspace>=/],
+      ["ac me=rpm:5", /'ac me=rpm:5': expected/],
+      ["acme=rpm:5;acme=tpm:9", /'acme=tpm:9': workspace 'acme' is named twice/],
+      ["acme=rps:5", /'acme=rps:5': 'rps:5' is not <kind>:<value> with a kind of rpm, concurrent, tpm/],
+      ["acme=rpm:0", /'acme=rpm:0': 'rpm:0': the value must be a whole number from 1, or off/],
+      ["acme=rpm:1.5", /the value must be a whole number from 1, or off/],
+      ["acme=rpm:5,rpm:6", /'rpm' is set twice/],
+      ["acme=rpm:5:6", /'rpm:5:6' is not <kind>:<value>/],
+      ["acme=", /'' is not <kind>:<value>/],
+    ];
+    for (const [value, message] of cases) {
+      expect(() => loadConfig({ RATE_LIMIT_OVERRIDES: value }), value).toThrow(ConfigError);
+      expect(() => loadConfig({ RATE_LIMIT_OVERRIDES: value }), value).toThrow(message);
+      expect(() => loadConfig({ RATE_LIMIT_OVERRIDES: value }), value).toThrow(/RATE_LIMIT_OVERRIDES/);
+    }
+    expect(() => loadConfig({ RATE_LIMIT_RPM: "0" })).toThrow(/RATE_LIMIT_RPM/);
+    expect(() => loadConfig({ RATE_LIMIT_SLOT_TTL_MS: "10" })).toThrow(/RATE_LIMIT_SLOT_TTL_MS/);
+  });
+
+  it("drops a trailing slash from the upstream URL", () => {
+    expect(loadConfig({ WORKSPACE_BASE_URL: "https://workspace.example.com/api/" }).workspaceBaseUrl).toBe(
+      "https://workspace.example.com/api",
+    );
+  });
+});
+
+describe("the docs", () => {
+  it("show the configuration table written from the config docs (run `npm run docs` after changing them)", async () => {
+    const { readFileSync } = await import("node:fs");
+    const { configurationTable } = await import("../../../src/config/config-docs.js");
+    const page = readFileSync(new URL("../../../docs/configuration.md", import.meta.url), "utf8");
+    expect(page).toContain(`-->\n${configurationTable()}\n<!-- config-table:end -->`);
+  });
+
+  it("show the standard OpenTelemetry variables tracing reads, written from the same list as --help", async () => {
+    const { readFileSync } = await import("node:fs");
+    const { tracingTable } = await import("../../../src/config/config-docs.js");
+    const page = readFileSync(new URL("../../../docs/observability.md", import.meta.url), "utf8");
+    expect(page).toContain(`-->\n${tracingTable()}\n<!-- tracing-table:end -->`);
+    expect(tracingTable()).toContain("| `OTEL_EXPORTER_OTLP_ENDPOINT` | unset (tracing off) |");
+  });
+});
+
+describe("the command line", () => {
+  it("turns flags into environment variables and answers --help and --version", async () => {
+    const { parseCommandLine } = await import("../../../src/config/command-line.js");
+    expect(parseCommandLine(["--port", "9000", "--workspace-base-url=http://127.0.0.1:1"], "1.2.3")).toEqual({
+      kind: "run",
+      environment: { PORT: "9000", WORKSPACE_BASE_URL: "http://127.0.0.1:1" },
+    });
+    const help = parseCommandLine(["--help"], "1.2.3");
+    expect(help).toMatchObject({ kind: "print", exitCode: 0 });
+    expect(help.kind === "print" && help.text).toMatch(/--max-concurrent-per-workspace\s+The same, per workspace/);
+    expect(help.kind === "print" && help.text).toMatch(/Tracing \(OpenTelemetry\) is set by the standard variables alone[^]*\n {2}OTEL_EXPORTER_OTLP_ENDPOINT\n/);
+    expect(parseCommandLine(["-v"], "1.2.3")).toEqual({ kind: "print", text: "1.2.3\n", exitCode: 0 });
+    expect(parseCommandLine(["--nope"], "1.2.3")).toMatchObject({ kind: "print", exitCode: 2 });
+    expect(parseCommandLine(["--port"], "1.2.3")).toMatchObject({ kind: "print", exitCode: 2 });
+    expect(parseCommandLine(["--documents", "./my-folder"], "1.2.3")).toEqual({
+      kind: "run",
+      environment: { EMBEDDED_DOCUMENTS_DIR: "./my-folder" },
+    });
+  });
+
+  it("documents every variable of the schema in --help", async () => {
+    const { parseCommandLine } = await import("../../../src/config/command-line.js");
+    const { environmentSchema } = await import("../../../src/config/config.js");
+    const help = parseCommandLine(["--help"], "1.2.3");
+    for (const name of Object.keys(environmentSchema.shape)) {
+      expect(help.kind === "print" && help.text).toContain(`(${name}`);
+    }
+  });
+
+  it("serves MCP unless MCP=off, and says so in --help", async () => {
+    const { parseCommandLine } = await import("../../../src/config/command-line.js");
+    const { loadConfig, ConfigError } = await import("../../../src/config/config.js");
+    expect(loadConfig({}).mcp).toBe(true);
+    expect(loadConfig({ MCP: "off" }).mcp).toBe(false);
+    expect(() => loadConfig({ MCP: "maybe" })).toThrow(ConfigError);
+    const help = parseCommandLine(["--help"], "1.2.3");
+    expect(help.kind === "print" && help.text).toMatch(/--mcp\s+on serves the workspace as a remote MCP server/);
+    expect(help.kind === "print" && help.text).toMatch(/\/mcp \(MCP tools ask, reason, build, search, fetch;/);
+  });
+});

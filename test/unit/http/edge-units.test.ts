@@ -1,0 +1,161 @@
+import { EventEmitter } from "node:events";
+import type { ServerResponse } from "node:http";
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import { ConcurrencyLimit } from "../../../src/limits/concurrency-limit.js";
+import { inspectJson } from "../../../src/http/inspect-json.js";
+import { Lifecycle } from "../../../src/http/lifecycle.js";
+import { ResponseFacts } from "../../../src/http/request-log.js";
+import { Metrics } from "../../../src/metrics/metrics.js";
+import { ServiceUnavailableError } from "../../../src/errors/adapter-error.js";
+import { loadConfig, type RateLimitSettings } from "../../../src/config/config.js";
+import { admit } from "../../../src/http/admission.js";
+import { MemoryLimitCounters } from "../../../src/limits/limit-counters.js";
+import { RateLimits } from "../../../src/limits/rate-limits.js";
+
+describe("inspectJson", () => {
+  it("finds NUL characters, lone surrogates, forbidden keys and excessive depth, with their paths", () => {
+    const body = JSON.parse('{"messages":[{"content":"a\\u0000b"},{"content":"\\ud800"}],"__proto__":{},"x":[[[[1]]]]}');
+    const types = inspectJson(body, 4).map((issue) => [issue.loc.join("."), issue.type]);
+    expect(types).toEqual(
+      expect.arrayContaining([
+        ["body.messages.0.content", "string_nul"],
+        ["body.messages.1.content", "string_unicode"],
+        ["body.__proto__", "forbidden_key"],
+        ["body.x.0.0.0", "too_deep"],
+      ]),
+    );
+    expect(inspectJson({ model: "ask", messages: [{ role: "user", content: "😀 fine" }] }, 4)).toEqual([]);
+  });
+});
+
+describe("ConcurrencyLimit", () => {
+  it("refuses past the total and per-workspace caps with a 429, and frees a place once per release", () => {
+    const limit = new ConcurrencyLimit(3, 2);
+    const a1 = limit.acquire("a");
+    limit.acquire("a");
+    expect(() => limit.acquire("a")).toThrow(expect.objectContaining({ status: 429, headers: { "retry-after": "1" } }));
+    const b1 = limit.acquire("b");
+    expect(() => limit.acquire("c")).toThrow(expect.objectContaining({ status: 429 }));
+    a1();
+    a1();
+    expect(limit.inFlight).toBe(2);
+    limit.acquire("c");
+    b1();
+    expect(limit.inFlight).toBe(2);
+  });
+});
+
+/** A response that closes when told to, and records what was sent. */
+class FakeResponse extends EventEmitter {
+  statusCode = 200;
+  headers: Record<string, unknown> = {};
+  body = "";
+  writableFinished = false;
+  closed = false;
+  setHeader(name: string, value: unknown) {
+    this.headers[name] = value;
+  }
+  getHeader(name: string) {
+    return this.headers[name];
+  }
+  end(text = "") {
+    this.body += text;
+    this.writableFinished = true;
+  }
+  close() {
+    this.closed = true;
+    this.emit("close");
+  }
+}
+
+describe("admit", () => {
+  const facts = new ResponseFacts(pino({ level: "silent" }), new Metrics({ openStreams: () => 0, waitingQueries: () => 0, pollers: () => 0 }, { processMetrics: false }));
+
+  it("frees the slot as the response's last bytes are written, before 'close', and once", async () => {
+    const counters = new MemoryLimitCounters(60);
+    const settings = loadConfig({ RATE_LIMIT_CONCURRENT: "1", RATE_LIMIT_RPM: "10" }).rateLimits as RateLimitSettings;
+    const options = { limit: new ConcurrencyLimit(10, 10), rateLimits: new RateLimits(settings, counters), facts };
+    const response = new FakeResponse() as unknown as ServerResponse & FakeResponse;
+    const admission = await admit(response, "hash", "acme", true, options);
+    expect(admission.meter.countsTokens).toBe(false);
+    expect(response.headers["x-ratelimit-remaining-requests"]).toBe("9");
+    expect(counters.slotsHeld).toBe(1);
+    await expect(admit(new FakeResponse() as unknown as ServerResponse, "hash", "acme", true, options)).rejects.toThrow(/answers in flight/);
+    response.emit("prefinish");
+    expect(counters.slotsHeld).toBe(0);
+    response.close();
+    expect(counters.slotsHeld).toBe(0);
+    expect(options.limit.inFlight).toBe(1); // the refused request's response never closed
+  });
+
+  it("costs no promise where no limit applies", () => {
+    const options = { limit: new ConcurrencyLimit(10, 10), facts };
+    expect(admit(new FakeResponse() as unknown as ServerResponse, "hash", "acme", true, options)).not.toBeInstanceOf(Promise);
+  });
+});
+
+describe("ResponseFacts", () => {
+  it("runs close callbacks when the response closes, and at once on one already closed (a client gone while its request awaited admission)", () => {
+    const facts = new ResponseFacts(pino({ level: "silent" }), new Metrics({ openStreams: () => 0, waitingQueries: () => 0, pollers: () => 0 }, { processMetrics: false }));
+    const calls: string[] = [];
+    const response = new FakeResponse() as unknown as ServerResponse & FakeResponse;
+    facts.whenClosed(response, () => calls.push("before"));
+    expect(calls).toEqual([]);
+    response.close();
+    expect(calls).toEqual(["before"]);
+    facts.whenClosed(response, () => calls.push("after"));
+    expect(calls).toEqual(["before", "after"]);
+  });
+});
+
+describe("Lifecycle", () => {
+  const facts = new ResponseFacts(pino({ level: "silent" }), new Metrics({ openStreams: () => 0, waitingQueries: () => 0, pollers: () => 0 }, { processMetrics: false }));
+  const response = () => new FakeResponse() as unknown as ServerResponse & FakeResponse;
+
+  it("counts requests until their response closes, and drains at once when none is in flight", async () => {
+    const lifecycle = new Lifecycle(facts);
+    const one = response();
+    expect(lifecycle.admit("/v1/models", one)).toBe(true);
+    expect(lifecycle.activeRequests).toBe(1);
+    one.close();
+    expect(lifecycle.activeRequests).toBe(0);
+    expect(await lifecycle.drain(10_000)).toEqual({ finished: true });
+  });
+
+  it("while draining, refuses new requests with 503 and Connection: close, but answers liveness and readiness", async () => {
+    const lifecycle = new Lifecycle(facts);
+    const inFlight = response();
+    lifecycle.admit("/v1/chat/completions", inFlight);
+    const draining = lifecycle.drain(10_000);
+    const refused = response();
+    expect(lifecycle.admit("/v1/models", refused)).toBe(false);
+    expect(refused.statusCode).toBe(503);
+    expect(refused.headers.connection).toBe("close");
+    expect(JSON.parse(refused.body).error.type).toBe("service_unavailable");
+    expect(lifecycle.admit("/health", response())).toBe(true);
+    // Readiness answers for itself (503 while draining) rather than being refused.
+    const readiness = response();
+    expect(lifecycle.admit("/ready", readiness)).toBe(true);
+    expect(readiness.headers.connection).toBe("close");
+    inFlight.close();
+    // /health is still open: the drain waits for it too, then reports the grace time ran out.
+    expect(await Promise.race([draining, new Promise((resolve) => setTimeout(() => resolve("waiting"), 50))])).toBe("waiting");
+  });
+
+  it("gives up after the grace time, and ends every open stream with its failure", async () => {
+    const lifecycle = new Lifecycle(facts);
+    lifecycle.admit("/v1/chat/completions", response());
+    const ended: unknown[] = [];
+    lifecycle.trackStream({ fail: async (error) => void ended.push(error) });
+    const untrack = lifecycle.trackStream({ fail: async (error) => void ended.push(error) });
+    untrack();
+    expect(lifecycle.openStreams).toBe(1);
+    const started = performance.now();
+    expect(await lifecycle.drain(60)).toEqual({ finished: false });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(55);
+    await lifecycle.endStreams();
+    expect(ended).toEqual([expect.any(ServiceUnavailableError)]);
+    expect(lifecycle.openStreams).toBe(0);
+  });
+});

@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { RequestValidationError } from "../../../src/errors/adapter-error.js";
+import { planQueries } from "../../../src/plan/plan-queries.js";
+
+const ids = () => {
+  let next = 0;
+  return () => `q${(next += 1)}`;
+};
+const options = () => ({ modeField: "mode", newQueryId: ids() });
+
+function issuesOf(run: () => unknown) {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof RequestValidationError) return error.issues;
+    throw error;
+  }
+  throw new Error("expected a 422");
+}
+
+describe("planQueries", () => {
+  it("plans one query per choice, each with a new id, the prompt and the mode", () => {
+    const plan = planQueries({ prompt: "Leave?", mode: "reason", choices: 2 }, options());
+    expect(plan).toEqual({
+      prompt: "Leave?",
+      mode: "reason",
+      continued: false,
+      queries: [
+        { index: 0, queryId: "q1", createBody: { content: "Leave?", id: "q1", mode: "reason" } },
+        { index: 1, queryId: "q2", createBody: { content: "Leave?", id: "q2", mode: "reason" } },
+      ],
+    });
+  });
+
+  it("continues an existing query, and merges extra create fields under the configured mode field", () => {
+    const plan = planQueries(
+      { prompt: "And then?", mode: "ask", choices: 1, continueQueryId: "known", createFields: { follow_up: true } },
+      { modeField: "interaction_mode", newQueryId: ids() },
+    );
+    expect(plan.continued).toBe(true);
+    expect(plan.queries).toEqual([
+      { index: 0, queryId: "known", createBody: { follow_up: true, content: "And then?", id: "known", interaction_mode: "ask" } },
+    ]);
+  });
+
+  it("refuses several choices on a continued query, at the dialect's location", () => {
+    const issues = issuesOf(() =>
+      planQueries({ prompt: "x", mode: "ask", choices: 2, continueQueryId: "known", from: { choices: ["body", "n"], createFields: ["body", "query"] } }, options()),
+    );
+    expect(issues).toEqual([expect.objectContaining({ loc: ["body", "n"], type: "value_error", input: 2 })]);
+  });
+
+  it("refuses create fields the adapter sets itself, every one, rather than overwriting them", () => {
+    const issues = issuesOf(() =>
+      planQueries({ prompt: "x", mode: "ask", choices: 1, createFields: { id: "mine", content: "other", mode: "build", keep: 1 } }, options()),
+    );
+    expect(issues.map((issue) => issue.loc)).toEqual([
+      ["body", "query", "content"],
+      ["body", "query", "id"],
+      ["body", "query", "mode"],
+    ]);
+    expect(issues[0]?.msg).toMatch(/remove it from 'query'/);
+  });
+});
