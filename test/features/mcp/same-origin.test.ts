@@ -47,7 +47,7 @@ describe("same-origin MCP requests", () => {
 
   it("refuses a foreign origin, another port of the same host, and a rebinding name whose Host matches its Origin", async () => {
     const port = new URL(stack.url).port;
-    for (const headers of [
+    for (const headers of <Record<string, string>[]>[
       { origin: "http://evil.example" },
       { origin: `http://127.0.0.1:${Number(port) === 1 ? 2 : 1}` },
       { origin: `https://127.0.0.1:${port}` },
