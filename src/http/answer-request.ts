@@ -7,7 +7,7 @@ import { admit, type AdmissionOptions } from "./admission.js";
 import type { Authenticator, Identity } from "../auth/authenticate.js";
 import type { Config } from "../config/config.js";
 import { type ChatUiTask, taskName } from "../chat-ui-tasks/chat-ui-task.js";
-import type { Conversations } from "../conversations/conversations.js";
+import type { Conversations } from "../continuity/conversations.js";
 import type { ModelChoice } from "../core/model.js";
 import { ClientClosedError, RequestValidationError, toAdapterError } from "../errors/adapter-error.js";
 import type { RateLimits } from "../limits/rate-limits.js";

@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import type { AnswerService } from "../answer/answer-service.js";
 import type { Authenticator } from "../auth/authenticate.js";
 import type { Config } from "../config/config.js";
-import type { Conversations } from "../conversations/conversations.js";
+import type { Conversations } from "../continuity/conversations.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { MethodNotAllowedError, NotFoundError } from "../errors/adapter-error.js";
 import type { RateLimits } from "../limits/rate-limits.js";

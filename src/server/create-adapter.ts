@@ -6,7 +6,7 @@ import type { Config } from "../config/config.js";
 import { describeTopology } from "../config/redis-topology.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { type ConversationStore, FallbackConversationStore, MemoryConversationStore } from "../stores/conversation-store.js";
-import { Conversations } from "../conversations/conversations.js";
+import { Conversations } from "../continuity/conversations.js";
 import { type LimitCounters, MemoryLimitCounters } from "../limits/limit-counters.js";
 import { RateLimits } from "../limits/rate-limits.js";
 import { RedisLimitCounters } from "../limits/redis-limit-counters.js";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../../config/config.js";
-import { conversationIdFrom } from "../../conversations/conversations.js";
+import { conversationIdFrom } from "../../continuity/conversations.js";
 import { type ChatCompletionRequest, chatCompletionRequestSchema } from "../../dialects/chat-completions/chat-request.js";
 import { sourceLinker } from "../../answer/source-links.js";
 import { chatCitationFormat } from "../../dialects/chat-completions/citation-format.js";

@@ -4,7 +4,7 @@ import type { Request, RequestHandler } from "express";
 import type { TokenUsage } from "../../answer/answer-events.js";
 import type { Identity } from "../../auth/authenticate.js";
 import type { Config } from "../../config/config.js";
-import { type ConversationHints, conversationIdFrom } from "../../conversations/conversations.js";
+import { type ConversationHints, conversationIdFrom } from "../../continuity/conversations.js";
 import { ResponseBodyEncoder, type ResponseMeta, ResponseStreamEncoder } from "../../dialects/responses/encode-response.js";
 import { type ReadInput, readInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
 import type { ResponseObject } from "../../dialects/responses/response-object.js";
