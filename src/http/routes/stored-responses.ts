@@ -1,0 +1,127 @@
+import type { Request, RequestHandler } from "express";
+import type { StoredResponses } from "../../continuity/stored-responses.js";
+import { replay } from "../../dialects/responses/stored-value.js";
+import { RequestValidationError } from "../../errors/adapter-error.js";
+import type { AnswerRouteOptions } from "../answer-request.js";
+import { errorResponse } from "../openapi.js";
+import type { Route } from "../route-table.js";
+import { SseWriter } from "../sse-writer.js";
+
+/** What the stored-response routes need. */
+export interface StoredResponseRouteOptions extends Pick<AnswerRouteOptions, "authenticate" | "facts" | "sweeps"> {
+  config: { sseKeepAliveMs: number };
+  stored: StoredResponses;
+}
+
+/**
+ * The stored responses of the Responses API (docs/responses-api.md): retrieve (with `stream=true`
+ * its events replayed through the same SSE writer as a live answer, after `starting_after`),
+ * delete, and list the input items. Only the credential that created one sees it, and only in the
+ * workspace the request names (if it names one).
+ */
+export function storedResponseRoutes(options: StoredResponseRouteOptions): Route[] {
+  const { stored } = options;
+  const sweep = options.sweeps.of(options.config.sseKeepAliveMs);
+  const requestWorkspace = (request: Request): string | undefined => {
+    const header = request.headers["service-workspace"];
+    return typeof header === "string" && header !== "" ? header : undefined;
+  };
+  const storedOf = (request: Request) =>
+    stored.visible((request.params as { id: string }).id, options.authenticate(request).principal, requestWorkspace(request), "response_id");
+
+  const retrieve: RequestHandler = async (request, response) => {
+    const { value } = await storedOf(request);
+    if (request.query.stream !== "true") {
+      response.json(value.response);
+      return;
+    }
+    const after = request.query.starting_after === undefined ? -1 : Number(request.query.starting_after);
+    if (!Number.isInteger(after) || after < -1) {
+      throw new RequestValidationError([{ loc: ["query", "starting_after"], msg: "Input should be a valid integer", type: "int_parsing", input: request.query.starting_after }]);
+    }
+    const writer = new SseWriter(response, sweep, options.facts, () => []);
+    writer.open();
+    for (const frame of replay(value)) {
+      if ((frame.data as { sequence_number: number }).sequence_number > after) await writer.send(frame);
+    }
+    writer.end();
+  };
+
+  const remove: RequestHandler = async (request, response) => {
+    const { entry } = await storedOf(request);
+    await stored.delete(entry.id);
+    response.json({ id: entry.id, object: "response", deleted: true });
+  };
+
+  const inputItems: RequestHandler = async (request, response) => {
+    const { value } = await storedOf(request);
+    const page = readListQuery(request);
+    const items = [...value.input];
+    if (page.order === "desc") items.reverse();
+    const start = page.after === undefined ? 0 : items.findIndex((item) => item.id === page.after) + 1;
+    if (page.after !== undefined && start === 0) {
+      throw new RequestValidationError([{ loc: ["query", "after"], msg: "No input item with this id", type: "value_error", input: page.after }]);
+    }
+    const data = items.slice(start, start + page.limit);
+    response.json({ object: "list", data, first_id: data[0]?.id ?? "", last_id: data.at(-1)?.id ?? "", has_more: start + page.limit < items.length });
+  };
+
+  const bearer = [{ bearer: [] }];
+  const idParameter = { name: "id", in: "path", required: true, schema: { type: "string" } };
+  return [
+    {
+      method: "GET",
+      path: "/v1/responses/{id}",
+      handler: { express: retrieve },
+      operation: {
+        summary: "A stored response; with `stream=true`, its events replayed (after `starting_after`)",
+        security: bearer,
+        parameters: [idParameter, { name: "stream", in: "query", schema: { type: "boolean" } }, { name: "starting_after", in: "query", schema: { type: "integer" } }],
+        responses: {
+          "200": { description: "The response", content: { "application/json": { schema: { $ref: "#/components/schemas/Response" } } } },
+          "404": errorResponse("No such response for this credential and workspace"),
+        },
+      },
+    },
+    {
+      method: "DELETE",
+      path: "/v1/responses/{id}",
+      handler: { express: remove },
+      operation: {
+        summary: "Deletes a stored response",
+        security: bearer,
+        parameters: [idParameter],
+        responses: { "200": { description: "`{id, object: \"response\", deleted: true}`" }, "404": errorResponse("No such response") },
+      },
+    },
+    {
+      method: "GET",
+      path: "/v1/responses/{id}/input_items",
+      handler: { express: inputItems },
+      operation: {
+        summary: "The input items of a stored response, as OpenAI's list (`order`, `after`, `limit`)",
+        security: bearer,
+        parameters: [
+          idParameter,
+          { name: "order", in: "query", schema: { type: "string", enum: ["asc", "desc"] } },
+          { name: "after", in: "query", schema: { type: "string" } },
+          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 100 } },
+        ],
+        responses: { "200": { description: "A list of items" }, "404": errorResponse("No such response") },
+      },
+    },
+  ];
+}
+
+/** `order` (default desc), `after` and `limit` (1 to 100, default 20) of an input-items list; a 422 otherwise. */
+function readListQuery(request: Request): { order: "asc" | "desc"; after: string | undefined; limit: number } {
+  const { order = "desc", after, limit = "20" } = request.query as Record<string, string | undefined>;
+  const issues = [];
+  if (order !== "asc" && order !== "desc") issues.push({ loc: ["query", "order"], msg: "Input should be 'asc' or 'desc'", type: "enum", input: order });
+  const size = Number(limit);
+  if (!Number.isInteger(size) || size < 1 || size > 100) {
+    issues.push({ loc: ["query", "limit"], msg: "Input should be an integer from 1 to 100", type: "int_range", input: limit });
+  }
+  if (issues.length > 0) throw new RequestValidationError(issues);
+  return { order: order as "asc" | "desc", after, limit: size };
+}
