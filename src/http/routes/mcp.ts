@@ -7,19 +7,18 @@ import { type SourceLinker, sourceLinker } from "../../answer/source-links.js";
 import type { Config } from "../../config/config.js";
 import type { DocumentReader } from "../../core/document-reader.js";
 import type { Mode } from "../../core/modes.js";
-import { AnswerToolEncoder, fetchResult, searchResult, toolError } from "../../dialects/mcp/encode-tool-result.js";
-import { readSourceId } from "../../dialects/mcp/source-ids.js";
-import { type AnswerToolInput, listedTools, TOOL_NAMES, TOOLS } from "../../dialects/mcp/tool-definitions.js";
-import { ToolProgress } from "../../dialects/mcp/tool-progress.js";
+import { AnswerToolEncoder, searchResult, toolError } from "../../dialects/mcp/encode-tool-result.js";
+import { type AnswerToolInput, instructionsFor, listedTools, workspaceCall } from "../../dialects/mcp/tool-definitions.js";
 import { type AdapterError, ClientClosedError, toAdapterError } from "../../errors/adapter-error.js";
-import { AnswerRunner, collect, type ProgressSink, type UsageMeter } from "../answer-runner.js";
+import { AnswerRunner, collect, type UsageMeter } from "../answer-runner.js";
+import { fetchTool } from "../mcp/fetch-tool.js";
+import { progressSink } from "../mcp/progress-sink.js";
+import { mcpOperation } from "./answer-operations.js";
 import { sendJsonRpcError } from "../error-response.js";
 import type { McpEndpoint, McpExchange } from "../mcp/mcp-endpoint.js";
 import type { ToolCall } from "../mcp/tool-server.js";
-import { errorResponse, workspaceHeader } from "../openapi.js";
 import { abortWhenClientLeaves } from "../request-body.js";
 import type { Route } from "../route-table.js";
-import type { Beating } from "../sse-writer.js";
 
 /** What the MCP route needs. */
 export interface McpRouteOptions extends AnswerRouteOptions {
@@ -109,7 +108,7 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
   /** Runs one valid tool call: where a tool call starts and ends. Never throws: a failure is a tool error. */
   async function runTool(call: ToolCall, exchange: ToolExchange): Promise<CallToolResult> {
     Object.assign(facts.of(exchange.response), { tool: call.tool.name });
-    if (call.tool.name === "fetch") return fetchTool((call.arguments as { id: string }).id, exchange);
+    if (call.tool.name === "fetch") return fetchTool((call.arguments as { id: string }).id, exchange.workspace, exchange.links, options.documents);
     const search = call.tool.name === "search";
     const input = search ? { question: (call.arguments as { query: string }).query } : (call.arguments as AnswerToolInput);
     const answered = await answerTool(call.tool.mode as Mode, input, call, exchange);
@@ -142,16 +141,10 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
     });
     try {
       const { identity, workspace, admission, response } = exchange;
-      const order = {
-        response,
-        identity,
-        workspace,
-        meter: admission,
-        input: { prompt: input.question, mode, choices: 1, continueQueryId: input.query_id ?? null },
-        trace: { operation: "execute_tool", tool: call.tool.name, model: mode, stream: false } as const,
-        controller,
-      };
-      const progress = call.progressToken === undefined ? undefined : progressOf(call, call.progressToken, mode);
+      const plan = { prompt: input.question, mode, choices: 1, continueQueryId: input.query_id ?? null };
+      const trace = { operation: "execute_tool", tool: call.tool.name, model: mode, stream: false } as const;
+      const order = { response, identity, workspace, meter: admission, input: plan, trace, controller };
+      const progress = call.progressToken === undefined ? undefined : progressSink(call, call.progressToken, mode, sweep);
       const delivery = collect(new AnswerToolEncoder(mode, exchange.links), { progress, shutdown: () => shutdown });
       return await runner.run(order, () => ({ delivery }));
     } catch (error) {
@@ -165,104 +158,9 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
     }
   }
 
-  /** The progress notifications of a call that asked for them: the query started, each step, a sign of life after a silence. */
-  function progressOf(call: ToolCall, token: string | number, mode: Mode): ProgressSink {
-    const progress = new ToolProgress(token);
-    const started = performance.now();
-    const waiting: Beating = {
-      lastWrite: started,
-      beat: (now) => {
-        waiting.lastWrite = now;
-        void call.notify(progress.waiting(now - started)).catch(() => undefined);
-      },
-    };
-    return {
-      started: async (queryId) => {
-        await call.notify(progress.started(queryId, mode)).catch(() => undefined);
-        waiting.lastWrite = performance.now();
-        sweep.add(waiting);
-      },
-      event: async (event) => {
-        for (const params of progress.of(event)) {
-          waiting.lastWrite = performance.now();
-          await call.notify(params).catch(() => undefined);
-        }
-      },
-      done: () => sweep.remove(waiting),
-    };
-  }
-
-  /** `fetch`: what the adapter knows of a source `search` returned (docs/architecture.md#mcp-tools). */
-  async function fetchTool(id: string, exchange: ToolExchange): Promise<CallToolResult> {
-    const reference = readSourceId(id);
-    if (!reference) return toolError(`'${id}' is not an id that search returned: call search, then fetch one of its results' ids`);
-    if (reference.workspace !== exchange.workspace) {
-      return toolError(`The result '${id}' comes from workspace '${reference.workspace}', not '${exchange.workspace}': search this workspace first`);
-    }
-    let document = null;
-    if (options.documents && reference.filename) {
-      document = await options.documents(reference.filename).catch(() => null);
-      if (!document) return toolError(`No document '${reference.filename}' in workspace '${exchange.workspace}'`);
-    }
-    return fetchResult(id, reference, document, exchange.links(reference).url);
-  }
-
   const handler = { fast: answerHandler(handle, options) };
-  const operation = (summary: string, parameters: unknown[]) => ({
-    summary,
-    description: `Streamable HTTP (stateless; JSON-RPC 2.0 in, JSON or server-sent events out) for MCP protocol revisions 2025-06-18, 2025-11-25 and 2026-07-28. Tools: ${TOOL_NAMES.join(", ")} (listed with their schemas under \`x-mcp-tools\`). A failed query, a deadline or an upstream fault is a tool result with \`isError: true\`; an unknown tool, a malformed or oversized body are JSON-RPC errors.`,
-    security: [{ bearer: [] }],
-    parameters: [
-      workspaceHeader,
-      ...parameters,
-      { name: "MCP-Protocol-Version", in: "header", required: false, schema: { type: "string" }, description: "The revision the client speaks (every request after `initialize`; every request in 2026-07-28)" },
-    ],
-    requestBody: { required: true, content: { "application/json": { schema: { type: "object", description: "One JSON-RPC 2.0 message of the Model Context Protocol" } } } },
-    responses: {
-      "200": {
-        description: "The JSON-RPC response, as JSON or (when progress is sent first) an SSE stream ending with it",
-        content: { "application/json": { schema: { type: "object" } }, "text/event-stream": { schema: { type: "string" } } },
-      },
-      "202": { description: "A notification, accepted" },
-      "400": { description: "A JSON-RPC error: the body is not JSON (-32700), not a JSON-RPC message, or nested too deep (-32600), or the revision is not served" },
-      "401": errorResponse("No bearer credential, or one the deployment does not accept (with `WWW-Authenticate: Bearer`)"),
-      "403": errorResponse("A browser `Origin` that `CORS_ORIGINS` does not list"),
-      "405": errorResponse("GET or DELETE: the endpoint is stateless (no standalone stream, no session to end)"),
-      "413": { description: "A JSON-RPC error (-32600): the body is larger than the limit" },
-      "415": { description: "A JSON-RPC error (-32600): the body is not declared as JSON" },
-      "422": errorResponse("No workspace: neither a `Service-Workspace` header, nor `/mcp/{workspace}`, nor a default"),
-      "429": errorResponse("Too many requests in flight here; or a tool call that starts an answer over the key's rate limits (`retry-after`, and a JSON-RPC error naming the call)"),
-    },
-    "x-mcp-tools": tools,
-  });
   return [
-    { method: "POST", path: "/mcp", handler, operation: operation("The workspace as a remote MCP server (tools)", []) },
-    {
-      method: "POST",
-      path: "/mcp/{workspace}",
-      handler,
-      operation: operation("The same MCP server, for one workspace named in the path (for clients that can set only a URL and one header)", [
-        { name: "workspace", in: "path", required: true, schema: { type: "string" }, description: "Workspace id (the `Service-Workspace` header wins when both are sent)" },
-      ]),
-    },
+    { method: "POST", path: "/mcp", handler, operation: mcpOperation(false, tools) },
+    { method: "POST", path: "/mcp/{workspace}", handler, operation: mcpOperation(true, tools) },
   ];
-}
-
-/** A `tools/call` (with an id: not a notification) of a tool that asks the workspace (its definition has a `mode`), or undefined. */
-function workspaceCall(body: unknown): { id: string | number } | undefined {
-  const message = body as { method?: unknown; id?: unknown; params?: { name?: unknown } } | null;
-  if (typeof message !== "object" || message === null || message.method !== "tools/call") return undefined;
-  const { name } = message.params ?? {};
-  const tool = TOOLS.find((definition) => definition.name === name);
-  if (!tool || tool.mode === null) return undefined;
-  return typeof message.id === "string" || typeof message.id === "number" ? { id: message.id } : undefined;
-}
-
-/** What `initialize` (or `server/discover`) tells the client about the tools, for its model. */
-function instructionsFor(workspace: string): string {
-  return (
-    `Tools over the documents of workspace '${workspace}' (a Workspace Knowledge Service). ` +
-    "ask: a short grounded answer; reason: a thorough one (slower); build: a document. Each answer cites numbered sources " +
-    "and gives a query_id to continue with. search and fetch follow OpenAI's connector convention."
-  );
 }
