@@ -95,16 +95,23 @@ export class StoredResponses {
     return this.options.store.delete(id);
   }
 
-  /** A store lookup, its value parsed; the store failing is a 503 (`ContinuationUnavailableError`). */
-  private async lookup(find: () => Promise<StoredEntry | null>, what: string): Promise<StoredResponse | null> {
-    let entry: StoredEntry | null;
+  /**
+   * A lookup in a store of responses (this one, or background responses' records). The store failing
+   * is not "not found": it is a 503 to retry (`ContinuationUnavailableError`).
+   */
+  async read<T>(find: () => Promise<T | null>, what: string): Promise<T | null> {
     try {
-      entry = await find();
+      return await find();
     } catch (error) {
       this.options.logger.warn({ err: { message: (error as Error).message } }, "response store lookup failed: the request is refused");
       this.options.onRefused?.();
       throw new ContinuationUnavailableError(`The stored response ${what}`, "response_store_unavailable", error);
     }
+  }
+
+  /** A store lookup, its value parsed. */
+  private async lookup(find: () => Promise<StoredEntry | null>, what: string): Promise<StoredResponse | null> {
+    const entry = await this.read(find, what);
     if (!entry) return null;
     const parsed = storedValueSchema.safeParse(entry.value);
     if (!parsed.success) {

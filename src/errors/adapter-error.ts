@@ -98,6 +98,17 @@ export class UnsupportedParameterError extends AdapterError {
   }
 }
 
+/**
+ * 400: a valid request the API cannot carry out as asked (docs/responses-api.md#background-mode):
+ * `background` without `store`, cancelling a response that finished, resuming a stream past its end,
+ * `conversation` beside `previous_response_id`. OpenAI's status and shape; `param` names the field.
+ */
+export class InvalidRequestError extends AdapterError {
+  constructor(message: string, options: AdapterErrorOptions = {}) {
+    super(400, "invalid_request_error", message, options);
+  }
+}
+
 /** 405: a known path asked with a method it does not answer; `Allow` lists the ones it does. */
 export class MethodNotAllowedError extends AdapterError {
   constructor(method: string, path: string, allowed: readonly string[]) {

@@ -10,6 +10,8 @@ import { MethodNotAllowedError, NotFoundError } from "../errors/adapter-error.js
 import type { RateLimits } from "../limits/rate-limits.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { ResponseStore } from "../stores/response-store.js";
+import type { BackgroundResponses } from "../continuity/background-responses.js";
+import type { BackgroundStore } from "../continuity/background-store.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import type { Clock } from "../util/clock.js";
 import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
@@ -59,6 +61,9 @@ export interface AppDependencies {
   authenticate: Authenticator;
   conversations: Conversations;
   responses: ResponseStore;
+  /** Background responses (docs/responses-api.md#background-mode): the runner and the store of their records and event logs. */
+  background: BackgroundResponses;
+  backgroundRecords: BackgroundStore;
   /** Resolves when the shared store answers again after an outage (with Redis). */
   storeAnswersAgain?: () => Promise<void>;
   clock: Clock;

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { RequestListener } from "node:http";
 import type { Logger } from "pino";
 import { createAuthenticator } from "../auth/authenticate.js";
@@ -17,6 +18,9 @@ import { RedisPollSharing } from "../stores/redis-poll-sharing.js";
 import { RedisResponseStore } from "../stores/redis-response-store.js";
 import { FallbackResponseStore, MemoryResponseStore, type ResponseStore } from "../stores/response-store.js";
 import { createApp } from "../http/app.js";
+import { BackgroundResponses } from "../continuity/background-responses.js";
+import { type BackgroundStore, MemoryBackgroundStore } from "../continuity/background-store.js";
+import { RedisBackgroundStore } from "../continuity/redis-background-store.js";
 import { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import { Lifecycle } from "../http/lifecycle.js";
 import { ResponseFacts } from "../http/request-log.js";
@@ -31,6 +35,11 @@ import type { Tracing } from "../telemetry/tracing.js";
 import { type Clock, systemClock } from "../util/clock.js";
 import { createLogger } from "../util/create-logger.js";
 import { packageVersion } from "../util/package-info.js";
+
+/** How long a replica's lease on a background answer lasts (renewed at a third): past it, another replica takes the answer over. */
+const BACKGROUND_LEASE_MS = 3000;
+/** How often a follower of a background response looks for events another replica appended. */
+const BACKGROUND_FOLLOW_POLL_MS = 100;
 
 /** Bound on a rate-limit command: past it, an admission counts in process rather than wait. */
 const LIMITS_COMMAND_TIMEOUT_MS = 250;
@@ -229,8 +238,23 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     (redis
       ? new FallbackResponseStore(new RedisResponseStore(redis, config.redisKeyPrefix), responseMemory())
       : responseMemory());
+  // docs/responses-api.md#background-mode: records and event logs in Redis when there is one, so that any replica follows and cancels.
+  const backgroundRecords: BackgroundStore = redis
+    ? new RedisBackgroundStore(redis, (id, part) => `${config.redisKeyPrefix}background:{${id}}:${part}`)
+    : new MemoryBackgroundStore(config.responsesMaxEntries, () => clock.now());
+  const background = new BackgroundResponses({
+    store: backgroundRecords,
+    clock,
+    logger,
+    ttlSeconds: config.responsesTtlSeconds,
+    replica: `replica-${randomUUID()}`,
+    leaseMs: BACKGROUND_LEASE_MS,
+    followPollMs: BACKGROUND_FOLLOW_POLL_MS,
+  });
   const app = createApp({
     config,
+    background,
+    backgroundRecords,
     answers,
     client,
     logger,

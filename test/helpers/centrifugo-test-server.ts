@@ -53,6 +53,8 @@ export class CentrifugoTestServer {
   readonly commands: string[] = [];
   /** Connections accepted over the server's life. */
   accepted = 0;
+  /** Pongs received (a client's answers to the server's pings). */
+  pongs = 0;
 
   private constructor(private readonly options: TestServerOptions) {
     this.http = createServer((_request, response) => response.writeHead(404).end());
@@ -143,7 +145,10 @@ export class CentrifugoTestServer {
 
   private handle(peer: Peer, command: Record<string, unknown>): void {
     const id = command.id as number | undefined;
-    if (!id) return; // a pong
+    if (!id) {
+      this.pongs += 1; // a pong
+      return;
+    }
     const method = Object.keys(command).find((key) => key !== "id") ?? "";
     this.commands.push(method);
     if (method === "connect") {

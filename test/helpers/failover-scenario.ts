@@ -1,6 +1,7 @@
 import { expect } from "vitest";
 import type { RunningWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
 import { API_KEY, headers, type RunningAdapter } from "./start-stack.js";
+import { waitFor } from "./wait-for.js";
 
 /** What the failover suites (Redis Cluster, Sentinel) run against: three replicas sharing one Redis. */
 export interface SharedRedisReplicas {
@@ -147,9 +148,14 @@ export async function expectAnsweredThroughFailover(
   expect(baseline.map((result) => result.status)).toEqual(Array(count).fill(200));
 
   const pending = round();
-  // Every replica is waiting and one of them holds the lease before the failure.
-  await new Promise((resolve) => setTimeout(resolve, 600));
-  expect((await metricSum(replicas, "adapter_cluster_leases_held")).reduce((sum, held) => sum + held, 0)).toBe(1);
+  // Every replica is waiting and one of them holds the lease before the failure (waited for: a busy
+  // machine takes longer to get there, and the answers take a second or more).
+  await waitFor(
+    async () =>
+      replicas.every((replica) => replica.adapter.watcher.waitingQueries > 0) &&
+      (await metricSum(replicas, "adapter_cluster_leases_held")).reduce((sum, held) => sum + held, 0) === 1,
+    "every replica waiting, and one lease held",
+  );
   const receivedBefore = await metricSum(replicas, "adapter_cluster_snapshots_received_total");
   const failedAt = performance.now();
   await fail();
@@ -168,7 +174,7 @@ export async function expectAnsweredThroughFailover(
   const batches: Promise<{ status: number }[]>[] = [];
   let inFlight: Promise<unknown> | null = null;
   let sharingAgainMs = Number.NaN;
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 30_000; // generous: a failover on a busy machine takes seconds
   let last = "";
   while (Date.now() < deadline) {
     if (!inFlight) {

@@ -116,11 +116,17 @@ function outputOf(meta: ResponseMeta, state: ResponseState): OutputItem[] {
   return state.order.map((kind) => (kind === "reasoning" ? reasoningItem(meta, state) : messageItem(meta, state)));
 }
 
-/** The response object of a state: `in_progress` with what is known, or finished with its usage. */
+/** How a response ended: completed with its usage, failed with its error, or cancelled by its caller. */
+export type ResponseEnd =
+  | { status: "completed"; usage: TokenUsage; at: number }
+  | { status: "failed"; error: AdapterError; at: number }
+  | { status: "cancelled"; at: number };
+
+/** The response object of a state: `in_progress` with what is known, or ended (completed with its usage, failed, cancelled). */
 export function responseOf(
   meta: ResponseMeta,
   state: ResponseState | null,
-  end: { status: "completed"; usage: TokenUsage; at: number } | { status: "failed"; error: AdapterError; at: number } | null,
+  end: ResponseEnd | null,
 ): ResponseObject {
   return {
     id: meta.id,
@@ -147,6 +153,7 @@ export function responseOf(
     metadata: meta.metadata,
     ...(end?.status === "completed" ? { usage: responseUsage(end.usage) } : {}),
     ...(meta.user === null ? {} : { user: meta.user }),
+    ...(meta.background ? { background: true } : {}),
   };
 }
 
@@ -172,6 +179,11 @@ abstract class ResponseEncoding {
   get answer(): Pick<ResponseState, "reasoning" | "text" | "citations" | "sources"> {
     const { reasoning, text, citations, sources } = this.state;
     return { reasoning, text, citations, sources };
+  }
+
+  /** The response as it stands: in progress with what was sent so far, or ended without completing (failed, cancelled). */
+  current(end: Exclude<ResponseEnd, { status: "completed" }> | null = null): ResponseObject {
+    return responseOf(this.meta, this.state, end);
   }
 
   protected complete(usage: TokenUsage): ResponseObject {

@@ -23,6 +23,8 @@ export const responseMetaSchema = z.object({
   tools: z.array(z.unknown()),
   toolChoice: z.unknown(),
   reasoning: z.object({ effort: z.string().nullable(), summary: z.string().nullable() }),
+  /** Echoed as `background: true` when the request ran in the background (docs/responses-api.md#background-mode). */
+  background: z.boolean().optional(),
 });
 /** What a response echoes of its request, and its identity. */
 export type ResponseMeta = z.infer<typeof responseMetaSchema>;

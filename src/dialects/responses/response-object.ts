@@ -91,6 +91,8 @@ export const responseObjectSchema = z.object({
   /** Echoed when the request gave one. */
   user: z.string().optional(),
   metadata: z.record(z.string(), z.string()),
+  /** `true` for a response run in the background. */
+  background: z.boolean().optional(),
 });
 /** A response object. */
 export type ResponseObject = z.infer<typeof responseObjectSchema>;

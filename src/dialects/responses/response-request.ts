@@ -39,6 +39,8 @@ export function responseRequestSchema(options: { maxMessages: number }) {
     previous_response_id: z.string().regex(RESPONSE_ID, "String should be a response id ('resp_…')").nullish(),
     store: z.boolean().nullish(),
     stream: z.boolean().nullish(),
+    /** Answer at once and run in the background (needs `store`; docs/responses-api.md#background-mode). */
+    background: z.boolean().nullish(),
     metadata: metadataSchema.nullish(),
     temperature: z.number().nullish(),
     top_p: z.number().nullish(),

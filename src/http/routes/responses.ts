@@ -12,7 +12,11 @@ import { asksResponseJson, forcesResponseToolCall, unsupportedResponseParameters
 import type { ResponseStore } from "../../stores/response-store.js";
 import type { RetryOutcome } from "../../util/retry-briefly.js";
 import { admitLocalTask, admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest } from "../answer-request.js";
-import { AnswerRunner, json, sse } from "../answer-runner.js";
+import { AnswerRunner, type Delivery, json, sse } from "../answer-runner.js";
+import { sendBackground, streamBackground } from "../background-delivery.js";
+import type { BackgroundResponses } from "../../continuity/background-responses.js";
+import type { BackgroundStore } from "../../continuity/background-store.js";
+import { InvalidRequestError } from "../../errors/adapter-error.js";
 import type { ChatUiHousekeeping } from "../chat-ui-housekeeping.js";
 import type { Route } from "../route-table.js";
 import { type ParameterPolicy, refuseUnsupported } from "../unsupported-parameters.js";
@@ -30,6 +34,10 @@ export interface ResponsesRouteOptions extends AnswerRouteOptions {
   onStoreRefused?: (() => void) | undefined;
   /** Resolves when the store answers again after an outage: a failed write's cue to retry at once. */
   storeAnswersAgain?: (() => Promise<void>) | undefined;
+  /** Background responses: their records and event logs, in process or shared (docs/responses-api.md#background-mode). */
+  background: BackgroundResponses;
+  /** Where background responses' records live (looked up by retrieve, cancel, delete). */
+  backgroundRecords: Pick<BackgroundStore, "get" | "size" | "delete">;
   /** Chat UIs' housekeeping, answered before planning (docs/chat-ui-tasks.md). */
   housekeeping: ChatUiHousekeeping;
   /** What becomes of parameters the workspace cannot honour (`LENIENT_PARAMETERS`). */
@@ -62,6 +70,10 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
 
   async function create(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const valid = await readAnswerRequest(request, schema, options);
+    const background = valid.body.background === true;
+    if (background && valid.body.store === false) {
+      throw new InvalidRequestError("Background mode requires store: true (a background response is retrieved later by its id)", { param: "background", code: "invalid_value" });
+    }
     const id = newResponseId();
     const input = readInput(valid.body.input, id);
     // `instructions` is where a UI's system prompt travels on this API: part of the frame.
@@ -92,11 +104,19 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const from = { choices: ["body"], createFields: ["body", "query"] };
     const plan = { prompt: input.prompt, mode: model.mode, choices: 1, continueQueryId, createFields: body.query, from };
     const trace = { operation: "chat", model: body.model, stream: body.stream === true } as const;
-    const meta = metaOf(id, body, seconds(), previous?.entry.id ?? null);
-    const encoder = body.stream ? new ResponseStreamEncoder(meta, seconds) : new ResponseBodyEncoder(meta, seconds);
+    const meta = { ...metaOf(id, body, seconds(), previous?.entry.id ?? null), ...(background ? { background: true } : {}) };
+    const encoder = body.stream || background ? new ResponseStreamEncoder(meta, seconds) : new ResponseBodyEncoder(meta, seconds);
     const promptIndex = input.messages.findLastIndex((message) => message.role === "user");
-    await runner.run<unknown>({ response, identity, workspace, meter: admission, input: plan, trace }, ([queryId = ""]) => ({
-      delivery: encoder instanceof ResponseStreamEncoder ? sse(encoder, sweep) : json(encoder),
+    // A background answer is not the client's to stop by leaving: only a cancel stops it.
+    const controller = new AbortController();
+    const answerController = background ? controller : undefined;
+    const order = { response, identity, workspace, meter: admission, input: plan, trace, controller: answerController };
+    const deliveryOf = (queryId: string): Delivery<unknown> => {
+      if (encoder instanceof ResponseBodyEncoder) return json(encoder);
+      return background ? backgroundDelivery(encoder, queryId) : sse(encoder, sweep);
+    };
+    await runner.run(order, ([queryId = ""]) => ({
+      delivery: deliveryOf(queryId),
       respondedAs: id,
       remember: async (sent) => {
         const turn = options.conversations.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId });
@@ -107,6 +127,28 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
         await Promise.all([turn, stored.put({ id, principal, workspace, queryId, itemIds }, value)]);
       },
     }));
+
+    /**
+     * The background delivery (docs/responses-api.md#background-mode): the stream encoder's frames go
+     * to the event log any replica follows; the client gets the response in progress at once, or
+     * follows the log when it asked for a stream.
+     */
+    function backgroundDelivery(streamEncoder: ResponseStreamEncoder, queryId: string): Delivery<void> {
+      return {
+        reportsUsage: true,
+        namesQueries: true,
+        async deliver(run, context) {
+          const resume = { meta, mode: model.mode };
+          const record = { id, principal, workspace, queryId, response: streamEncoder.current(null), resume };
+          const answer = { ...run.answer, usage: run.usage };
+          const beforeEnd = run.remember ?? (async () => undefined);
+          const job = { record, answer, encoder: streamEncoder, controller, beforeEnd, release: () => undefined };
+          await options.background.start(job);
+          if (body.stream) await streamBackground(response, options.background, id, -1, { ...context, sweep });
+          else sendBackground(response, record.response);
+        },
+      };
+    }
   }
 
   return [

@@ -1,16 +1,24 @@
 import type { Request, RequestHandler } from "express";
 import type { StoredResponses } from "../../continuity/stored-responses.js";
 import { replay } from "../../dialects/responses/stored-value.js";
-import { RequestValidationError } from "../../errors/adapter-error.js";
+import { InvalidRequestError, RequestValidationError } from "../../errors/adapter-error.js";
+import type { BackgroundResponses } from "../../continuity/background-responses.js";
+import type { BackgroundRecord, BackgroundStore } from "../../continuity/background-store.js";
+import { RESPONSE_ID } from "../../dialects/responses/response-request.js";
+import { readStartingAfter, sendBackground, streamBackground } from "../background-delivery.js";
 import type { AnswerRouteOptions } from "../answer-request.js";
 import { errorResponse } from "../openapi.js";
 import type { Route } from "../route-table.js";
 import { SseWriter } from "../sse-writer.js";
 
 /** What the stored-response routes need. */
-export interface StoredResponseRouteOptions extends Pick<AnswerRouteOptions, "authenticate" | "facts" | "sweeps"> {
+export interface StoredResponseRouteOptions extends Pick<AnswerRouteOptions, "authenticate" | "facts" | "sweeps" | "lifecycle" | "logger"> {
   config: { sseKeepAliveMs: number };
   stored: StoredResponses;
+  /** Background responses: their records and event logs, in process or shared (docs/responses-api.md#background-mode). */
+  background: BackgroundResponses;
+  /** Where background responses' records live (looked up by retrieve, cancel, delete). */
+  backgroundRecords: Pick<BackgroundStore, "get" | "size" | "delete">;
 }
 
 /**
@@ -28,17 +36,42 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
   };
   const storedOf = (request: Request) =>
     stored.visible((request.params as { id: string }).id, options.authenticate(request).principal, requestWorkspace(request), "response_id");
+  const streamContext = { sweep, facts: options.facts, lifecycle: options.lifecycle, logger: options.logger };
+
+  /** A background response this caller may see (the same rule as stored responses'), or null when there is none of that id. */
+  const backgroundOf = async (request: Request): Promise<BackgroundRecord | null> => {
+    const { id } = request.params as { id: string };
+    const { principal } = options.authenticate(request);
+    const workspace = requestWorkspace(request);
+    const record = RESPONSE_ID.test(id) ? await stored.read(() => options.backgroundRecords.get(id), `'${id}'`) : null;
+    const mine = record && record.principal === principal && (workspace === undefined || record.workspace === workspace);
+    return mine ? record : null;
+  };
 
   const retrieve: RequestHandler = async (request, response) => {
+    const record = await backgroundOf(request);
+    if (record) {
+      if (request.query.stream !== "true") {
+        sendBackground(response, record.response);
+        return;
+      }
+      const after = readStartingAfter(request.query.starting_after);
+      const size = await stored.read(() => options.backgroundRecords.size(record.id), `'${record.id}'`);
+      if (after >= (size ?? 0)) {
+        throw new InvalidRequestError(`starting_after ${after} is beyond the last event of response '${record.id}' (${(size ?? 0) - 1})`, {
+          param: "starting_after",
+          code: "invalid_value",
+        });
+      }
+      await streamBackground(response, options.background, record.id, after, streamContext);
+      return;
+    }
     const { value } = await storedOf(request);
     if (request.query.stream !== "true") {
       response.json(value.response);
       return;
     }
-    const after = request.query.starting_after === undefined ? -1 : Number(request.query.starting_after);
-    if (!Number.isInteger(after) || after < -1) {
-      throw new RequestValidationError([{ loc: ["query", "starting_after"], msg: "Input should be a valid integer", type: "int_parsing", input: request.query.starting_after }]);
-    }
+    const after = readStartingAfter(request.query.starting_after);
     const writer = new SseWriter(response, sweep, options.facts, () => []);
     writer.open();
     for (const frame of replay(value)) {
@@ -48,9 +81,36 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
   };
 
   const remove: RequestHandler = async (request, response) => {
+    const record = await backgroundOf(request);
+    if (record) {
+      await Promise.all([options.backgroundRecords.delete(record.id), stored.delete(record.id)]);
+      response.json({ id: record.id, object: "response", deleted: true });
+      return;
+    }
     const { entry } = await storedOf(request);
     await stored.delete(entry.id);
     response.json({ id: entry.id, object: "response", deleted: true });
+  };
+
+  /** Cancels a background response from any replica: the cancelled object; again, the same; a finished one is a 400. */
+  const cancel: RequestHandler = async (request, response) => {
+    const record = await backgroundOf(request);
+    if (!record) {
+      const { entry } = await storedOf(request);
+      throw new InvalidRequestError(`Response '${entry.id}' was not created with background: true; only background responses can be cancelled`, {
+        param: "response_id",
+        code: "invalid_value",
+      });
+    }
+    const outcome = await options.background.cancel(record);
+    if (!outcome.cancelled && outcome.response.status !== "cancelled") {
+      throw new InvalidRequestError(`Response '${record.id}' has already ended (${outcome.response.status}); only a response in progress can be cancelled`, {
+        param: "response_id",
+        code: "invalid_value",
+      });
+    }
+    response.setHeader("cache-control", "no-store");
+    response.json(outcome.response);
   };
 
   const inputItems: RequestHandler = async (request, response) => {
@@ -92,6 +152,21 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
         security: bearer,
         parameters: [idParameter],
         responses: { "200": { description: "`{id, object: \"response\", deleted: true}`" }, "404": errorResponse("No such response") },
+      },
+    },
+    {
+      method: "POST",
+      path: "/v1/responses/{id}/cancel",
+      handler: { express: cancel },
+      operation: {
+        summary: "Cancels a background response, from any replica: its object, now `cancelled` (the upstream query is not stopped: the interface has no cancel)",
+        security: bearer,
+        parameters: [idParameter],
+        responses: {
+          "200": { description: "The cancelled response", content: { "application/json": { schema: { $ref: "#/components/schemas/Response" } } } },
+          "400": errorResponse("The response was not created with `background: true`, or has already ended"),
+          "404": errorResponse("No such response for this credential and workspace"),
+        },
       },
     },
     {

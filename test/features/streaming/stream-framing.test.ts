@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
 import { RawHttpConnection, type RawResponse } from "../../helpers/raw-http.js";
 import { parseSse } from "../../helpers/read-sse.js";
+import { waitFor } from "../../helpers/wait-for.js";
 import { chatBody, FIXTURE_DOCUMENTS, headers, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
 
 // Every streamed dialect read as bytes off a real socket, on whichever Node runs the suite: the
@@ -121,7 +122,7 @@ describe("streams end whole, in their framing, on this Node", () => {
     try {
       connection.send("POST", "/v1/chat/completions", headers(), JSON.stringify(chatBody("leave [fault:stall]", { stream: true })));
       // Shut down once the stream is open (its query created), however busy the machine.
-      while (workspace.control.calls.create < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+      await waitFor(() => workspace.control.calls.create >= 1, "the stream's query to be created");
       const stopping = adapter.shutdown();
       const response = await connection.readResponse();
       const events = eventsOf(response).map((event) => event.data);

@@ -3,6 +3,7 @@ import type { Response } from "express";
 import { describe, expect, it } from "vitest";
 import type { ResponseFacts } from "../../../src/http/request-log.js";
 import { KeepAliveSweeps, SseWriter } from "../../../src/http/sse-writer.js";
+import { waitFor } from "../../helpers/wait-for.js";
 
 const facts = { whenClosed: (response: EventEmitter, callback: () => void) => response.once("close", callback) } as unknown as ResponseFacts;
 const sweeps = new KeepAliveSweeps();
@@ -66,11 +67,10 @@ describe("SseWriter", () => {
     response.full = false;
     const writer = writerOf(response, 30);
     writer.open();
-    await new Promise((resolve) => setTimeout(resolve, 80));
-    expect(response.written.filter((frame) => frame === ": keep-alive\n\n").length).toBeGreaterThanOrEqual(1);
+    await waitFor(() => response.written.includes(": keep-alive\n\n"), "a keep-alive comment");
     writer.end();
     const count = response.written.length;
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    await new Promise((resolve) => setTimeout(resolve, 80)); // a quiet spell of several intervals: nothing more is written
     expect(response.written.length).toBe(count);
   });
 

@@ -5,7 +5,8 @@ import { QueryWatcher } from "../../../src/upstream/query-watcher.js";
 import type { UpstreamQuery } from "../../../src/upstream/query-schemas.js";
 import type { ChannelListener, FallbackReason, RealtimeSubscriber } from "../../../src/upstream/realtime/realtime-hub.js";
 import type { QueryPage, WorkspaceClient } from "../../../src/upstream/workspace-client.js";
-import { systemClock } from "../../../src/util/clock.js";
+import { type Clock, systemClock } from "../../../src/util/clock.js";
+import { waitFor } from "../../helpers/wait-for.js";
 
 const caller = { credential: "sk-test", workspace: "acme" };
 const channel: RealtimeChannel = {
@@ -57,8 +58,14 @@ function fakeRealtime() {
 const initial: QuerySnapshot = { id: "q1", status: "PENDING", output: "", steps: [], sources: [], usage: undefined, channel };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function watcherOf(client: WorkspaceClient, realtime: RealtimeSubscriber | undefined, min = 5, max = 2000) {
-  return new QueryWatcher({ client, clock: systemClock, pollIntervalMinMs: min, pollIntervalMaxMs: max, maxListPages: 1, realtime });
+function watcherOf(client: WorkspaceClient, realtime: RealtimeSubscriber | undefined, min = 5, max = 2000, clock: Clock = systemClock) {
+  return new QueryWatcher({ client, clock, pollIntervalMinMs: min, pollIntervalMaxMs: max, maxListPages: 1, realtime });
+}
+
+/** The real clock, recording the delay of every timer set on it: the pace a watcher asks for, whatever the machine's. */
+function recordingClock(): Clock & { delays: number[] } {
+  const delays: number[] = [];
+  return { ...systemClock, delays, setTimeout: (callback, ms) => (delays.push(ms), systemClock.setTimeout(callback, ms)) };
 }
 
 /** Watches the query with its channel, collecting every snapshot until the watch ends. */
@@ -75,22 +82,22 @@ describe("QueryWatcher with a realtime channel", () => {
   it("streams the channel's words while the list shows none, and ends with the list's answer as soon as the channel says it ended", async () => {
     const { client, state } = upstream();
     const realtime = fakeRealtime();
-    const { seen, watching } = watchCollecting(watcherOf(client, realtime.subscriber));
-    await sleep(30);
+    // The slowest interval is a minute: only the poll the channel's end asks for can end the watch in the test's time.
+    const { seen, watching } = watchCollecting(watcherOf(client, realtime.subscriber, 5, 60_000));
+    await waitFor(() => realtime.listener, "the subscription");
     realtime.listener?.subscribed();
     const words = ["The", " answer", " is", " 42", " [1]"];
+    let expected = "";
     for (const [index, word] of words.entries()) {
       realtime.listener?.publication({ delta: word }, index + 1);
-      await sleep(10);
+      expected += word;
+      await waitFor(() => seen.at(-1)?.output === expected, `"${expected}" to be seen`);
     }
     const outputs = seen.map((snapshot) => snapshot.output).filter((output, index, all) => output !== all[index - 1]);
     expect(outputs).toEqual(["", "The", "The answer", "The answer is", "The answer is 42", "The answer is 42 [1]"]);
     state.item = { id: "q1", status: "PROCESSED", output: "The answer is 42 [1].", steps: [] };
-    const endedAt = Date.now();
     realtime.listener?.publication({ status: "PROCESSED" }, words.length + 1);
     await watching;
-    // The relaxed interval is 2 s: the end came from the immediate poll, not the next scheduled one.
-    expect(Date.now() - endedAt).toBeLessThan(1000);
     expect(seen.at(-1)).toMatchObject({ status: "PROCESSED", output: "The answer is 42 [1]." });
     expect(realtime.closed).toBe(1);
   });
@@ -99,32 +106,36 @@ describe("QueryWatcher with a realtime channel", () => {
     const { client, state } = upstream();
     const realtime = fakeRealtime();
     const controller = new AbortController();
+    const clock = recordingClock();
     const watching = (async () => {
-      for await (const _snapshot of watcherOf(client, realtime.subscriber, 10, 1000).watch({
+      for await (const _snapshot of watcherOf(client, realtime.subscriber, 10, 1000, clock).watch({
         caller, initial, deadlineMs: 10_000, label: "q", signal: controller.signal, channel,
       }));
     })();
-    const started = Date.now();
-    await sleep(5);
+    // The delays of the polls (the watch's deadline, 10 s, is a timer of the clock too).
+    const pollDelays = (from: number) => clock.delays.slice(from).filter((ms) => ms !== 10_000);
+    await waitFor(() => realtime.listener, "the subscription");
     realtime.listener?.subscribed();
-    for (let offset = 1; offset <= 30; offset += 1) {
+    const subscribedAt = clock.delays.length;
+    // A channel speaking every 20 ms, until a poll has been scheduled while it is live.
+    for (let offset = 1; offset <= 30 || pollDelays(subscribedAt).length === 0; offset += 1) {
       realtime.listener?.publication({ delta: "x" }, offset);
       await sleep(20);
     }
-    const whileLive = state.calls.length;
-    const liveMs = Date.now() - started;
+    const whileLive = pollDelays(subscribedAt);
     realtime.listener?.failed("disconnected");
-    const failedAt = Date.now();
-    await sleep(600);
-    const afterFailure = state.calls.filter((at) => at >= failedAt).length;
-    const failedMs = Date.now() - failedAt;
+    const failedAt = state.calls.length;
+    const failedDelaysAt = clock.delays.length;
+    await waitFor(() => state.calls.length >= failedAt + 3, "polls after the channel failed");
+    const afterFailure = pollDelays(failedDelaysAt);
     controller.abort();
     await watching;
-    // About 600 ms live (longer on a busy machine): the first poll of a new query, then one per
-    // 1,000 ms (the slowest interval) at most; then, by age (150 to 250 ms apart), several.
-    expect(whileLive).toBeLessThanOrEqual(2 + Math.floor(liveMs / 1000));
-    // More polls than the relaxed pace could have made in that time.
-    expect(afterFailure).toBeGreaterThan(1 + Math.floor(failedMs / 1000));
+    // While the channel is live, every poll is a slowest interval (1,000 ms) away; once it failed,
+    // by age (150 to 250 ms), far sooner.
+    expect(whileLive.length).toBeGreaterThan(0);
+    expect(whileLive.every((ms) => ms === 1000), `${whileLive}`).toBe(true);
+    expect(afterFailure.length).toBeGreaterThan(1);
+    expect(afterFailure.every((ms) => ms < 1000), `${afterFailure}`).toBe(true);
     // A failed channel was already dropped by the hub: nothing is left to close.
     expect(realtime.closed).toBe(0);
   });

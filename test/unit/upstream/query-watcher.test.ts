@@ -5,6 +5,7 @@ import type { QuerySnapshot } from "../../../src/core/query-snapshot.js";
 import { toQuerySnapshot } from "../../../src/upstream/to-query-snapshot.js";
 import { QueryWatcher, type WatchEnd } from "../../../src/upstream/query-watcher.js";
 import type { QueryPage, WorkspaceClient } from "../../../src/upstream/workspace-client.js";
+import { waitFor } from "../../helpers/wait-for.js";
 import { systemClock } from "../../../src/util/clock.js";
 
 const caller = { credential: "sk-test", workspace: "acme" };
@@ -123,7 +124,7 @@ describe("QueryWatcher", () => {
     const looping = fakeClient(() => ({ items: [], nextCursor: "same", hasMore: true }));
     const controller = new AbortController();
     const watch = follow(looping.client, "q9", { signal: controller.signal });
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await waitFor(() => looping.calls.filter((cursor) => cursor === undefined).length >= 2, "two polls");
     controller.abort();
     await watch;
     // Each poll: the first page, then the cursor once; the repeat is not followed.
@@ -137,7 +138,7 @@ describe("QueryWatcher", () => {
     const { client, calls } = fakeClient(() => ({ items: [], nextCursor: `c${++next}`, hasMore: true }));
     const controller = new AbortController();
     const watch = follow(client, "q1", { signal: controller.signal, maxListPages: 3 });
-    await new Promise((resolve) => setTimeout(resolve, 12));
+    await waitFor(() => calls.filter((cursor) => cursor === undefined).length >= 2, "two polls");
     controller.abort();
     await watch;
     const polls = calls.filter((cursor) => cursor === undefined).length;
@@ -153,11 +154,11 @@ describe("QueryWatcher", () => {
     const instance = watcher(client);
     const controller = new AbortController();
     const watch = follow(client, "q1", { signal: controller.signal, instance });
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await waitFor(() => calls.length >= 2, "two polls");
     controller.abort();
     await watch;
     const after = calls.length;
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await new Promise((resolve) => setTimeout(resolve, 60)); // a quiet spell of several poll intervals: nothing happens
     expect(calls.length).toBe(after);
     expect(instance.activePollers).toBe(0);
   });

@@ -100,10 +100,9 @@ describe("the workspace client against a misbehaving server", () => {
   });
 
   it("gives up on a silent server after its timeout with a 504", async () => {
+    // The server never answers, and undici's own limits are minutes: a 504 within the test's time is the client's timeout (200 ms).
     mode = "hang";
-    const started = performance.now();
     await expect(client().createQuery(caller, { content: "x" })).rejects.toEqual(expect.any(GatewayTimeoutError));
-    expect(performance.now() - started).toBeLessThan(2000);
   });
 
   it("reports an unreachable service as a 502 with the reason, and health as false", async () => {

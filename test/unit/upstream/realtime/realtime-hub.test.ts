@@ -6,6 +6,7 @@ import type { RealtimeChannel } from "../../../../src/core/realtime-channel.js";
 import { hostPolicy } from "../../../../src/upstream/realtime/allowed-hosts.js";
 import { type ChannelListener, type FallbackReason, RealtimeHub } from "../../../../src/upstream/realtime/realtime-hub.js";
 import { CentrifugoTestServer, type TestServerOptions } from "../../../helpers/centrifugo-test-server.js";
+import { waitFor } from "../../../helpers/wait-for.js";
 
 const CONNECTION_TOKEN = "conn-token-5d1e";
 const SUBSCRIPTION_TOKEN = "sub-token-8a2c";
@@ -218,7 +219,7 @@ describe("RealtimeHub", () => {
     server.publish("queries:a", { delta: "one" });
     await heard.until(() => heard.data.length === 1);
     server.dropAll();
-    await heard.until(() => heard.events.includes("interrupted"));
+    await heard.until(() => heard.events.includes("interrupted"), 15_000);
     server.publish("queries:a", { delta: " two" });
     server.publish("queries:a", { delta: " three" });
     await heard.until(() => heard.data.length === 3);
@@ -233,15 +234,16 @@ describe("RealtimeHub", () => {
 
   it("answers the endpoint's pings, and reconnects and recovers when they stop (a silent connection)", async () => {
     const server = await start({ pingSeconds: 1 });
-    const realtime = hub([], { maxServerPingDelayMs: 300 });
+    // A ping may be late by a second (a busy machine) before the connection counts as silent.
+    const realtime = hub([], { maxServerPingDelayMs: 1000 });
     const heard = recorder();
     const subscription = realtime.subscribe(channelOn(server, "queries:a"), heard.listener);
     await heard.until(() => heard.events.includes("subscribed"));
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await waitFor(() => server.pongs >= 2, "two pings answered");
     expect(heard.events).toEqual(["subscribed"]); // pinged, and still connected
     server.silent = true;
     server.publish("queries:a", { delta: "said while silent" });
-    await heard.until(() => heard.events.includes("interrupted"));
+    await heard.until(() => heard.events.includes("interrupted"), 15_000);
     server.silent = false;
     await heard.until(() => heard.data.length === 1);
     expect(heard.data).toEqual([{ delta: "said while silent" }]);
