@@ -21,9 +21,8 @@ export interface AdmissionOptions {
 
 /**
  * A request admitted (docs/rate-limits.md): the meter of its answer's tokens, the `x-ratelimit-*`
- * headers (already set on the response), and the release of everything it holds. The release is
- * wired once, as the response's last bytes are written or when it closes, whichever comes first:
- * a client that sends its next request at once (to any replica) finds its place free.
+ * headers (already set on the response), and the release of everything it holds: one release,
+ * run once when the response closes or, under a rate limit, as its last bytes are written.
  */
 export interface Admitted {
   readonly meter: UsageMeter;
@@ -57,9 +56,11 @@ export function admit(
     releaseLimits?.();
   };
   options.facts.whenClosed(response, release);
-  response.once("prefinish", release);
   const limits = asksWorkspace ? options.rateLimits?.limitsOf(workspace) : undefined;
   if (!limits || !options.rateLimits) return { meter: NOT_METERED, headers: {}, release };
+  // Under a rate limit, freed as the last bytes are written, not a turn later at 'close': a client
+  // that sends its next request at once (to any replica) finds its slot free.
+  response.once("prefinish", release);
   return admitUnderLimits(response, principal, workspace, limits, options.rateLimits, (held) => {
     if (released) held();
     else releaseLimits = held;
