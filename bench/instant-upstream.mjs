@@ -1,5 +1,5 @@
 // A minimal interface-conformant upstream that answers at once: POST /queries returns a finished
-// query (a realistic cited answer of about 1 KB), GET /queries one page, GET /health ok. It is the
+// query (a realistic cited answer of about 1 KB), GET /queries one page, GET /workspaces one workspace, GET /health ok. It is the
 // floor under every measurement: the benchmark measures what sits between client and upstream.
 import { createServer } from "node:http";
 
@@ -24,6 +24,9 @@ const server = createServer((request, response) => {
         // not JSON: answer with the default id
       }
       response.end(JSON.stringify({ id, content: "question", status: "PROCESSED", output, steps }));
+    } else if (request.url?.startsWith("/workspaces")) {
+      // The workspaces a key can list (the OAuth consent page checks the one picked).
+      response.end(JSON.stringify({ data: [{ id: "bench" }], next_cursor: null, has_more: false }));
     } else if (request.url?.startsWith("/queries")) {
       response.end(JSON.stringify({ data: [], next_cursor: null, has_more: false }));
     } else {

@@ -16,6 +16,7 @@ import { rateLimitCost } from "./rate-limits.mjs";
 import { replicaPolling } from "./replicas.mjs";
 import { tracingCost } from "./tracing.mjs";
 import { toolCallCost, waitingToolCalls } from "./mcp.mjs";
+import { oauthCost } from "./oauth.mjs";
 import { chatUiTaskCost } from "./chat-ui-tasks.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -439,7 +440,7 @@ ${streams.keepAlivesReceived} keep-alives received in all), sampled while they o
 adapter's RSS was at most ${streams.peakRssMB} MB and ${streams.rssMB} MB at the end (${streams.baselineRssMB} MB before, after one finished completion),
 and its event-loop delay p99 ${streams.eventLoopDelayP99Ms} ms (max ${streams.eventLoopDelayMaxMs} ms) while they were open.
 
-${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTracingRun())}${mcpSection(mcp)}${chatUiTasksSection(results.chatUiTasks)}## What shaped these numbers
+${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTracingRun())}${mcpSection(mcp)}${oauthSection(results.oauth)}${chatUiTasksSection(results.chatUiTasks)}## What shaped these numbers
 
 - The profile (\`npm run bench:profile\`) showed Express's router and request decoration costing more
   than half of the chat route's throughput (an isolated test: 3.2k vs 7.5k requests/s), so
@@ -667,6 +668,30 @@ ${waiting.eventLoopDelayP99Ms} ms (max ${waiting.eventLoopDelayMaxMs} ms) while 
 `;
 }
 
+/** The OAuth section of docs/benchmarks.md (empty for runs from before it existed). */
+function oauthSection(oauth) {
+  if (!oauth) return "";
+  const row = (name, figures) => [name, figures.rps, `${figures.cpuUsPerCall} µs (${figures.cpuRuns.join(", ")})`, `${figures.sequentialP50Us} µs`];
+  return `## MCP over OAuth
+
+One \`ask\` tool call (the instant upstream) at \`/oauth/mcp\` with an access token, against the same call at \`/mcp\`
+with the key, on one adapter with \`MCP_OAUTH=on\`; and at \`/mcp\` on an adapter with \`MCP_OAUTH=off\` (the OAuth library
+never loaded). CPU per call at 50 connections (each round in brackets), and the median latency one call at a time.
+
+${table([
+  ["", "requests/s", "CPU per call", "latency p50 (sequential)"],
+  ["---", "---", "---", "---"],
+  row("`/mcp`, key, MCP_OAUTH=off", oauth.keyOauthOff),
+  row("`/mcp`, key, MCP_OAUTH=on", oauth.keyOauthOn),
+  row("`/oauth/mcp`, access token", oauth.token),
+])}
+
+The token's validation added ${oauth.addedCpuUsByToken} µs of CPU and ${oauth.addedLatencyUsByToken} µs of latency per call (medians of the
+per-round differences); turning OAuth on changed a static-key call by ${oauth.addedCpuUsByOauthOn} µs of CPU.
+
+`;
+}
+
 /** The chat UIs' housekeeping section of docs/benchmarks.md (empty for runs from before it existed). */
 function chatUiTasksSection(tasks) {
   if (!tasks) return "";
@@ -734,7 +759,7 @@ if (process.env.BENCH_DOCS_ONLY) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|mcp|chat-ui-tasks runs one part (for trying changes; nothing is written).
+  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|mcp|chat-ui-tasks|oauth runs one part (for trying changes; nothing is written).
   const only = process.env.BENCH_ONLY;
   const part = async (name, run) => {
     if (only && only !== name) return undefined;
@@ -754,9 +779,10 @@ try {
   const limits = await part("limits", () => rateLimitCost(start));
   const mcp = await part("mcp", async () => ({ cost: await toolCallCost(start, { seconds: SECONDS, repeats: REPEATS }), waiting: await waitingToolCalls(start) }));
   const chatUiTasks = await part("chat-ui-tasks", () => chatUiTaskCost(start));
+  const oauth = await part("oauth", () => oauthCost(start, { seconds: SECONDS, repeats: REPEATS }));
   if (only) process.exit(0);
 
-  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, mcp, chatUiTasks };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, mcp, chatUiTasks, oauth };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
   // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.

@@ -11,7 +11,7 @@ import { toQuerySnapshot } from "../upstream/to-query-snapshot.js";
 import type { Caller, WorkspaceClient } from "../upstream/workspace-client.js";
 import { mergeAsync } from "../util/merge-async.js";
 import type { AnswerEvent, ChoiceSent, TokenUsage } from "./answer-events.js";
-import { advance, advanceSteps, type ChoiceProgress, finish, newProgress } from "./choice-progress.js";
+import { advance, advanceSteps, type ChoiceProgress, finish, newProgress, type SentSoFar, stepsSent } from "./choice-progress.js";
 import { countUsage } from "./count-usage.js";
 import { type LocalAnswerJob, localAnswer } from "./local-answer.js";
 
@@ -97,20 +97,47 @@ export class AnswerService {
       queryIds: initials.map((initial) => initial.id),
       trace: job.trace,
       events: (streamed) => this.events(job, initials, streamed, upstreamUsage),
-      usage: async (sent) => {
-        const prompt = await promptTokens;
-        return countUsage(
-          sent.map((choice, index) => ({
-            prompt: job.plan.prompt,
-            promptTokens: prompt,
-            content: choice.content,
-            reasoning: choice.reasoning,
-            upstream: upstreamUsage[index],
-          })),
-          this.options.tokens,
-        );
-      },
+      usage: (sent) => this.usageOf(job.plan.prompt, promptTokens, sent, upstreamUsage),
     };
+  }
+
+  /**
+   * Follows a query that already exists, from where another replica left its answer
+   * (docs/responses-api.md#background-mode: a background answer taken over): nothing is created,
+   * and the events carry on from what was `sent`. The query is the truth: a replica that died
+   * leaves it running upstream, and any replica can follow it by its id.
+   */
+  follow(job: Omit<AnswerJob, "plan"> & { queryId: string; prompt: string; mode: Mode; sent: SentSoFar }): RunningAnswer {
+    const query = { index: 0, queryId: job.queryId, createBody: { id: job.queryId } };
+    const answerJob: AnswerJob = { ...job, plan: { prompt: job.prompt, continued: true, mode: job.mode, queries: [query] } };
+    const promptTokens = job.countsUsage ? countSoon(this.options.tokens, job.prompt) : undefined;
+    const initial: QuerySnapshot = { id: job.queryId, status: "PROCESSING", output: "", steps: [], sources: [], usage: undefined };
+    const upstreamUsage: (UpstreamUsage | undefined)[] = [];
+    return {
+      queryIds: [job.queryId],
+      trace: job.trace,
+      events: (streamed) => this.events(answerJob, [initial], streamed, upstreamUsage, job.sent),
+      usage: (sent) => this.usageOf(job.prompt, promptTokens, sent, upstreamUsage),
+    };
+  }
+
+  private async usageOf(
+    prompt: string,
+    promptTokens: Promise<number> | undefined,
+    sent: readonly ChoiceSent[],
+    upstreamUsage: (UpstreamUsage | undefined)[],
+  ): Promise<TokenUsage> {
+    const counted = await promptTokens;
+    return countUsage(
+      sent.map((choice, index) => ({
+        prompt,
+        promptTokens: counted,
+        content: choice.content,
+        reasoning: choice.reasoning,
+        upstream: upstreamUsage[index],
+      })),
+      this.options.tokens,
+    );
   }
 
   /**
@@ -152,12 +179,19 @@ export class AnswerService {
     initials: QuerySnapshot[],
     streamed: Following,
     upstreamUsage: (UpstreamUsage | undefined)[],
+    resumed?: SentSoFar,
   ): AsyncGenerator<AnswerEvent> {
-    const progress = initials.map((_, index) => newProgress(index));
+    // A resumed answer goes on from the text sent; its steps are counted on the first snapshot that has some.
+    const progress = initials.map((_, index) => (resumed ? { ...newProgress(index), text: resumed.text } : newProgress(index)));
+    let stepsToCount = resumed !== undefined;
     let finished = 0;
     /** The events one snapshot of choice `index` adds; a FAILED query is an error. */
     const eventsOf = (index: number, snapshot: QuerySnapshot): AnswerEvent[] => {
       const choice = progress[index] as ChoiceProgress;
+      if (stepsToCount && resumed && snapshot.steps.length > 0) {
+        choice.stepsSeen = stepsSent(snapshot.steps, resumed.reasoning);
+        stepsToCount = false;
+      }
       job.trace?.snapshot(index, snapshot);
       if (snapshot.status === "FAILED") throw queryFailed(snapshot);
       if (snapshot.status === "PROCESSED") {

@@ -1,7 +1,7 @@
 import type { QuerySnapshot } from "../core/query-snapshot.js";
 import type { AnswerEvent } from "./answer-events.js";
 import { citeSources } from "./cite-sources.js";
-import { renderEachStep, renderStepsDelta } from "./render-steps.js";
+import { renderEachStep, renderSteps, renderStepsDelta } from "./render-steps.js";
 
 /** What the core has told the encoder of one choice so far: the explicit state of the translation. */
 export interface ChoiceProgress {
@@ -14,6 +14,25 @@ export interface ChoiceProgress {
 /** A fresh progress, for a choice whose query was just created. */
 export function newProgress(choice: number): ChoiceProgress {
   return { choice, stepsSeen: 0, text: "" };
+}
+
+/** What an encoder was already sent of a choice another replica began (docs/responses-api.md#background-mode). */
+export interface SentSoFar {
+  text: string;
+  reasoning: string;
+}
+
+/**
+ * How many of `steps` (the first ones) render to the reasoning already sent: a query followed
+ * again after another replica sent part of its answer goes on from there.
+ */
+export function stepsSent(steps: readonly unknown[], reasoning: string): number {
+  let seen = 0;
+  for (let count = 1; count <= steps.length; count += 1) {
+    if (renderSteps(steps.slice(0, count)).length > reasoning.length) break;
+    seen = count;
+  }
+  return seen;
 }
 
 /**

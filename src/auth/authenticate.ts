@@ -3,6 +3,16 @@ import type { IncomingMessage } from "node:http";
 import { credentialHash } from "./credential-hash.js";
 import { AuthenticationError } from "../errors/adapter-error.js";
 import { bearerCredential } from "./bearer-credential.js";
+import { OAUTH_TOKEN_PREFIX } from "./oauth-token-prefix.js";
+
+/** A client's key: the bearer credential, unless it is one of the adapter's OAuth tokens (never a key, never sent upstream). */
+function clientKey(request: IncomingMessage): string {
+  const credential = bearerCredential(request);
+  if (credential.startsWith(OAUTH_TOKEN_PREFIX)) {
+    throw new AuthenticationError("This is an OAuth access token of this adapter: it is accepted at /oauth/mcp only, not as a workspace key");
+  }
+  return credential;
+}
 
 /** Who is calling, as the rest of the adapter needs it. */
 export interface Identity {
@@ -25,7 +35,7 @@ export type Authenticator = (request: IncomingMessage) => Identity;
 export function createAuthenticator(options: { workspaceApiKey?: string; adapterApiKeys?: readonly string[] }): Authenticator {
   if (!options.workspaceApiKey) {
     return (request) => {
-      const credential = bearerCredential(request);
+      const credential = clientKey(request);
       const principal = credentialHash(credential);
       return { upstreamCredential: credential, principal, upstreamKey: principal };
     };

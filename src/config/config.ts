@@ -200,6 +200,20 @@ export const environmentSchema = z.object({
     z.enum(["on", "off"]).default("on"),
     "`on` serves the workspace as a remote MCP server (Streamable HTTP, stateless) at `/mcp` and `/mcp/{workspace}`: tools `ask`, `reason`, `build`, `search`, `fetch`; `off` answers 404 there",
   ),
+  MCP_OAUTH: documented(
+    z.enum(["on", "off"]).default("off"),
+    "`on` also serves the MCP tools at `/oauth/mcp` behind OAuth 2.1 (docs/mcp-oauth.md): the adapter is its own authorization server (discovery, client registration, a consent page that takes a workspace key), for claude.ai, ChatGPT and other clients that cannot send a static key. Needs `PUBLIC_URL` (https) unless it listens on loopback",
+  ),
+  OAUTH_SECRET: documented(
+    optionalText.pipe(z.string().min(32, "must be at least 32 characters (e.g. `openssl rand -base64 48`)").optional()),
+    "Secret the OAuth grants' workspace keys are encrypted with, and the consent page's cookies signed with (at least 32 characters); the same on every replica. Required with `REDIS_URL`",
+    "unset (a random one per process: grants end with the process)",
+  ),
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: documented(integer(3600, 1, 86_400), "Lifetime of an OAuth access token for `/oauth/mcp` (the client refreshes it with its refresh token)"),
+  OAUTH_REFRESH_TOKEN_TTL_SECONDS: documented(
+    integer(30 * 24 * 3600, 5),
+    "Lifetime of an OAuth grant and its refresh tokens (each refresh rotates the refresh token); after it, the user consents again",
+  ),
   LOG_LEVEL: documented(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"), "`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`"),
   LOG_FORMAT: documented(z.enum(["auto", "json", "pretty"]).default("auto"), "`json`, `pretty`, or `auto` (pretty at a terminal, JSON otherwise)"),
   EMBEDDED_DOCUMENTS_DIR: documented(optionalText, "Folder of documents (Markdown, text, PDF; watched for changes) the embedded workspace answers from (`--documents`)", "this README and `docs/`"),
@@ -240,6 +254,59 @@ function rateLimitSettings(env: Environment): RateLimitSettings | undefined {
   return { defaults, workspaces, slotTtlMs: env.RATE_LIMIT_SLOT_TTL_MS };
 }
 
+/** The OAuth authorization server's settings (docs/mcp-oauth.md). */
+export interface OAuthSettings {
+  /** Where browsers and clients reach the adapter (`PUBLIC_URL`), or undefined: the loopback address a request came to. */
+  publicUrl: string | undefined;
+  /** `OAUTH_SECRET`, or undefined: a random one per process. */
+  secret: string | undefined;
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+}
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
+
+/**
+ * `MCP_OAUTH=on`'s rules: OAuth over plain http only on loopback (as the MCP specification allows);
+ * elsewhere an https `PUBLIC_URL`. Replicas sharing Redis share `OAUTH_SECRET`.
+ */
+function oauthSettings(env: Environment, shared: boolean, context: z.RefinementCtx): OAuthSettings | undefined {
+  if (env.MCP_OAUTH !== "on") return undefined;
+  const publicUrl = env.PUBLIC_URL?.replace(/\/+$/, "");
+  if (env.MCP !== "on") context.addIssue({ code: "custom", path: ["MCP_OAUTH"], message: "needs MCP=on (it serves the same tools at /oauth/mcp)" });
+  if (publicUrl) {
+    const url = new URL(publicUrl);
+    if (url.protocol !== "https:" && !LOOPBACK_HOSTS.has(url.hostname)) {
+      context.addIssue({ code: "custom", path: ["PUBLIC_URL"], message: "must be an https URL with MCP_OAUTH=on (OAuth over plain http is allowed on loopback only)" });
+    }
+    if (url.search || url.hash || (url.pathname !== "/" && url.pathname !== "")) {
+      context.addIssue({ code: "custom", path: ["PUBLIC_URL"], message: "must be an origin without a path with MCP_OAUTH=on (the authorization server lives at <PUBLIC_URL>/oauth)" });
+    }
+  } else if (!LOOPBACK_HOSTS.has(env.HOST)) {
+    context.addIssue({
+      code: "custom",
+      path: ["PUBLIC_URL"],
+      message: `required with MCP_OAUTH=on when HOST (${env.HOST}) is not a loopback address: the https address clients and browsers reach the adapter at (OAuth over plain http is allowed on loopback only)`,
+    });
+  }
+  if (shared && !env.OAUTH_SECRET) {
+    context.addIssue({ code: "custom", path: ["OAUTH_SECRET"], message: "required with MCP_OAUTH=on and Redis: every replica must read the grants the others stored" });
+  }
+  if (env.WORKSPACE_API_KEY) {
+    context.addIssue({
+      code: "custom",
+      path: ["MCP_OAUTH"],
+      message: "is not available with WORKSPACE_API_KEY yet: the team set-up's sign-in at an identity provider is not built (docs/mcp-oauth.md)",
+    });
+  }
+  return {
+    publicUrl,
+    secret: env.OAUTH_SECRET,
+    accessTokenTtlSeconds: env.OAUTH_ACCESS_TOKEN_TTL_SECONDS,
+    refreshTokenTtlSeconds: env.OAUTH_REFRESH_TOKEN_TTL_SECONDS,
+  };
+}
+
 /** The environment shaped as the adapter reads it; cross-variable rules are checked here. */
 function toConfig(env: Environment, context: z.RefinementCtx) {
   if (env.POLL_INTERVAL_MIN_MS > env.POLL_INTERVAL_MAX_MS) {
@@ -255,6 +322,7 @@ function toConfig(env: Environment, context: z.RefinementCtx) {
   }
   const timeout = (specific: number | undefined, fallback: number) => specific ?? env.QUERY_TIMEOUT_MS ?? fallback;
   const redis = redisTopologyOf(env, context);
+  const oauth = oauthSettings(env, redis !== undefined, context);
   return {
     port: env.PORT,
     host: env.HOST,
@@ -301,6 +369,8 @@ function toConfig(env: Environment, context: z.RefinementCtx) {
     playground: env.PLAYGROUND === "on" || (env.PLAYGROUND === "auto" && !env.WORKSPACE_BASE_URL),
     /** Whether `/mcp` serves the workspace's tools. */
     mcp: env.MCP === "on",
+    /** OAuth for `/oauth/mcp` (docs/mcp-oauth.md), or undefined when `MCP_OAUTH` is off. */
+    mcpOauth: oauth,
     logLevel: env.LOG_LEVEL,
     logFormat: env.LOG_FORMAT,
     workspaceApiKey: env.WORKSPACE_API_KEY,

@@ -79,13 +79,47 @@ export class BackgroundResponses {
     try {
       await store.create(job.record, ttlSeconds);
       await store.lease(id, this.options.replica, this.options.leaseMs);
-      await store.append(id, job.encoder.open(), ttlSeconds);
+      await store.append(id, job.encoder.open(), ttlSeconds, this.options.replica);
     } catch (error) {
       job.controller.abort();
       job.release();
       throw error;
     }
-    this.running.set(id, job.controller);
+    this.launch(job);
+  }
+
+  /** Whether this replica runs the answer of response `id` now. */
+  runsHere(id: string): boolean {
+    return this.running.has(id);
+  }
+
+  /**
+   * Takes over a background answer whose replica is gone (its lease ran out): this replica then
+   * follows the workspace query from where the log stops (`build` makes the job: the encoder
+   * brought to the log's end, the answer following the query). False when the answer ended, runs
+   * here, or another replica holds its lease.
+   */
+  async takeOver(record: BackgroundRecord, build: () => Promise<BackgroundJob>): Promise<boolean> {
+    const { store, replica, leaseMs } = this.options;
+    if (this.running.has(record.id) || hasEnded(record.response)) return false;
+    if (!(await store.lease(record.id, replica, leaseMs))) return false;
+    let job: BackgroundJob;
+    try {
+      job = await build();
+    } catch (error) {
+      // Nobody else will carry it on: it ends failed rather than stay in progress until it expires.
+      const message = `The background answer could not be carried on after its replica stopped: ${(error as Error).message}`;
+      const response = { ...record.response, status: "failed", error: { code: "server_error", message } };
+      await this.end(record.id, response, [{ event: "response.failed", data: { type: "response.failed", sequence_number: UNNUMBERED, response } }]);
+      throw error;
+    }
+    this.options.logger.info({ responseId: record.id, queryId: record.queryId }, "background answer taken over from a replica that is gone");
+    this.launch(job);
+    return true;
+  }
+
+  private launch(job: BackgroundJob): void {
+    this.running.set(job.record.id, job.controller);
     this.options.onRunning?.(1);
     void this.run(job);
   }
@@ -138,8 +172,9 @@ export class BackgroundResponses {
     let timer: unknown;
     const tick = () => {
       void Promise.all([store.ended(id), store.lease(id, replica, leaseMs)])
-        .then(([ended]) => {
-          if (ended) controller.abort();
+        .then(([ended, leased]) => {
+          // Cancelled elsewhere, or taken over by a replica that thought this one gone.
+          if (ended || !leased) controller.abort();
         })
         .catch(() => undefined)
         .finally(() => {
@@ -152,7 +187,7 @@ export class BackgroundResponses {
 
   private async append(id: string, frames: SseFrame[]): Promise<boolean> {
     if (frames.length === 0) return true;
-    const appended = await this.options.store.append(id, frames, this.options.ttlSeconds);
+    const appended = await this.options.store.append(id, frames, this.options.ttlSeconds, this.options.replica);
     if (appended) this.wake(id);
     return appended;
   }

@@ -30,8 +30,11 @@ export interface BackgroundRecord {
 export interface BackgroundStore {
   create(record: BackgroundRecord, ttlSeconds: number): Promise<void>;
   get(id: string): Promise<BackgroundRecord | null>;
-  /** Appends frames unless the response ended; false when it had (cancelled elsewhere). */
-  append(id: string, frames: SseFrame[], ttlSeconds: number): Promise<boolean>;
+  /**
+   * Appends frames unless the response ended, or another replica than `owner` holds its lease;
+   * false then (cancelled elsewhere, or taken over after this replica seemed gone).
+   */
+  append(id: string, frames: SseFrame[], ttlSeconds: number, owner: string): Promise<boolean>;
   /**
    * Ends the response with its final object and terminal frames, unless it had ended; true when this
    * call ended it. A frame whose `sequence_number` is `UNNUMBERED` gets the next number of the log
@@ -88,9 +91,9 @@ export class MemoryBackgroundStore implements BackgroundStore {
     return this.find(id)?.record ?? null;
   }
 
-  async append(id: string, frames: SseFrame[], ttlSeconds: number): Promise<boolean> {
+  async append(id: string, frames: SseFrame[], ttlSeconds: number, owner: string): Promise<boolean> {
     const held = this.find(id);
-    if (!held || held.ended) return false;
+    if (!held || held.ended || (held.lease && held.lease.owner !== owner && held.lease.until > this.now())) return false;
     held.frames.push(...frames);
     held.expiresAt = this.now() + ttlSeconds * 1000;
     return true;

@@ -2,10 +2,12 @@ import type { SseFrame } from "../core/sse-frame.js";
 import type { RedisGate } from "../stores/redis-gate.js";
 import type { BackgroundRecord, BackgroundStore } from "./background-store.js";
 
-/** Appends the frames (ARGV[2..]) unless the response ended; refreshes the TTL (ARGV[1], seconds). */
+/** Appends the frames (ARGV[3..]) unless the response ended or another than ARGV[2] holds its lease (KEYS[4]); refreshes the TTL (ARGV[1], seconds). */
 const APPEND = `
 if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-for i = 2, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
+local holder = redis.call('GET', KEYS[4])
+if holder and holder ~= ARGV[2] then return 0 end
+for i = 3, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
 return 1`;
@@ -61,10 +63,11 @@ export class RedisBackgroundStore implements BackgroundStore {
     return text === null ? null : parseRecord(text);
   }
 
-  async append(id: string, frames: SseFrame[], ttlSeconds: number): Promise<boolean> {
+  async append(id: string, frames: SseFrame[], ttlSeconds: number, owner: string): Promise<boolean> {
     if (frames.length === 0) return !(await this.ended(id));
     const texts = frames.map((frame) => JSON.stringify(frame.data));
-    const done = await this.redis.run((redis) => redis.eval(APPEND, 3, ...this.keys(id), String(ttlSeconds), ...texts));
+    const keys = [...this.keys(id), this.keyOf(id, "lease")];
+    const done = await this.redis.run((redis) => redis.eval(APPEND, 4, ...keys, String(ttlSeconds), owner, ...texts));
     return done === 1;
   }
 

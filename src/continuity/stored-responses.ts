@@ -1,4 +1,9 @@
 import type { Logger } from "pino";
+import type { TokenUsage } from "../answer/answer-events.js";
+import type { Mode } from "../core/modes.js";
+import type { ResponseMeta } from "../dialects/responses/response-meta.js";
+import type { ResponseObject } from "../dialects/responses/response-object.js";
+import type { ConversationItem, ConversationItemsStore } from "./conversation-items.js";
 import type { StoredInputItem } from "../dialects/responses/read-input.js";
 import { RESPONSE_ID } from "../dialects/responses/response-request.js";
 import { type StoredValue, storedValueSchema } from "../dialects/responses/stored-value.js";
@@ -6,6 +11,31 @@ import { ContinuationUnavailableError, NotFoundError } from "../errors/adapter-e
 import type { ResponseStore, StoredEntry } from "../stores/response-store.js";
 import type { Clock } from "../util/clock.js";
 import { type RetryOutcome, writeBriefly } from "../util/retry-briefly.js";
+
+/** A turn to store once its answer is whole: the response's identity and echo, its input, its conversation. */
+export interface Turn {
+  id: string;
+  principal: string;
+  workspace: string;
+  queryId: string;
+  meta: ResponseMeta;
+  input: StoredInputItem[];
+  conversation: string | null;
+}
+
+/** What a background response's record keeps for a replica that takes its answer over. */
+export interface BackgroundResume {
+  mode: Mode;
+  prompt: string;
+  turn: Turn;
+}
+
+/** What an encoder holds of a finished answer: the response object, the answer to replay, its usage. */
+export interface FinishedAnswer {
+  readonly finished: ResponseObject | undefined;
+  readonly answer: StoredValue["answer"];
+  readonly usage: TokenUsage | undefined;
+}
 
 /** A stored response read back: the store's entry, and its value parsed. */
 export interface StoredResponse {
@@ -28,6 +58,10 @@ export interface StoredResponsesOptions {
   onRefused?: (() => void) | undefined;
   /** Resolves when the store answers again after an outage: a failed write's cue to retry at once. */
   wake?: (() => Promise<void>) | undefined;
+  /** The Conversations API's items: a turn of a conversation adds its input and output there. */
+  conversationItems: Pick<ConversationItemsStore, "append">;
+  /** `CONVERSATION_TTL_SECONDS`. */
+  conversationTtlSeconds: number;
 }
 
 /**
@@ -88,6 +122,38 @@ export class StoredResponses {
       onLost: (error) =>
         options.logger.warn({ responseId: entry.id, queryId: entry.queryId, err: { message: (error as Error).message } }, "response could not be stored"),
     });
+  }
+
+  /**
+   * Stores a finished turn (docs/architecture.md#redis-down-or-slow): the response, when `store`,
+   * for `previous_response_id` and retrieval; its input and output as its conversation's items.
+   * Never rejects.
+   */
+  async storeTurn(turn: Turn, encoder: FinishedAnswer): Promise<void> {
+    const { id, queryId, meta, input } = turn;
+    const { finished, usage } = encoder;
+    // The turn's input and output become the conversation's items (docs/responses-api.md#conversations).
+    const { conversation } = turn;
+    const threadTurn = conversation && finished ? this.appendTurn(conversation, [...input, ...finished.output]) : undefined;
+    if (!meta.store || !finished || !usage) {
+      await threadTurn;
+      return;
+    }
+    const itemIds = finished.output.map((item) => item.id);
+    const value = { response: finished, input, meta, answer: encoder.answer, usage };
+    const entry = { id, principal: turn.principal, workspace: turn.workspace, queryId, itemIds };
+    await Promise.all([this.put(entry, value), threadTurn]);
+  }
+
+  /** Adds a turn's items to its conversation; a failure is logged (the answer is not lost for it). */
+  private async appendTurn(conversationId: string, turnItems: object[]): Promise<void> {
+    try {
+      const { conversationItems, conversationTtlSeconds } = this.options;
+      const added = await conversationItems.append(conversationId, turnItems as ConversationItem[], conversationTtlSeconds);
+      if (!added) this.options.logger.warn({ conversationId }, "conversation gone before its turn was added");
+    } catch (error) {
+      this.options.logger.warn({ conversationId, err: { message: (error as Error).message } }, "conversation turn could not be stored");
+    }
   }
 
   /** Deletes a stored response. */

@@ -1,17 +1,23 @@
+import { randomUUID } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import express from "express";
 import type { Logger } from "pino";
 import type { AnswerService } from "../answer/answer-service.js";
 import type { Authenticator } from "../auth/authenticate.js";
-import type { Config } from "../config/config.js";
+import type { Config, OAuthSettings } from "../config/config.js";
 import type { Conversations } from "../continuity/conversations.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { MethodNotAllowedError, NotFoundError } from "../errors/adapter-error.js";
 import type { RateLimits } from "../limits/rate-limits.js";
 import type { Metrics } from "../metrics/metrics.js";
+import type { OAuthStorage } from "../oauth/oauth-storage.js";
+import { createOAuthEdge } from "../oauth/oauth-edge.js";
+import type { SecretBox } from "../oauth/secret-box.js";
 import type { ResponseStore } from "../stores/response-store.js";
 import type { BackgroundResponses } from "../continuity/background-responses.js";
 import type { BackgroundStore } from "../continuity/background-store.js";
+import type { ConversationItemsStore } from "../continuity/conversation-items.js";
+import { conversationsRoutes } from "./routes/conversations.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import type { Clock } from "../util/clock.js";
 import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
@@ -21,12 +27,13 @@ import { errorMiddleware, sendError } from "./error-response.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { openApiDocument } from "./openapi.js";
 import { pathOf, type RequestFacts, type ResponseFacts } from "./request-log.js";
-import { type Route, RouteTable } from "./route-table.js";
+import { type FastHandler, type Route, RouteTable } from "./route-table.js";
 import { chatCompletionsRoute } from "./routes/chat-completions.js";
 import { documentRoutes } from "./routes/documents.js";
 import { playgroundRoutes } from "./routes/playground.js";
 import { healthRoutes } from "./routes/health.js";
 import { mcpRoutes } from "./routes/mcp.js";
+import { oauthRoutes } from "./routes/oauth.js";
 import { modelsRoutes } from "./routes/models.js";
 import { responsesRoutes } from "./routes/responses.js";
 import type { KeepAliveSweeps } from "./sse-writer.js";
@@ -56,6 +63,8 @@ export interface AppDependencies {
     | "mcp"
     | "chatUiTasks"
     | "lenientParameters"
+    | "mcpOauth"
+    | "conversationTtlSeconds"
   >;
   answers: AnswerService;
   authenticate: Authenticator;
@@ -64,6 +73,8 @@ export interface AppDependencies {
   /** Background responses (docs/responses-api.md#background-mode): the runner and the store of their records and event logs. */
   background: BackgroundResponses;
   backgroundRecords: BackgroundStore;
+  /** The Conversations API's conversations and items (docs/responses-api.md#conversations). */
+  conversationItems: ConversationItemsStore;
   /** Resolves when the shared store answers again after an outage (with Redis). */
   storeAnswersAgain?: () => Promise<void>;
   clock: Clock;
@@ -85,6 +96,27 @@ export interface AppDependencies {
   documentPage?: () => string;
   /** The documents that page shows (the embedded workspace's). */
   documents?: DocumentReader;
+  /** The OAuth authorization server's storage and keys, with `MCP_OAUTH=on` (docs/mcp-oauth.md). */
+  oauth?: { storage: OAuthStorage; box: SecretBox } | undefined;
+}
+
+/** The plain handler of `POST /mcp` among the MCP routes (what `/oauth/mcp` serves past its own edge). */
+function mcpHandlerOf(routes: Route[]): FastHandler {
+  const handler = routes.find((route) => route.path === "/mcp" && route.method === "POST")?.handler;
+  if (!handler || !("fast" in handler)) throw new Error("the MCP routes have no fast POST /mcp handler");
+  return handler.fast;
+}
+
+/** The routes of `MCP_OAUTH=on`: the OAuth edge, and the MCP endpoint behind it authenticating with the edge's identities. */
+function oauthRoutesOf(
+  dependencies: AppDependencies,
+  settings: OAuthSettings,
+  oauth: NonNullable<AppDependencies["oauth"]>,
+): Route[] {
+  const edge = createOAuthEdge({ settings, ...oauth, client: dependencies.client, logger: dependencies.logger });
+  const authenticate = edge.authenticate;
+  const mcp = mcpHandlerOf(mcpRoutes({ ...dependencies, authenticate, newQueryId: dependencies.newQueryId }));
+  return oauthRoutes({ edge, mcp, logger: dependencies.logger });
 }
 
 /** Every route of the adapter, in one list (docs/architecture.md#modules). */
@@ -110,7 +142,15 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
       onStored: (outcome) => dependencies.metrics.storeWrites.inc({ store: "response", outcome }),
       onStoreRefused: () => dependencies.metrics.continuationsRefused.inc({ store: "response" }),
     }),
+    ...conversationsRoutes({
+      ...dependencies,
+      newQueryId: dependencies.newQueryId ?? randomUUID,
+      onStoreRefused: () => dependencies.metrics.continuationsRefused.inc({ store: "conversation" }),
+    }),
     ...(config.mcp ? mcpRoutes({ ...dependencies, newQueryId: dependencies.newQueryId }) : []),
+    ...(config.mcp && config.mcpOauth && dependencies.oauth
+      ? oauthRoutesOf(dependencies, config.mcpOauth, dependencies.oauth)
+      : []),
     ...modelsRoutes({
       created: dependencies.startedAt,
       authenticate: dependencies.authenticate,

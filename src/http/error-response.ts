@@ -9,7 +9,7 @@ import type { ResponseFacts } from "./request-log.js";
 export function sendError(response: ServerResponse, error: AdapterError): void {
   response.statusCode = error.status;
   for (const [name, value] of Object.entries(error.headers)) response.setHeader(name, value);
-  if (error.status === 401) response.setHeader("www-authenticate", "Bearer");
+  if (error.status === 401 && !response.hasHeader("www-authenticate")) response.setHeader("www-authenticate", "Bearer");
   // Errors a retry cannot fix must not start duplicate queries through the SDKs' automatic retries.
   if (!error.retryable && error.status !== 500) response.setHeader("x-should-retry", "false");
   sendJson(response, errorBody(error));

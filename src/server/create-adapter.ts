@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import type { RequestListener } from "node:http";
 import type { Logger } from "pino";
 import { createAuthenticator } from "../auth/authenticate.js";
@@ -17,15 +17,20 @@ import { RedisGate } from "../stores/redis-gate.js";
 import { RedisPollSharing } from "../stores/redis-poll-sharing.js";
 import { RedisResponseStore } from "../stores/redis-response-store.js";
 import { FallbackResponseStore, MemoryResponseStore, type ResponseStore } from "../stores/response-store.js";
-import { createApp } from "../http/app.js";
+import { type AppDependencies, createApp } from "../http/app.js";
 import { BackgroundResponses } from "../continuity/background-responses.js";
 import { type BackgroundStore, MemoryBackgroundStore } from "../continuity/background-store.js";
 import { RedisBackgroundStore } from "../continuity/redis-background-store.js";
+import { type ConversationItemsStore, MemoryConversationItems } from "../continuity/conversation-items.js";
+import { RedisConversationItems } from "../continuity/redis-conversation-items.js";
 import { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import { Lifecycle } from "../http/lifecycle.js";
 import { ResponseFacts } from "../http/request-log.js";
 import { KeepAliveSweeps } from "../http/sse-writer.js";
 import { Metrics } from "../metrics/metrics.js";
+import { MemoryOAuthStorage } from "../oauth/oauth-storage.js";
+import { RedisOAuthStorage } from "../oauth/redis-oauth-storage.js";
+import { SecretBox } from "../oauth/secret-box.js";
 import { type TokenCounter, WorkerTokenCounter } from "../tokens/token-counter.js";
 import { QueryWatcher } from "../upstream/query-watcher.js";
 import { hostPolicy } from "../upstream/realtime/allowed-hosts.js";
@@ -36,10 +41,28 @@ import { type Clock, systemClock } from "../util/clock.js";
 import { createLogger } from "../util/create-logger.js";
 import { packageVersion } from "../util/package-info.js";
 
+/**
+ * The OAuth server's storage (Redis when the replicas share one, in process otherwise) and keys
+ * (from `OAUTH_SECRET`, or a random secret: grants then end with the process), with `MCP_OAUTH=on`.
+ */
+function oauthParts(config: Config, redis: RedisGate | undefined, clock: Clock, logger: Logger): AppDependencies["oauth"] {
+  if (!config.mcpOauth) return undefined;
+  let secret = config.mcpOauth.secret;
+  if (!secret) {
+    logger.warn("OAUTH_SECRET is not set: OAuth grants are sealed with a random secret and end with this process");
+    secret = randomBytes(32).toString("base64url");
+  }
+  const storage = redis ? new RedisOAuthStorage(redis, `${config.redisKeyPrefix}oauth:`) : new MemoryOAuthStorage(clock);
+  return { storage, box: new SecretBox(secret) };
+}
+
 /** How long a replica's lease on a background answer lasts (renewed at a third): past it, another replica takes the answer over. */
 const BACKGROUND_LEASE_MS = 3000;
 /** How often a follower of a background response looks for events another replica appended. */
 const BACKGROUND_FOLLOW_POLL_MS = 100;
+
+/** Items a conversation of the Conversations API keeps (the oldest go first). */
+const CONVERSATION_MAX_ITEMS = 1000;
 
 /** Bound on a rate-limit command: past it, an admission counts in process rather than wait. */
 const LIMITS_COMMAND_TIMEOUT_MS = 250;
@@ -251,7 +274,12 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     leaseMs: BACKGROUND_LEASE_MS,
     followPollMs: BACKGROUND_FOLLOW_POLL_MS,
   });
+  // docs/responses-api.md#conversations: in Redis when there is one, so that any replica continues a conversation.
+  const conversationItems: ConversationItemsStore = redis
+    ? new RedisConversationItems(redis, (id, part) => `${config.redisKeyPrefix}conversations:{${id}}:${part}`, CONVERSATION_MAX_ITEMS)
+    : new MemoryConversationItems(config.conversationMaxEntries, CONVERSATION_MAX_ITEMS, () => clock.now());
   const app = createApp({
+    conversationItems,
     config,
     background,
     backgroundRecords,
@@ -273,6 +301,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     version: packageVersion(),
     ...(effects.newQueryId ? { newQueryId: effects.newQueryId } : {}),
     ...(effects.documents && effects.publicUrl ? { documents: effects.documents, documentPage: effects.publicUrl } : {}),
+    oauth: oauthParts(config, redis, clock, logger),
   });
   let closing: Promise<void> | undefined;
   return {

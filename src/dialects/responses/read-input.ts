@@ -46,6 +46,12 @@ function storedMessage(item: InputItem, id: string): StoredInputItem {
   return { id, type: "message", role, status: "completed", content };
 }
 
+/** An item as stored and listed with an id: a message in its listed shape, any other item as sent. */
+export function storedItem(item: InputItem, id: string): StoredInputItem {
+  const type = item.type ?? (item.role ? "message" : "unknown");
+  return type === "message" ? storedMessage(item, id) : { ...item, id, type };
+}
+
 /**
  * Reads `input` (a string, or a list of items): the last user message is the prompt (as for chat
  * completions); messages become the conversation; `item_reference`s are collected for the caller

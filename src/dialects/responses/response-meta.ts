@@ -25,6 +25,8 @@ export const responseMetaSchema = z.object({
   reasoning: z.object({ effort: z.string().nullable(), summary: z.string().nullable() }),
   /** Echoed as `background: true` when the request ran in the background (docs/responses-api.md#background-mode). */
   background: z.boolean().optional(),
+  /** The conversation the response belongs to (docs/responses-api.md#conversations), echoed as `conversation: {id}`. */
+  conversation: z.string().nullable().optional(),
 });
 /** What a response echoes of its request, and its identity. */
 export type ResponseMeta = z.infer<typeof responseMetaSchema>;

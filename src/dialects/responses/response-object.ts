@@ -93,6 +93,8 @@ export const responseObjectSchema = z.object({
   metadata: z.record(z.string(), z.string()),
   /** `true` for a response run in the background. */
   background: z.boolean().optional(),
+  /** The conversation it belongs to, when the request named one. */
+  conversation: z.object({ id: z.string() }).optional(),
 });
 /** A response object. */
 export type ResponseObject = z.infer<typeof responseObjectSchema>;

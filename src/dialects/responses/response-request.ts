@@ -21,7 +21,17 @@ export type InputItem = z.infer<typeof inputItemSchema>;
 /** Ids of stored responses: `resp_` and letters, digits, `-` or `_`. */
 export const RESPONSE_ID = /^resp_[A-Za-z0-9_-]{1,120}$/;
 
-const metadataSchema = z
+/** Ids of conversations: `conv_` and letters, digits, `-` or `_`. */
+export const CONVERSATION_ID = /^conv_[A-Za-z0-9_-]{1,120}$/;
+
+/** `conversation` on `POST /v1/responses` (docs/responses-api.md#conversations): a conversation id, or `{id}`. */
+export const conversationParamSchema = z.union([
+  z.string().regex(CONVERSATION_ID, "String should be a conversation id ('conv_…')"),
+  z.looseObject({ id: z.string().regex(CONVERSATION_ID, "String should be a conversation id ('conv_…')") }),
+]);
+
+/** `metadata` of a response or a conversation: at most 16 keys of 64 characters, values of 512. */
+export const metadataSchema = z
   .record(z.string().max(64, "Metadata keys are at most 64 characters"), z.string().max(512, "Metadata values are at most 512 characters"))
   .refine((value) => Object.keys(value).length <= 16, "Metadata holds at most 16 keys");
 
@@ -39,6 +49,8 @@ export function responseRequestSchema(options: { maxMessages: number }) {
     previous_response_id: z.string().regex(RESPONSE_ID, "String should be a response id ('resp_…')").nullish(),
     store: z.boolean().nullish(),
     stream: z.boolean().nullish(),
+    /** Continues this conversation's workspace query and adds the turn to its items (not with `previous_response_id`). */
+    conversation: conversationParamSchema.nullish(),
     /** Answer at once and run in the background (needs `store`; docs/responses-api.md#background-mode). */
     background: z.boolean().nullish(),
     metadata: metadataSchema.nullish(),

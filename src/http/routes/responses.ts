@@ -2,11 +2,13 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../../config/config.js";
 import { type ConversationHints, conversationIdFrom } from "../../continuity/conversations.js";
-import { StoredResponses } from "../../continuity/stored-responses.js";
+import { type BackgroundResume, StoredResponses, type Turn } from "../../continuity/stored-responses.js";
+import type { ConversationItemsStore } from "../../continuity/conversation-items.js";
+import { visibleConversation } from "./conversations.js";
 import { ResponseBodyEncoder, ResponseStreamEncoder } from "../../dialects/responses/encode-response.js";
 import { readInput } from "../../dialects/responses/read-input.js";
 import { metaOf } from "../../dialects/responses/response-meta.js";
-import { responseRequestSchema } from "../../dialects/responses/response-request.js";
+import { type ResponseRequest, responseRequestSchema } from "../../dialects/responses/response-request.js";
 import { localReply } from "../../chat-ui-tasks/local-reply.js";
 import { asksResponseJson, forcesResponseToolCall, unsupportedResponseParameters } from "../../dialects/responses/unsupported-parameters.js";
 import type { ResponseStore } from "../../stores/response-store.js";
@@ -25,7 +27,7 @@ import { storedResponseRoutes } from "./stored-responses.js";
 
 /** What the Responses routes need. */
 export interface ResponsesRouteOptions extends AnswerRouteOptions {
-  config: Pick<Config, EdgeSetting | "sseKeepAliveMs" | "conversationIdHeaders" | "responsesTtlSeconds" | "storeWriteWaitMs">;
+  config: Pick<Config, EdgeSetting | "sseKeepAliveMs" | "conversationIdHeaders" | "responsesTtlSeconds" | "storeWriteWaitMs" | "conversationTtlSeconds">;
   responses: ResponseStore;
   newResponseId?: (() => string) | undefined;
   /** How each response's write went (metrics). */
@@ -37,7 +39,9 @@ export interface ResponsesRouteOptions extends AnswerRouteOptions {
   /** Background responses: their records and event logs, in process or shared (docs/responses-api.md#background-mode). */
   background: BackgroundResponses;
   /** Where background responses' records live (looked up by retrieve, cancel, delete). */
-  backgroundRecords: Pick<BackgroundStore, "get" | "size" | "delete">;
+  backgroundRecords: Pick<BackgroundStore, "get" | "size" | "delete" | "events">;
+  /** The Conversations API's conversations: `conversation` continues one and adds the turn to its items. */
+  conversationItems: ConversationItemsStore;
   /** Chat UIs' housekeeping, answered before planning (docs/chat-ui-tasks.md). */
   housekeeping: ChatUiHousekeeping;
   /** What becomes of parameters the workspace cannot honour (`LENIENT_PARAMETERS`). */
@@ -66,6 +70,8 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     onStored: options.onStored,
     onRefused: options.onStoreRefused,
     wake: options.storeAnswersAgain,
+    conversationItems: options.conversationItems,
+    conversationTtlSeconds: config.conversationTtlSeconds,
   });
 
   async function create(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -73,6 +79,13 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const background = valid.body.background === true;
     if (background && valid.body.store === false) {
       throw new InvalidRequestError("Background mode requires store: true (a background response is retrieved later by its id)", { param: "background", code: "invalid_value" });
+    }
+    const threadId = conversationIdOf(valid.body.conversation);
+    if (threadId && valid.body.previous_response_id) {
+      throw new InvalidRequestError("Mutually exclusive parameters: give either previous_response_id or conversation, not both", {
+        param: "conversation",
+        code: "mutually_exclusive_parameters",
+      });
     }
     const id = newResponseId();
     const input = readInput(valid.body.input, id);
@@ -96,21 +109,27 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const scope = { principal, workspace };
     const conversationId = conversationIdFrom(request.headers, config.conversationIdHeaders);
     const hints: ConversationHints = { conversationId, messages: input.messages };
+    const { conversationItems, onStoreRefused } = options;
+    const thread = threadId ? await visibleConversation(conversationItems, threadId, identity, workspace, "conversation", onStoreRefused) : null;
     const items = await stored.resolveReferences(input.items, principal, workspace);
     const previousId = body.previous_response_id;
     const previous = previousId ? await stored.visible(previousId, principal, workspace, "previous_response_id") : null;
     const referenced = previous ? null : items.lastReferenced;
-    const continueQueryId = previous?.entry.queryId ?? referenced?.queryId ?? (await options.conversations.find(scope, hints));
+    const continued = thread ?? previous?.entry ?? referenced;
+    const continueQueryId = continued?.queryId ?? (await options.conversations.find(scope, hints));
     const from = { choices: ["body"], createFields: ["body", "query"] };
     const plan = { prompt: input.prompt, mode: model.mode, choices: 1, continueQueryId, createFields: body.query, from };
     const trace = { operation: "chat", model: body.model, stream: body.stream === true } as const;
-    const meta = { ...metaOf(id, body, seconds(), previous?.entry.id ?? null), ...(background ? { background: true } : {}) };
+    const conversation = thread?.id ?? null;
+    const echoed = { conversation, ...(background ? { background: true } : {}) };
+    const meta = { ...metaOf(id, body, seconds(), previous?.entry.id ?? null), ...echoed };
     const encoder = body.stream || background ? new ResponseStreamEncoder(meta, seconds) : new ResponseBodyEncoder(meta, seconds);
     const promptIndex = input.messages.findLastIndex((message) => message.role === "user");
     // A background answer is not the client's to stop by leaving: only a cancel stops it.
     const controller = new AbortController();
     const answerController = background ? controller : undefined;
     const order = { response, identity, workspace, meter: admission, input: plan, trace, controller: answerController };
+    const turnOf = (queryId: string): Turn => ({ id, principal, workspace, queryId, meta, input: items.resolved, conversation });
     const deliveryOf = (queryId: string): Delivery<unknown> => {
       if (encoder instanceof ResponseBodyEncoder) return json(encoder);
       return background ? backgroundDelivery(encoder, queryId) : sse(encoder, sweep);
@@ -119,12 +138,8 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
       delivery: deliveryOf(queryId),
       respondedAs: id,
       remember: async (sent) => {
-        const turn = options.conversations.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId });
-        const { finished, usage } = encoder;
-        if (!meta.store || !finished || !usage) return turn;
-        const itemIds = finished.output.map((item) => item.id);
-        const value = { response: finished, input: items.resolved, meta, answer: encoder.answer, usage };
-        await Promise.all([turn, stored.put({ id, principal, workspace, queryId, itemIds }, value)]);
+        const remembered = options.conversations.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId });
+        await Promise.all([remembered, stored.storeTurn(turnOf(queryId), encoder)]);
       },
     }));
 
@@ -138,7 +153,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
         reportsUsage: true,
         namesQueries: true,
         async deliver(run, context) {
-          const resume = { meta, mode: model.mode };
+          const resume: BackgroundResume = { mode: model.mode, prompt: input.prompt, turn: turnOf(queryId) };
           const record = { id, principal, workspace, queryId, response: streamEncoder.current(null), resume };
           const answer = { ...run.answer, usage: run.usage };
           const beforeEnd = run.remember ?? (async () => undefined);
@@ -155,4 +170,10 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     { method: "POST", path: "/v1/responses", handler: { fast: answerHandler(create, options) }, operation: createResponseOperation },
     ...storedResponseRoutes({ ...options, stored }),
   ];
+}
+
+/** The id of the conversation a request continues (`conversation`: an id or `{id}`), if any. */
+function conversationIdOf(conversation: ResponseRequest["conversation"]): string | undefined {
+  if (conversation === null || conversation === undefined) return undefined;
+  return typeof conversation === "string" ? conversation : conversation.id;
 }

@@ -1,7 +1,11 @@
 import type { Request, RequestHandler } from "express";
-import type { StoredResponses } from "../../continuity/stored-responses.js";
+import type { Identity } from "../../auth/authenticate.js";
+import { hasEnded } from "../../continuity/background-responses.js";
+import { resumeStreamEncoder } from "../../dialects/responses/encode-response.js";
+import { pageOf, readListQuery } from "../list-query.js";
+import type { BackgroundResume, StoredResponses } from "../../continuity/stored-responses.js";
 import { replay } from "../../dialects/responses/stored-value.js";
-import { InvalidRequestError, RequestValidationError } from "../../errors/adapter-error.js";
+import { InvalidRequestError } from "../../errors/adapter-error.js";
 import type { BackgroundResponses } from "../../continuity/background-responses.js";
 import type { BackgroundRecord, BackgroundStore } from "../../continuity/background-store.js";
 import { RESPONSE_ID } from "../../dialects/responses/response-request.js";
@@ -12,13 +16,13 @@ import type { Route } from "../route-table.js";
 import { SseWriter } from "../sse-writer.js";
 
 /** What the stored-response routes need. */
-export interface StoredResponseRouteOptions extends Pick<AnswerRouteOptions, "authenticate" | "facts" | "sweeps" | "lifecycle" | "logger"> {
+export interface StoredResponseRouteOptions extends Pick<AnswerRouteOptions, "authenticate" | "facts" | "sweeps" | "lifecycle" | "logger" | "answers" | "clock"> {
   config: { sseKeepAliveMs: number };
   stored: StoredResponses;
   /** Background responses: their records and event logs, in process or shared (docs/responses-api.md#background-mode). */
   background: BackgroundResponses;
   /** Where background responses' records live (looked up by retrieve, cancel, delete). */
-  backgroundRecords: Pick<BackgroundStore, "get" | "size" | "delete">;
+  backgroundRecords: Pick<BackgroundStore, "get" | "size" | "delete" | "events">;
 }
 
 /**
@@ -51,6 +55,8 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
   const retrieve: RequestHandler = async (request, response) => {
     const record = await backgroundOf(request);
     if (record) {
+      const orphan = !hasEnded(record.response) && !options.background.runsHere(record.id);
+      if (orphan) await takeOverIfGone(record, options.authenticate(request));
       if (request.query.stream !== "true") {
         sendBackground(response, record.response);
         return;
@@ -115,16 +121,41 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
 
   const inputItems: RequestHandler = async (request, response) => {
     const { value } = await storedOf(request);
-    const page = readListQuery(request);
-    const items = [...value.input];
-    if (page.order === "desc") items.reverse();
-    const start = page.after === undefined ? 0 : items.findIndex((item) => item.id === page.after) + 1;
-    if (page.after !== undefined && start === 0) {
-      throw new RequestValidationError([{ loc: ["query", "after"], msg: "No input item with this id", type: "value_error", input: page.after }]);
-    }
-    const data = items.slice(start, start + page.limit);
-    response.json({ object: "list", data, first_id: data[0]?.id ?? "", last_id: data.at(-1)?.id ?? "", has_more: start + page.limit < items.length });
+    response.json(pageOf(value.input, readListQuery(request), "input item"));
   };
+
+  /**
+   * A background answer whose replica is gone (its lease ran out) is taken over by this one on a
+   * retrieve: the encoder is brought to the end of the log, and the workspace query, the truth, is
+   * followed from there with the retrieving caller's credential (the same key: it may see the
+   * response). Nothing happens while the replica that runs it renews its lease.
+   */
+  async function takeOverIfGone(record: BackgroundRecord, identity: Identity): Promise<void> {
+    const resume = record.resume as BackgroundResume;
+    const seconds = () => Math.floor(options.clock.now() / 1000);
+    try {
+      await options.background.takeOver(record, async () => {
+        const frames = await options.backgroundRecords.events(record.id, -1);
+        const encoder = resumeStreamEncoder(resume.turn.meta, seconds, frames);
+        if (!encoder) throw new Error("its event log ends where the answer cannot be carried on (after its citations)");
+        const [sent] = encoder.sent();
+        const controller = new AbortController();
+        const answer = options.answers.follow({
+          queryId: record.queryId,
+          prompt: resume.prompt,
+          mode: resume.mode,
+          sent: { text: sent?.content ?? "", reasoning: sent?.reasoning ?? "" },
+          caller: { credential: identity.upstreamCredential, workspace: record.workspace, credentialKey: identity.upstreamKey },
+          controller,
+          countsUsage: true,
+        });
+        const beforeEnd = () => stored.storeTurn(resume.turn, encoder);
+        return { record, answer, encoder, controller, beforeEnd, release: () => undefined };
+      });
+    } catch (error) {
+      options.logger.warn({ responseId: record.id, err: { message: (error as Error).message } }, "background answer could not be taken over");
+    }
+  }
 
   const bearer = [{ bearer: [] }];
   const idParameter = { name: "id", in: "path", required: true, schema: { type: "string" } };
@@ -186,17 +217,4 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
       },
     },
   ];
-}
-
-/** `order` (default desc), `after` and `limit` (1 to 100, default 20) of an input-items list; a 422 otherwise. */
-function readListQuery(request: Request): { order: "asc" | "desc"; after: string | undefined; limit: number } {
-  const { order = "desc", after, limit = "20" } = request.query as Record<string, string | undefined>;
-  const issues = [];
-  if (order !== "asc" && order !== "desc") issues.push({ loc: ["query", "order"], msg: "Input should be 'asc' or 'desc'", type: "enum", input: order });
-  const size = Number(limit);
-  if (!Number.isInteger(size) || size < 1 || size > 100) {
-    issues.push({ loc: ["query", "limit"], msg: "Input should be an integer from 1 to 100", type: "int_range", input: limit });
-  }
-  if (issues.length > 0) throw new RequestValidationError(issues);
-  return { order: order as "asc" | "desc", after, limit: size };
 }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postStream } from "../../helpers/read-sse.js";
 import { startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
 import { chatBody, FIXTURE_DOCUMENTS, headers, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
+import { waitFor } from "../../helpers/wait-for.js";
 
 let stack: Stack;
 beforeAll(async () => {
@@ -77,17 +78,16 @@ describe("concurrency caps", () => {
         signal: controller.signal,
       }).catch(() => null),
     );
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const started = performance.now();
+    await waitFor(() => stack.adapter.limit.inFlight === 3, "the three stalled requests admitted");
+    // Fast: refused at once rather than queued behind the stalled ones, which never end (an answer at all shows it).
     const refused = await post(stack.url, chatBody("leave"));
-    expect(performance.now() - started).toBeLessThan(200);
     expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).toBe("1");
     const other = await post(stack.url, chatBody("leave"), { "service-workspace": "globex" });
     expect(other.status).toBe(200);
     controller.abort();
     await Promise.all(stalled);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor(() => stack.adapter.limit.inFlight === 0, "the aborted requests' places freed");
     expect((await post(stack.url, chatBody("leave"))).status).toBe(200);
     expect(stack.adapter.limit.inFlight).toBe(0);
   });
@@ -142,10 +142,9 @@ describe("upstream faults", () => {
     const adapter = await startAdapter(stack.workspace.url, { DEFAULT_WORKSPACE: "acme", UPSTREAM_TIMEOUT_MS: "300" });
     stack.workspace.control.inject({ on: "create", kind: "hang" });
     try {
-      const started = performance.now();
+      // The create hangs for ever, and undici's own limits are minutes: a 504 within the test's time is UPSTREAM_TIMEOUT_MS.
       const response = await post(adapter.url, chatBody("hi"));
       expect(response.status).toBe(504);
-      expect(performance.now() - started).toBeLessThan(2000);
     } finally {
       stack.workspace.control.clearFaults();
       await adapter.close();
@@ -218,19 +217,18 @@ describe("server timeouts", () => {
       socket.on("data", (data) => {
         received += data;
       });
-      const closed = new Promise<number>((resolve) => socket.on("close", () => resolve(performance.now())));
-      const started = performance.now();
+      const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
       socket.write("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n");
+      // The headers drip in for ever: only the headers timeout can end this within the test's time.
       const drip = setInterval(() => socket.write("X-Slow: 1\r\n"), 100);
-      const end = await closed;
+      await closed;
       clearInterval(drip);
-      expect(end - started).toBeLessThan(2500);
       expect(received).toMatch(/^HTTP\/1\.1 408/);
 
       // A stream that lasts longer than both timeouts still completes.
       const streamStarted = performance.now();
       const stream = await postStream(`${adapter.url}/v1/chat/completions`, headers(), chatBody("leave policy", { stream: true, model: "reason" }));
-      expect(performance.now() - streamStarted).toBeGreaterThan(600); // twice the timeouts
+      expect(performance.now() - streamStarted).toBeGreaterThan(600); // twice the timeouts (the workspace's pace: a busy machine only adds)
       expect(stream.data.at(-1)).toBe("[DONE]");
       expect(stream.data.some((item) => item?.choices?.[0]?.finish_reason === "stop")).toBe(true);
     } finally {

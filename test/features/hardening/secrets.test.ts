@@ -4,8 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmbeddedWorkspace, type RunningWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
 import { CentrifugoTestServer } from "../../helpers/centrifugo-test-server.js";
 import { ChannelUpstream } from "../../helpers/channel-upstream.js";
+import { metricSum } from "../../helpers/failover-scenario.js";
 import { postStream } from "../../helpers/read-sse.js";
 import { chatBody, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
+import { waitFor } from "../../helpers/wait-for.js";
 
 // A canary credential: it must not appear in any log line, error body, stream frame or header.
 const CANARY = "sk-canary-7f3a9c1e5b";
@@ -118,13 +120,16 @@ describe("realtime tokens never leak", () => {
       for (const variant of variants) {
         fields = variant;
         const before = upstream.queries.size;
+        // The channel tried: subscribed, or given up (refused, unreachable, not allowed); then the query ends.
+        const tried = async () => ((await metricSum([running], "adapter_realtime_fallbacks_total"))[0] as number) + server.commands.filter((command) => command === "subscribe").length;
+        const triedBefore = await tried();
         const answer = fetch(`${running.url}/v1/chat/completions`, {
           method: "POST",
           headers: { authorization: "Bearer sk-test", "service-workspace": "acme", "content-type": "application/json" },
           body: JSON.stringify(chatBody("leave", { stream: true })),
         }).then((response) => response.text());
-        while (upstream.queries.size === before) await new Promise((resolve) => setTimeout(resolve, 5));
-        await new Promise((resolve) => setTimeout(resolve, 150));
+        await waitFor(() => upstream.queries.size > before, "the query to be created");
+        await waitFor(async () => (await tried()) > triedBefore, "the realtime channel to be tried");
         const query = upstream.last!;
         query.status = "PROCESSED";
         query.output = "Done.";

@@ -8,6 +8,7 @@ import { describeWith, REDIS } from "../../helpers/external-programs.js";
 import { freePort, type RedisServer, startRedis } from "../../helpers/redis-server.js";
 import { type Replica, startReplica, stopAll } from "../../helpers/replica-process.js";
 import { API_KEY, chatBody, FIXTURE_DOCUMENTS, headers, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
+import { waitFor } from "../../helpers/wait-for.js";
 
 const OTHER_KEY = "sk-other-key";
 
@@ -34,18 +35,13 @@ async function metric(adapter: { url: string }, name: string, labels = ""): Prom
     .reduce((sum, match) => sum + Number(match[2]), 0);
 }
 
-async function until(condition: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> {
-  const started = performance.now();
-  while (!(await condition())) {
-    if (performance.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return performance.now() - started;
+/** Waits for `condition` with a generous deadline (WAIT_DEADLINE_MS): a busy machine makes a test slower, never failing. */
+function until(condition: () => Promise<boolean> | boolean): Promise<boolean> {
+  return waitFor(condition, "the condition", { intervalMs: 20 });
 }
 
-/** Waits until every adapter counts in Redis (a request sooner would be counted in process). */
 async function sharing(adapters: { url: string }[]): Promise<void> {
-  for (const adapter of adapters) await until(async () => (await metric(adapter, "adapter_rate_limit_shared")) === 1, 5000);
+  for (const adapter of adapters) await until(async () => (await metric(adapter, "adapter_rate_limit_shared")) === 1);
 }
 
 describe("without rate limits", () => {
@@ -178,7 +174,7 @@ describeWith(REDIS, "rate limits across replicas", () => {
     // A stream that never ends holds the key's one slot, on either replica.
     const leaving = new AbortController();
     const stalled = ask(first, { body: chatBody("leave [fault:stall]", { stream: true }), signal: leaving.signal }).catch(() => null);
-    await until(async () => (await metric(first, "adapter_rate_limit_slots_in_use")) === 1, 5000);
+    await until(async () => (await metric(first, "adapter_rate_limit_slots_in_use")) === 1);
     const busy = await ask(second);
     expect(busy.status).toBe(429);
     expect(busy.headers.get("retry-after")).toBe("1");
@@ -186,7 +182,7 @@ describeWith(REDIS, "rate limits across replicas", () => {
     expect(await metric(second, "adapter_rate_limited_total", 'limit="concurrent"')).toBe(1);
     leaving.abort();
     await stalled;
-    await until(async () => (await metric(first, "adapter_rate_limit_slots_in_use")) === 0, 2000);
+    await until(async () => (await metric(first, "adapter_rate_limit_slots_in_use")) === 0);
     expect((await ask(second)).status).toBe(200);
     // A failed query (502), then an upstream 429 that keeps its own retry-after: each frees its slot.
     const failed = await ask(first, { content: "leave [fault:failed]" });
@@ -207,7 +203,7 @@ describeWith(REDIS, "rate limits across replicas", () => {
   it("frees the slots of streams a shutdown ends", async () => {
     const [first, second] = (await replicas(2, { RATE_LIMIT_CONCURRENT: "1", SHUTDOWN_GRACE_MS: "100" })) as [RunningAdapter, RunningAdapter];
     const stalled = ask(first, { body: chatBody("leave [fault:stall]", { stream: true }) });
-    await until(async () => (await metric(first, "adapter_rate_limit_slots_in_use")) === 1, 5000);
+    await until(async () => (await metric(first, "adapter_rate_limit_slots_in_use")) === 1);
     expect((await ask(second)).status).toBe(429);
     await first.shutdown();
     expect(String((await stalled).body)).toContain("service_unavailable");
@@ -232,7 +228,7 @@ describeWith(REDIS, "rate limits across replicas", () => {
     expect(streamed.status).toBe(200);
     expect(String(streamed.body)).not.toContain('"usage":{');
     const tokensKey = `*limit:{${credentialHash(OTHER_KEY)}:acme}:tpm`;
-    await until(async () => (await redis.client.keys(tokensKey)).length === 1, 2000);
+    await until(async () => (await redis.client.keys(tokensKey)).length === 1);
     expect((await ask(first, { key: OTHER_KEY })).status).toBe(429);
   });
 
@@ -279,19 +275,19 @@ describeWith(REDIS, "rate limits across replicas", () => {
     const own = await startRedis({ port });
     const prefix = `rate-limits-outage-${process.pid}:`;
     const [first, second] = await Promise.all(
-      [0, 1].map(() => startAdapter(workspace.url, { REDIS_URL: own.url, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_RPM: "3", REALTIME: "off" })),
+      // A command may wait a minute for a Redis that is connected: answering while it is stopped
+      // (disconnected, so skipped at once) is then whatever ends within the test's time.
+      [0, 1].map(() => startAdapter(workspace.url, { REDIS_URL: own.url, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_RPM: "3", REALTIME: "off", REDIS_COMMAND_TIMEOUT_MS: "60000" })),
     );
     running.push(first as RunningAdapter, second as RunningAdapter);
     await sharing([first as RunningAdapter, second as RunningAdapter]);
     expect((await ask(first as RunningAdapter)).status).toBe(200);
     await own.stop();
-    await until(async () => (await metric(first as RunningAdapter, "adapter_rate_limit_shared")) === 0, 2000);
-    const started = performance.now();
+    await until(async () => (await metric(first as RunningAdapter, "adapter_rate_limit_shared")) === 0);
     const statuses = [];
     for (const adapter of [first, second] as RunningAdapter[]) for (let index = 0; index < 4; index += 1) statuses.push((await ask(adapter)).status);
     // Each replica counts on its own from the outage on: three each, then 429.
     expect(statuses).toEqual([200, 200, 200, 429, 200, 200, 200, 429]);
-    expect(performance.now() - started).toBeLessThan(5000);
     expect(await metric(first as RunningAdapter, "adapter_rate_limit_fallbacks_total")).toBeGreaterThanOrEqual(4);
   });
 });
@@ -318,15 +314,16 @@ describeWith(REDIS, "a replica killed while it holds slots", () => {
     survivor = await startAdapter(workspace.url, environment);
     await sharing([replica, survivor]);
     const stalled = ask(replica, { body: chatBody("leave [fault:stall]", { stream: true }) }).catch(() => null);
-    await until(async () => (await metric(replica as Replica, "adapter_rate_limit_slots_in_use")) === 1, 5000);
-    // Held past its lifetime while the replica lives (renewed).
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await until(async () => (await metric(replica as Replica, "adapter_rate_limit_slots_in_use")) === 1);
+    // Renewed while the replica lives: its expiry moves on, and it is still held.
+    const [slots] = await redis.client.keys(`${environment.REDIS_KEY_PREFIX}*:slots`);
+    const [member, expiry] = await redis.client.zrange(slots as string, "0", "-1", "WITHSCORES");
+    await until(async () => Number(await redis.client.zscore(slots as string, member as string)) > Number(expiry));
     expect((await ask(survivor)).status).toBe(429);
     replica.child.kill("SIGKILL");
     await stalled;
-    const killed = performance.now();
     expect((await ask(survivor)).status).toBe(429);
-    await until(async () => (await ask(survivor as RunningAdapter)).status === 200, 1500 + 2000);
-    expect(performance.now() - killed).toBeLessThan(1500 + 2000);
+    // Free within its lifetime (1.5 s), not the default (30 s), which is past the wait's deadline (15 s).
+    await until(async () => (await ask(survivor as RunningAdapter)).status === 200);
   }, 20_000);
 });

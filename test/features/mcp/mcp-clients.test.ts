@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectMcp, type McpTestClient, type Progress, REVISIONS } from "../../helpers/mcp-clients.js";
 import { documentReader } from "../../../src/embedded-workspace/read-document.js";
 import { API_KEY, FIXTURE_DOCUMENTS, type Stack, startStack } from "../../helpers/start-stack.js";
+import { waitFor } from "../../helpers/wait-for.js";
 
 // The official SDK client of each protocol revision the adapter serves, over loopback, against
 // the embedded workspace: list, call every tool, progress, follow-ups, cancellation.
@@ -119,15 +120,15 @@ describe.each(REVISIONS)("the official SDK client on revision %s", (revision) =>
       () => "answered",
       () => "cancelled",
     );
-    for (let tries = 0; tries < 100 && stack.adapter.watcher.waitingQueries === 0; tries += 1) await wait(20);
+    await waitFor(() => stack.adapter.watcher.waitingQueries > 0, "the call waiting");
     expect(stack.adapter.watcher.waitingQueries).toBe(1);
     controller.abort("the user pressed stop");
     expect(await failed).toBe("cancelled");
-    for (let tries = 0; tries < 100 && stack.adapter.watcher.waitingQueries > 0; tries += 1) await wait(20);
-    expect(stack.adapter.watcher.waitingQueries).toBe(0);
-    await wait(60); // a list call already on its way (the poll interval is at most 50 ms)
+    await waitFor(() => stack.adapter.watcher.waitingQueries === 0 && stack.adapter.watcher.activePollers === 0, "the poller to stop");
     const lists = stack.workspace.control.calls.list;
+    // A quiet spell of several poll intervals (at most 50 ms each): at most the list call that was on
+    // its way when the poller stopped still arrives (a busy machine delays it), and no other.
     await wait(300);
-    expect(stack.workspace.control.calls.list).toBe(lists);
+    expect(stack.workspace.control.calls.list).toBeLessThanOrEqual(lists + 1);
   });
 });

@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectMcp, type McpTestClient, REVISIONS } from "../../helpers/mcp-clients.js";
 import { API_KEY, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
+import { waitFor } from "../../helpers/wait-for.js";
 
 // Every bad input of the MCP endpoint, and every way a tool call can fail: a clear error in the
 // shape the client reads (HTTP with the interface's body at the edge, JSON-RPC for the message,
@@ -123,7 +124,7 @@ describe("the MCP endpoint's edge", () => {
   it("takes a place under the concurrency caps like every answer route (429 beyond)", async () => {
     const clients = await Promise.all([0, 1, 2].map(() => connectMcp("2025-11-25", `${stack.url}/mcp`, auth)));
     const stalled = clients.map((client) => client.callTool("ask", { question: "leave [fault:stall]" }).catch(() => undefined));
-    for (let tries = 0; tries < 100 && stack.adapter.limit.inFlight < 3; tries += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitFor(() => stack.adapter.limit.inFlight === 3, "the three stalled calls admitted");
     const refused = await post(initialize);
     expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).toBe("1");
@@ -136,7 +137,7 @@ describe("the MCP endpoint's edge", () => {
     try {
       const client = await connectMcp("2026-07-28", `${own.url}/mcp`, auth);
       const call = client.callTool("ask", { question: "leave [fault:stall]" }, { onprogress: () => undefined });
-      for (let tries = 0; tries < 100 && own.adapter.watcher.waitingQueries === 0; tries += 1) await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitFor(() => own.adapter.watcher.waitingQueries > 0, "the call waiting");
       void own.shutdown();
       expect(await call).toMatchObject({ isError: true, content: [{ text: "The adapter is shutting down; the answer was cut short" }] });
     } finally {
@@ -244,8 +245,15 @@ describe.each(REVISIONS)("tool errors on revision %s", (revision) => {
   });
 
   it("keeps a waiting client's timeout from firing: a progress notification after every keep-alive interval of silence", async () => {
+    // The client gives up after 1.2 s of silence; the query's deadline is 2 s; a progress notification
+    // comes every 150 ms of silence: a busy machine may delay one by a second before the client's timeout fires.
+    const patient = await startStack({ QUERY_TIMEOUT_MS: "2000", SSE_KEEPALIVE_MS: "150" });
+    const own = await connectMcp(revision, `${patient.url}/mcp`, auth);
     const progress: { progress: number; message?: string }[] = [];
-    const late = await client.callTool("reason", { question: "leave [fault:stall]" }, { onprogress: (update) => progress.push(update), timeout: 600 });
+    const late = await own.callTool("reason", { question: "leave [fault:stall]" }, { onprogress: (update) => progress.push(update), timeout: 1200 }).finally(async () => {
+      await own.close();
+      await patient.close();
+    });
     expect(late.isError).toBe(true);
     const signs = progress.filter((update) => /^Still working \(\d+ s\)$/.test(update.message ?? ""));
     expect(signs.length).toBeGreaterThanOrEqual(2);

@@ -153,7 +153,7 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
     await page.click("#stop");
     await finished(page);
     expect(await lastAnswer(page).innerText()).toContain("Stopped.");
-    await expect.poll(() => adapter.adapter.watcher.waitingQueries, { timeout: 2000 }).toBe(0);
+    await expect.poll(() => adapter.adapter.watcher.waitingQueries, { timeout: 10_000 }).toBe(0);
     await page.close();
   });
 

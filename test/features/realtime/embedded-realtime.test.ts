@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
 import { FIXTURE_DOCUMENTS } from "../../helpers/start-stack.js";
+import { waitFor } from "../../helpers/wait-for.js";
 
 const headers = { authorization: "Bearer sk-1", "service-workspace": "acme", "content-type": "application/json" };
 let workspace: RunningWorkspace;
@@ -74,7 +75,8 @@ describe("the embedded workspace's realtime channel", () => {
 
   it("recovers everything published before a late subscriber arrived", async () => {
     const query = await create("What is the remote work policy?");
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Late: after part of the answer was published.
+    await waitFor(async () => (await listed(query.id))?.output, "part of the answer published");
     const { publications } = await follow(query);
     const final = await listed(query.id);
     expect(publications.filter((publication) => publication.data.delta).map((publication) => publication.data.delta).join("")).toBe(final?.output);
@@ -99,7 +101,6 @@ describe("the embedded workspace's realtime channel", () => {
     const socket = new WebSocket(`${workspace.url.replace("http", "ws")}/elsewhere`);
     const status = await new Promise((resolve) => socket.on("unexpected-response", (_request, response) => resolve(response.statusCode)));
     expect(status).toBe(404);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(workspace.realtime?.endpoint.openConnections).toBe(0);
+    await waitFor(() => workspace.realtime?.endpoint.openConnections === 0, "no connection open");
   });
 });

@@ -3,7 +3,9 @@ import { createParser } from "eventsource-parser";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CentrifugoTestServer } from "../../helpers/centrifugo-test-server.js";
 import { ChannelUpstream } from "../../helpers/channel-upstream.js";
+import { metricSum } from "../../helpers/failover-scenario.js";
 import { chatBody, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
+import { waitFor } from "../../helpers/wait-for.js";
 
 const CONNECTION_TOKEN = "conn-token-1";
 const subscriptionToken = (channel: string) => `sub-token-for-${channel}`;
@@ -11,7 +13,10 @@ const requestHeaders = { authorization: "Bearer sk-test", "service-workspace": "
 
 let server: CentrifugoTestServer;
 let upstream: ChannelUpstream;
-/** Polls slowly (3 s at most): text and ends that come sooner came from the channel. */
+/**
+ * Polls slowly (a minute apart once its channel is live): text and ends that come within the test's
+ * time came from the channel, however busy the machine (the list shows no text until the end anyway).
+ */
 let slow: RunningAdapter;
 /** Polls fast (200 ms at most): for the faults, where the list must finish the answer. */
 let fast: RunningAdapter;
@@ -32,7 +37,7 @@ beforeAll(async () => {
       ...fieldsOverride(id),
     };
   });
-  slow = await startAdapter(upstream.url, { POLL_INTERVAL_MIN_MS: "20", POLL_INTERVAL_MAX_MS: "3000", QUERY_TIMEOUT_MS: "20000" });
+  slow = await startAdapter(upstream.url, { POLL_INTERVAL_MIN_MS: "20", POLL_INTERVAL_MAX_MS: "60000", QUERY_TIMEOUT_MS: "60000" });
   fast = await startAdapter(upstream.url, { POLL_INTERVAL_MIN_MS: "20", POLL_INTERVAL_MAX_MS: "200", QUERY_TIMEOUT_MS: "20000" });
   const probe = createServer();
   await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
@@ -51,7 +56,8 @@ beforeEach(() => {
   server.silent = false;
 });
 
-async function until(condition: () => boolean, timeoutMs = 5000, what = "condition") {
+/** Waits for `condition` (a generous deadline: a busy machine makes a test slower, never failing). */
+async function until(condition: () => boolean, timeoutMs = 15_000, what = "condition") {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -87,7 +93,7 @@ function openStream(adapter: RunningAdapter, content = "What is the leave policy
 
 /** Waits for the adapter to create the query, and returns it with its channel name. */
 async function created(before: number) {
-  await until(() => upstream.queries.size > before, 5000, "the create");
+  await until(() => upstream.queries.size > before, undefined, "the create");
   const query = upstream.last!;
   return { query, channel: `queries:${query.id}` };
 }
@@ -104,21 +110,20 @@ describe("the realtime channel", () => {
   it("streams an answer word by word as it is published, though the list shows none of it, and ends it at once", async () => {
     const stream = openStream(slow);
     const { query, channel } = await created(upstream.queries.size);
-    await until(() => server.subscriptions === 1, 5000, "the subscription");
+    await until(() => server.subscriptions === 1, undefined, "the subscription");
     let sent = "";
     for (const word of WORDS) {
       server.publish(channel, { delta: word });
       sent += word;
-      // The list shows nothing, and the next poll is seconds away: this came from the channel.
-      await until(() => stream.text() === sent, 1000, `"${word}"`);
+      // The list shows nothing, and the next poll is a minute away: this came from the channel.
+      await until(() => stream.text() === sent, undefined, `"${word}"`);
     }
     expect(stream.state.deltas).toEqual(WORDS);
     query.status = "PROCESSED";
     query.output = FINAL;
-    const endedAt = Date.now();
+    // The next scheduled poll is a minute away: ending within the test's time is the poll the channel's end asked for.
     server.publish(channel, { status: "PROCESSED" });
     await stream.finished;
-    expect(Date.now() - endedAt).toBeLessThan(1000);
     expect(stream.text()).toBe(FINAL);
     const last = stream.state.chunks.filter((chunk) => chunk.choices?.[0]?.delta?.annotations).at(-1);
     expect(last.choices[0].delta.annotations).toEqual([
@@ -129,7 +134,7 @@ describe("the realtime channel", () => {
       },
     ]);
     expect(stream.state.errors).toEqual([]);
-    await until(() => server.openConnections === 0, 2000, "the disconnect");
+    await until(() => server.openConnections === 0, undefined, "the disconnect");
     expect(slow.adapter.realtime?.openConnections).toBe(0);
   });
 
@@ -137,15 +142,16 @@ describe("the realtime channel", () => {
     const before = upstream.queries.size;
     const response = fetch(`${slow.url}/v1/chat/completions`, { method: "POST", headers: requestHeaders, body: JSON.stringify(chatBody("leave?")) });
     const { query, channel } = await created(before);
-    await until(() => server.subscriptions === 1, 5000, "the subscription");
+    await until(() => server.subscriptions === 1, undefined, "the subscription");
+    const publications = async () => (await metricSum([slow], "adapter_realtime_publications_total"))[0] as number;
+    const publishedBefore = await publications();
     server.publish(channel, { delta: "Draft text" });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(async () => (await publications()) > publishedBefore, "the draft received");
     query.status = "PROCESSED";
     query.output = FINAL;
-    const endedAt = Date.now();
+    // As above: the next scheduled poll is a minute away.
     server.publish(channel, { status: "PROCESSED" });
     const body = (await (await response).json()) as any;
-    expect(Date.now() - endedAt).toBeLessThan(1000);
     expect(body.choices[0].message.content).toBe(FINAL);
   });
 
@@ -157,15 +163,19 @@ describe("the realtime channel", () => {
     beforeEnd?: (stream: ReturnType<typeof openStream>) => Promise<void>;
   }) {
     const before = upstream.queries.size;
+    const fellBack = async () => Object.values(await fallbacks(fast)).reduce((sum, count) => sum + count, 0);
+    const fellBackBefore = await fellBack();
     const stream = openStream(fast);
     const { query, channel } = await created(before);
     fault.before?.(channel);
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    // The adapter tries the channel: subscribed, or given up (refused, unreachable, not allowed).
+    await waitFor(async () => server.subscriptions > 0 || (await fellBack()) > fellBackBefore, "the channel tried");
+    const live = server.subscriptions > 0;
     for (const word of WORDS.slice(0, 4)) server.publish(channel, { delta: word });
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    if (live) await until(() => stream.text() === WORDS.slice(0, 4).join(""), undefined, "the first words");
     await fault.midway?.(channel);
     for (const word of WORDS.slice(4)) server.publish(channel, { delta: word });
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    if (live && !fault.midway) await until(() => stream.text() === WORDS.join(""), undefined, "every word");
     await fault.beforeEnd?.(stream);
     query.status = "PROCESSED";
     query.output = FINAL;
@@ -207,7 +217,7 @@ describe("the realtime channel", () => {
     const stream = await answerDespite({
       midway: () => server.dropAll(),
       // Reconnected, recovered, and every word streamed before the query ends.
-      beforeEnd: (stream) => until(() => stream.text() === WORDS.join(""), 5000, "the recovered words"),
+      beforeEnd: (stream) => until(() => stream.text() === WORDS.join(""), undefined, "the recovered words"),
     });
     // Every word came from the channel (the list showed none until the end), each once; those
     // recovered together may arrive in one delta.
@@ -223,16 +233,14 @@ describe("the realtime channel", () => {
         server.dropAll();
       },
       beforeEnd: async () => {
-        const unrecoverable = counts.unrecoverable ?? 0;
-        const deadline = Date.now() + 5000;
-        while (((await fallbacks(fast)).unrecoverable ?? 0) === unrecoverable && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+        await waitFor(async () => ((await fallbacks(fast)).unrecoverable ?? 0) > (counts.unrecoverable ?? 0), "the channel given up as unrecoverable");
       },
     });
     await answerDespite({
       midway: async () => {
         server.silent = true;
-        // Longer than the silence a live channel is allowed (twice the longest poll interval).
-        await new Promise((resolve) => setTimeout(resolve, 600));
+        // Until the silence outlasts what a live channel is allowed (twice the longest poll interval).
+        await waitFor(async () => ((await fallbacks(fast)).silent ?? 0) > (counts.silent ?? 0), "the channel given up as silent");
       },
     });
     const after = await fallbacks(fast);
@@ -250,7 +258,7 @@ describe("the realtime channel", () => {
       await answerDespite({});
       const before = upstream.queries.size;
       const streams = [openStream(fast, "one"), openStream(fast, "two"), openStream(fast, "three")];
-      await until(() => upstream.queries.size === before + 3 && server.subscriptions === 3, 5000, "three subscriptions");
+      await until(() => upstream.queries.size === before + 3 && server.subscriptions === 3, undefined, "three subscriptions");
       expect(fast.adapter.realtime?.openConnections).toBe(1);
       expect(server.openConnections).toBe(1);
       for (const query of [...upstream.queries.values()].slice(-3)) {
@@ -258,8 +266,8 @@ describe("the realtime channel", () => {
         server.publish(`queries:${query.id}`, { status: "PROCESSED" });
       }
       await Promise.all(streams.map((stream) => stream.finished));
-      await until(() => server.openConnections === 0, 2000, "the disconnect");
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await until(() => server.openConnections === 0, undefined, "the disconnect");
+      await new Promise((resolve) => setTimeout(resolve, 100)); // sockets close a moment after
     };
     // The first round opens the HTTP keep-alive connections the later ones reuse.
     await round();
@@ -268,8 +276,10 @@ describe("the realtime channel", () => {
     await round();
     expect(fast.adapter.realtime?.openConnections).toBe(0);
     expect(fast.adapter.realtime?.activeSubscriptions).toBe(0);
-    // Sockets close asynchronously: give the last ones a moment on a busy machine, then compare.
-    await until(() => JSON.stringify(count()) === JSON.stringify(baseline), 2000, "the baseline of timers and sockets").catch(() => undefined);
-    expect({ after: count(), baseline }).toEqual({ after: baseline, baseline });
+    // Sockets close asynchronously: give the last ones time on a busy machine, then compare. Nothing
+    // grows over two more rounds (the baseline may still hold a socket closing: a bound, not an equality).
+    const within = () => count().timers <= baseline.timers && count().sockets <= baseline.sockets;
+    await until(within, undefined, "the baseline of timers and sockets").catch(() => undefined);
+    expect({ after: count(), baseline, within: within() }).toMatchObject({ baseline, within: true });
   });
 });

@@ -3,8 +3,10 @@ import { generateText, streamText } from "ai";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeWith, REDIS } from "../../helpers/external-programs.js";
+import { metricSum } from "../../helpers/failover-scenario.js";
 import { type RedisServer, startRedis } from "../../helpers/redis-server.js";
 import { API_KEY, type RunningAdapter, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
+import { waitFor } from "../../helpers/wait-for.js";
 
 let stack: Stack;
 beforeAll(async () => {
@@ -72,7 +74,8 @@ describeWith(REDIS, "stored responses in Redis", () => {
 
   it("lets one replica read, continue and delete what another stored, under expiring namespaced keys", async () => {
     const created = await openaiClient(first.url).responses.create({ model: "ask", input: "How much annual leave do I get?" });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Stored after the answer is delivered.
+    await waitFor(async () => (await metricSum([first], "adapter_store_writes_total", { store: "response", outcome: "stored" }))[0] === 1, "the response stored");
     const retrieved = await openaiClient(second.url).responses.retrieve(created.id);
     expect(retrieved.output_text).toBe(created.output_text);
     const keys = await redis.client.keys(`responses-test-${process.pid}:response*`);

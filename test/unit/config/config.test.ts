@@ -134,3 +134,15 @@ describe("the command line", () => {
     expect(help.kind === "print" && help.text).toMatch(/\/mcp \(MCP tools ask, reason, build, search, fetch;/);
   });
 });
+
+describe("MCP_OAUTH", () => {
+  it("stops start-up with a clear error when OAuth would run over plain http off loopback", () => {
+    expect(() => loadConfig({ MCP_OAUTH: "on", HOST: "0.0.0.0" })).toThrow(/PUBLIC_URL: required with MCP_OAUTH=on when HOST \(0\.0\.0\.0\) is not a loopback address/);
+    expect(() => loadConfig({ MCP_OAUTH: "on", HOST: "0.0.0.0", PUBLIC_URL: "http://mcp.example.com" })).toThrow(/PUBLIC_URL: must be an https URL/);
+    expect(() => loadConfig({ MCP_OAUTH: "on", REDIS_URL: "redis://127.0.0.1:6379" })).toThrow(/OAUTH_SECRET: required/);
+    expect(() => loadConfig({ MCP_OAUTH: "on", OAUTH_SECRET: "short" })).toThrow(/OAUTH_SECRET: must be at least 32 characters/);
+    expect(loadConfig({ MCP_OAUTH: "on", HOST: "0.0.0.0", PUBLIC_URL: "https://mcp.example.com/" }).mcpOauth?.publicUrl).toBe("https://mcp.example.com");
+    expect(loadConfig({ MCP_OAUTH: "on" }).mcpOauth?.publicUrl).toBeUndefined();
+    expect(loadConfig({}).mcpOauth).toBeUndefined();
+  });
+});

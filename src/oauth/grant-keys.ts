@@ -1,0 +1,43 @@
+import type { OAuthStorage } from "./oauth-storage.js";
+import type { SecretBox } from "./secret-box.js";
+
+/** What a grant stands for upstream: the workspace key given at consent, and the workspace picked. */
+export interface GrantKey {
+  key: string;
+  workspace: string;
+}
+
+/**
+ * The workspace key behind each grant, stored sealed (AES-256-GCM under a key derived from
+ * `OAUTH_SECRET`, bound to the grant id) beside the workspace; it lives as long as the grant and
+ * goes when the grant is revoked.
+ */
+export class GrantKeys {
+  constructor(
+    private readonly storage: OAuthStorage,
+    private readonly box: SecretBox,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  private static keyOf(grantId: string): string {
+    return `grant-key:${grantId}`;
+  }
+
+  async put(grantId: string, grant: GrantKey): Promise<void> {
+    const record = { sealed: this.box.seal(grant.key, grantId), workspace: grant.workspace };
+    await this.storage.set(GrantKeys.keyOf(grantId), JSON.stringify(record), this.ttlSeconds);
+  }
+
+  /** The grant's key and workspace, or undefined (revoked, expired, or sealed under another secret). */
+  async get(grantId: string): Promise<GrantKey | undefined> {
+    const text = await this.storage.get(GrantKeys.keyOf(grantId));
+    if (text === undefined) return undefined;
+    const record = JSON.parse(text) as { sealed: string; workspace: string };
+    const key = this.box.open(record.sealed, grantId);
+    return key === undefined ? undefined : { key, workspace: record.workspace };
+  }
+
+  async delete(grantId: string): Promise<void> {
+    await this.storage.delete([GrantKeys.keyOf(grantId)]);
+  }
+}

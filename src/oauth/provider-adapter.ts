@@ -1,0 +1,60 @@
+import { hash } from "node:crypto";
+import type { Adapter, AdapterPayload } from "oidc-provider";
+import type { OAuthStorage } from "./oauth-storage.js";
+
+/** The models whose records belong to a grant (revoked with it). */
+const GRANTABLE = new Set(["AccessToken", "AuthorizationCode", "RefreshToken", "DeviceCode", "BackchannelAuthenticationRequest"]);
+
+/** The models whose ids are secrets a client holds (tokens, codes): stored under a hash of the id only. */
+const SECRET_IDS = new Set(["AccessToken", "AuthorizationCode", "RefreshToken", "RegistrationAccessToken", "ClientCredentials"]);
+
+/**
+ * oidc-provider's persistence (its `adapter`) on the OAuth storage: one record per model and id
+ * with the library's expiry, an index of each grant's records (revocation deletes them all), and
+ * an atomic one-time `consume` (two redemptions of one code at once: one wins, on any replica; the
+ * other gets `alreadyConsumed()`, the library's `invalid_grant`).
+ * Ids that are bearer secrets (codes, tokens) are stored under their SHA-256, not themselves.
+ */
+export function providerAdapter(storage: OAuthStorage, alreadyConsumed: () => Error): (model: string) => Adapter {
+  return (model) => {
+    const key = (id: string) => `${model}:${SECRET_IDS.has(model) ? hash("sha256", id, "base64url") : id}`;
+    const grantKey = (grantId: string) => `grant:${grantId}`;
+    const consumedKey = (id: string) => `consumed:${key(id)}`;
+    const read = async (id: string): Promise<AdapterPayload | undefined> => {
+      const text = await storage.get(key(id));
+      if (text === undefined) return undefined;
+      const payload = JSON.parse(text) as AdapterPayload;
+      const consumed = await storage.get(consumedKey(id));
+      return consumed === undefined ? payload : { ...payload, consumed: Number(consumed) };
+    };
+    return {
+      async upsert(id, payload, expiresIn) {
+        const ttl = typeof expiresIn === "number" && expiresIn > 0 ? expiresIn : undefined;
+        await storage.set(key(id), JSON.stringify(payload), ttl);
+        if (GRANTABLE.has(model) && payload.grantId) await storage.addMember(grantKey(payload.grantId), key(id), ttl);
+        if (model === "Session" && payload.uid) await storage.set(`sessionUid:${payload.uid}`, id, ttl);
+      },
+      find: read,
+      async findByUid(uid) {
+        const id = await storage.get(`sessionUid:${uid}`);
+        return id === undefined ? undefined : read(id);
+      },
+      async findByUserCode() {
+        return undefined;
+      },
+      async consume(id) {
+        const payload = await storage.get(key(id));
+        const now = Math.floor(Date.now() / 1000);
+        const ttl = payload ? Math.max(1, ((JSON.parse(payload) as AdapterPayload).exp ?? 0) - now) : 60;
+        if (!(await storage.setIfAbsent(consumedKey(id), String(now), ttl))) throw alreadyConsumed();
+      },
+      async destroy(id) {
+        await storage.delete([key(id), consumedKey(id)]);
+      },
+      async revokeByGrantId(grantId) {
+        const members = await storage.members(grantKey(grantId));
+        await storage.delete([...members, ...members.map((member) => `consumed:${member}`), grantKey(grantId)]);
+      },
+    };
+  };
+}

@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { MemoryOAuthStorage } from "../../../src/oauth/oauth-storage.js";
+import { providerAdapter } from "../../../src/oauth/provider-adapter.js";
+
+class AlreadyUsed extends Error {}
+
+describe("the authorization server's storage adapter", () => {
+  const clock = { now: () => 1_000_000, setTimeout: () => undefined, clearTimeout: () => undefined };
+
+  it("consumes a code once, whoever asks first: a second consume fails", async () => {
+    const adapter = providerAdapter(new MemoryOAuthStorage(clock), () => new AlreadyUsed())("AuthorizationCode");
+    await adapter.upsert("code-1", { grantId: "g", exp: 2_000_000_000 }, 60);
+    const results = await Promise.allSettled([adapter.consume("code-1"), adapter.consume("code-1")]);
+    expect(results.map((result) => result.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect((await adapter.find("code-1"))?.consumed).toBeTypeOf("number");
+  });
+
+  it("stores secret ids (tokens, codes) under their hash, and revokes a grant's records together", async () => {
+    const storage = new MemoryOAuthStorage(clock);
+    const tokens = providerAdapter(storage, () => new AlreadyUsed())("AccessToken");
+    const refresh = providerAdapter(storage, () => new AlreadyUsed())("RefreshToken");
+    await tokens.upsert("wsoauth_secret-token", { grantId: "g1" }, 60);
+    await refresh.upsert("wsoauth_refresh", { grantId: "g1" }, 60);
+    await tokens.upsert("wsoauth_other", { grantId: "g2" }, 60);
+    expect(await storage.get("AccessToken:wsoauth_secret-token")).toBeUndefined();
+    expect(await tokens.find("wsoauth_secret-token")).toEqual({ grantId: "g1" });
+    await tokens.revokeByGrantId("g1");
+    expect(await tokens.find("wsoauth_secret-token")).toBeUndefined();
+    expect(await refresh.find("wsoauth_refresh")).toBeUndefined();
+    expect(await tokens.find("wsoauth_other")).toEqual({ grantId: "g2" });
+  });
+});
