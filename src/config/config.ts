@@ -209,6 +209,12 @@ export const environmentSchema = z.object({
     "Secret the OAuth grants' workspace keys are encrypted with, and the consent page's cookies signed with (at least 32 characters); the same on every replica. Required with `REDIS_URL`",
     "unset (a random one per process: grants end with the process)",
   ),
+  OAUTH_IDP_ISSUER: documented(
+    optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+    "Team set-up (`WORKSPACE_API_KEY` held by the deployment) with `MCP_OAUTH=on`: the OpenID Connect issuer users sign in at on the consent page (discovered at `<issuer>/.well-known/openid-configuration`); https unless on loopback",
+  ),
+  OAUTH_IDP_CLIENT_ID: documented(optionalText, "The adapter's client id at `OAUTH_IDP_ISSUER` (its redirect URI there: `<PUBLIC_URL>/oauth/idp/callback`)"),
+  OAUTH_IDP_CLIENT_SECRET: documented(optionalText, "The adapter's client secret at `OAUTH_IDP_ISSUER`; unset for a public client (PKCE only)"),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: documented(integer(3600, 1, 86_400), "Lifetime of an OAuth access token for `/oauth/mcp` (the client refreshes it with its refresh token)"),
   OAUTH_REFRESH_TOKEN_TTL_SECONDS: documented(
     integer(30 * 24 * 3600, 5),
@@ -262,6 +268,15 @@ export interface OAuthSettings {
   secret: string | undefined;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  /** Team set-up: the deployment's workspace key, and the identity provider users sign in at instead of typing a key. */
+  team?: { workspaceApiKey: string; idp: IdpSettings } | undefined;
+}
+
+/** The OpenID Connect provider of the team set-up. */
+export interface IdpSettings {
+  issuer: string;
+  clientId: string;
+  clientSecret: string | undefined;
 }
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
@@ -292,14 +307,27 @@ function oauthSettings(env: Environment, shared: boolean, context: z.RefinementC
   if (shared && !env.OAUTH_SECRET) {
     context.addIssue({ code: "custom", path: ["OAUTH_SECRET"], message: "required with MCP_OAUTH=on and Redis: every replica must read the grants the others stored" });
   }
+  let team: OAuthSettings["team"];
   if (env.WORKSPACE_API_KEY) {
-    context.addIssue({
-      code: "custom",
-      path: ["MCP_OAUTH"],
-      message: "is not available with WORKSPACE_API_KEY yet: the team set-up's sign-in at an identity provider is not built (docs/mcp-oauth.md)",
-    });
+    if (!env.OAUTH_IDP_ISSUER || !env.OAUTH_IDP_CLIENT_ID) {
+      context.addIssue({
+        code: "custom",
+        path: ["OAUTH_IDP_ISSUER"],
+        message: "OAUTH_IDP_ISSUER and OAUTH_IDP_CLIENT_ID are required with MCP_OAUTH=on and WORKSPACE_API_KEY: users sign in at the identity provider (the deployment's key is never typed)",
+      });
+    } else {
+      const issuer = new URL(env.OAUTH_IDP_ISSUER);
+      if (issuer.protocol !== "https:" && !LOOPBACK_HOSTS.has(issuer.hostname)) {
+        context.addIssue({ code: "custom", path: ["OAUTH_IDP_ISSUER"], message: "must be an https URL (plain http only on loopback)" });
+      }
+      team = {
+        workspaceApiKey: env.WORKSPACE_API_KEY,
+        idp: { issuer: env.OAUTH_IDP_ISSUER.replace(/\/+$/, ""), clientId: env.OAUTH_IDP_CLIENT_ID, clientSecret: env.OAUTH_IDP_CLIENT_SECRET },
+      };
+    }
   }
   return {
+    team,
     publicUrl,
     secret: env.OAUTH_SECRET,
     accessTokenTtlSeconds: env.OAUTH_ACCESS_TOKEN_TTL_SECONDS,

@@ -17,7 +17,7 @@ interface NodeAccess {
 /**
  * Which Redis the replicas share (docs/architecture.md#redis-topologies): one node by URL, a Redis
  * Cluster by its seed nodes, or a Sentinel-watched master by its sentinels and name. Topology is
- * configuration, not code paths: one factory (`src/stores/redis-connection.ts`) builds a client for
+ * configuration, not code paths: one factory (`src/redis/redis-connection.ts`) builds a client for
  * any of them.
  */
 export type RedisTopology =

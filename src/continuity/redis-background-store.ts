@@ -1,5 +1,7 @@
 import type { SseFrame } from "../core/sse-frame.js";
-import type { RedisGate } from "../stores/redis-gate.js";
+import type { RedisKeys } from "../redis/keys.js";
+import type { RedisClient } from "../redis/redis-connection.js";
+import type { RedisGate } from "../redis/redis-gate.js";
 import type { BackgroundRecord, BackgroundStore } from "./background-store.js";
 
 /** Appends the frames (ARGV[3..]) unless the response ended or another than ARGV[2] holds its lease (KEYS[4]); refreshes the TTL (ARGV[1], seconds). */
@@ -42,9 +44,18 @@ return 1`;
 export class RedisBackgroundStore implements BackgroundStore {
   constructor(
     private readonly redis: RedisGate,
-    /** Makes a key of one response's: `(id, part) => key` (the deployment's prefix and hash tag). */
-    private readonly keyOf: (id: string, part: "record" | "events" | "ended" | "lease") => string,
+    /** The deployment's key names: one response's keys share its hash tag (`RedisKeys.background`). */
+    private readonly names: RedisKeys,
   ) {}
+
+  private keyOf(id: string, part: "record" | "events" | "ended" | "lease"): string {
+    return this.names.background(id, part);
+  }
+
+  /** A command on one response's keys, through the gate of the node that holds them (one slot). */
+  private on<T>(id: string, command: (redis: RedisClient) => Promise<T>): Promise<T> {
+    return this.redis.run(this.keyOf(id, "record"), command);
+  }
 
   private keys(id: string): [string, string, string] {
     return [this.keyOf(id, "record"), this.keyOf(id, "events"), this.keyOf(id, "ended")];
@@ -52,14 +63,14 @@ export class RedisBackgroundStore implements BackgroundStore {
 
   async create(record: BackgroundRecord, ttlSeconds: number): Promise<void> {
     const [recordKey, events, ended] = this.keys(record.id);
-    await this.redis.run(async (redis) => {
+    await this.on(record.id, async (redis) => {
       await redis.del(events, ended);
       await redis.set(recordKey, JSON.stringify(record), "EX", ttlSeconds);
     });
   }
 
   async get(id: string): Promise<BackgroundRecord | null> {
-    const text = await this.redis.run((redis) => redis.get(this.keyOf(id, "record")));
+    const text = await this.on(id, (redis) => redis.get(this.keyOf(id, "record")));
     return text === null ? null : parseRecord(text);
   }
 
@@ -67,7 +78,7 @@ export class RedisBackgroundStore implements BackgroundStore {
     if (frames.length === 0) return !(await this.ended(id));
     const texts = frames.map((frame) => JSON.stringify(frame.data));
     const keys = [...this.keys(id), this.keyOf(id, "lease")];
-    const done = await this.redis.run((redis) => redis.eval(APPEND, 4, ...keys, String(ttlSeconds), owner, ...texts));
+    const done = await this.on(id, (redis) => redis.eval(APPEND, 4, ...keys, String(ttlSeconds), owner, ...texts));
     return done === 1;
   }
 
@@ -76,16 +87,16 @@ export class RedisBackgroundStore implements BackgroundStore {
     if (!record) return false;
     const texts = frames.map((frame) => JSON.stringify(frame.data));
     const final = JSON.stringify({ ...record, response });
-    const done = await this.redis.run((redis) => redis.eval(END, 3, ...this.keys(id), String(ttlSeconds), final, ...texts));
+    const done = await this.on(id, (redis) => redis.eval(END, 3, ...this.keys(id), String(ttlSeconds), final, ...texts));
     return done === 1;
   }
 
   async size(id: string): Promise<number> {
-    return this.redis.run((redis) => redis.llen(this.keyOf(id, "events")));
+    return this.on(id, (redis) => redis.llen(this.keyOf(id, "events")));
   }
 
   async events(id: string, after: number): Promise<SseFrame[]> {
-    const texts = await this.redis.run((redis) => redis.lrange(this.keyOf(id, "events"), Math.max(0, after + 1), -1));
+    const texts = await this.on(id, (redis) => redis.lrange(this.keyOf(id, "events"), Math.max(0, after + 1), -1));
     return texts.map((text) => {
       const data = JSON.parse(text) as { type: string };
       return { event: data.type, data };
@@ -93,17 +104,17 @@ export class RedisBackgroundStore implements BackgroundStore {
   }
 
   async ended(id: string): Promise<boolean> {
-    const [record, ended] = await this.redis.run((redis) => Promise.all([redis.exists(this.keyOf(id, "record")), redis.exists(this.keyOf(id, "ended"))]));
+    const [record, ended] = await this.on(id, (redis) => Promise.all([redis.exists(this.keyOf(id, "record")), redis.exists(this.keyOf(id, "ended"))]));
     return record === 0 || ended === 1;
   }
 
   async lease(id: string, owner: string, ms: number): Promise<boolean> {
-    const taken = await this.redis.run((redis) => redis.eval(LEASE, 1, this.keyOf(id, "lease"), owner, String(ms)));
+    const taken = await this.on(id, (redis) => redis.eval(LEASE, 1, this.keyOf(id, "lease"), owner, String(ms)));
     return taken === 1;
   }
 
   async delete(id: string): Promise<boolean> {
-    const removed = await this.redis.run((redis) => redis.del(...this.keys(id), this.keyOf(id, "lease")));
+    const removed = await this.on(id, (redis) => redis.del(...this.keys(id), this.keyOf(id, "lease")));
     return removed > 0;
   }
 }

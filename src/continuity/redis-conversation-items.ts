@@ -1,4 +1,6 @@
-import type { RedisGate } from "../stores/redis-gate.js";
+import type { RedisKeys } from "../redis/keys.js";
+import type { RedisClient } from "../redis/redis-connection.js";
+import type { RedisGate } from "../redis/redis-gate.js";
 import type { ConversationItem, ConversationItemsStore, ConversationRecord } from "./conversation-items.js";
 
 /** Appends items (ARGV[3..]) when the conversation exists, keeps the last ARGV[2], refreshes the TTL (ARGV[1]). */
@@ -19,14 +21,23 @@ return 1`;
 export class RedisConversationItems implements ConversationItemsStore {
   constructor(
     private readonly redis: RedisGate,
-    /** Makes a key of one conversation's: `(id, part) => key` (the deployment's prefix and hash tag). */
-    private readonly keyOf: (id: string, part: "record" | "items") => string,
+    /** The deployment's key names: one conversation's keys share its hash tag (`RedisKeys.conversationItems`). */
+    private readonly names: RedisKeys,
     private readonly maxItems: number,
   ) {}
 
+  private keyOf(id: string, part: "record" | "items"): string {
+    return this.names.conversationItems(id, part);
+  }
+
+  /** A command on one conversation's keys, through the gate of the node that holds them (one slot). */
+  private on<T>(id: string, command: (redis: RedisClient) => Promise<T>): Promise<T> {
+    return this.redis.run(this.keyOf(id, "record"), command);
+  }
+
   async create(record: ConversationRecord, items: ConversationItem[], ttlSeconds: number): Promise<void> {
     const [recordKey, itemsKey] = [this.keyOf(record.id, "record"), this.keyOf(record.id, "items")];
-    await this.redis.run(async (redis) => {
+    await this.on(record.id, async (redis) => {
       await redis.set(recordKey, JSON.stringify(record), "EX", ttlSeconds);
       await redis.del(itemsKey);
     });
@@ -34,40 +45,40 @@ export class RedisConversationItems implements ConversationItemsStore {
   }
 
   async get(id: string): Promise<ConversationRecord | null> {
-    const text = await this.redis.run((redis) => redis.get(this.keyOf(id, "record")));
+    const text = await this.on(id, (redis) => redis.get(this.keyOf(id, "record")));
     return text === null ? null : parseRecord(text);
   }
 
   async update(record: ConversationRecord, ttlSeconds: number): Promise<boolean> {
-    const done = await this.redis.run((redis) => redis.set(this.keyOf(record.id, "record"), JSON.stringify(record), "EX", ttlSeconds, "XX"));
+    const done = await this.on(record.id, (redis) => redis.set(this.keyOf(record.id, "record"), JSON.stringify(record), "EX", ttlSeconds, "XX"));
     if (done !== "OK") return false;
-    await this.redis.run((redis) => redis.expire(this.keyOf(record.id, "items"), ttlSeconds));
+    await this.on(record.id, (redis) => redis.expire(this.keyOf(record.id, "items"), ttlSeconds));
     return true;
   }
 
   async delete(id: string): Promise<boolean> {
-    return (await this.redis.run((redis) => redis.del(this.keyOf(id, "record"), this.keyOf(id, "items")))) > 0;
+    return (await this.on(id, (redis) => redis.del(this.keyOf(id, "record"), this.keyOf(id, "items")))) > 0;
   }
 
   async append(id: string, items: ConversationItem[], ttlSeconds: number): Promise<boolean> {
     const texts = items.map((item) => JSON.stringify(item));
     const keys = [this.keyOf(id, "record"), this.keyOf(id, "items")];
     const limits = [String(ttlSeconds), String(this.maxItems)];
-    const appended = await this.redis.run((redis) => redis.eval(APPEND, 2, ...keys, ...limits, ...texts));
+    const appended = await this.on(id, (redis) => redis.eval(APPEND, 2, ...keys, ...limits, ...texts));
     return appended === 1;
   }
 
   async items(id: string): Promise<ConversationItem[]> {
-    const texts = await this.redis.run((redis) => redis.lrange(this.keyOf(id, "items"), 0, -1));
+    const texts = await this.on(id, (redis) => redis.lrange(this.keyOf(id, "items"), 0, -1));
     return texts.map((text) => JSON.parse(text) as ConversationItem);
   }
 
   async deleteItem(id: string, itemId: string): Promise<boolean> {
-    const text = (await this.redis.run((redis) => redis.lrange(this.keyOf(id, "items"), 0, -1))).find(
+    const text = (await this.on(id, (redis) => redis.lrange(this.keyOf(id, "items"), 0, -1))).find(
       (entry) => (JSON.parse(entry) as ConversationItem).id === itemId,
     );
     if (text === undefined) return false;
-    return (await this.redis.run((redis) => redis.lrem(this.keyOf(id, "items"), 1, text))) > 0;
+    return (await this.on(id, (redis) => redis.lrem(this.keyOf(id, "items"), 1, text))) > 0;
   }
 }
 

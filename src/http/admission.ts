@@ -67,6 +67,40 @@ export function admit(
   }).then((admitted) => ({ ...admitted, release }));
 }
 
+/**
+ * The admission of a background answer (docs/responses-api.md#background-mode): the same caps and
+ * rate limits as `admit`, but what it takes (its place under the caps, the key's slot) is held until
+ * `release` is called — when the answer ends, not when the request that started it closes — so that
+ * the caps count background work while it runs.
+ */
+export async function admitHeld(
+  response: ServerResponse,
+  principal: string,
+  workspace: string,
+  options: Pick<AdmissionOptions, "limit" | "rateLimits">,
+): Promise<Admitted> {
+  const releaseCaps = options.limit.acquire(workspace);
+  const limits = options.rateLimits?.limitsOf(workspace);
+  if (!limits || !options.rateLimits) return { meter: NOT_METERED, headers: {}, release: releaseCaps };
+  let releaseLimits = () => undefined as void;
+  try {
+    const admitted = await admitUnderLimits(response, principal, workspace, limits, options.rateLimits, (held) => {
+      releaseLimits = held;
+    });
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      releaseCaps();
+      releaseLimits();
+    };
+    return { ...admitted, release };
+  } catch (error) {
+    releaseCaps();
+    throw error;
+  }
+}
+
 /** The key's limits in the workspace (a refusal rejects, as the 429), then the response's headers. */
 async function admitUnderLimits(
   response: ServerResponse,

@@ -53,10 +53,9 @@ export function sendBackground(response: ServerResponse, body: object): void {
 }
 
 /**
- * `starting_after` of a resumed stream: -1 when absent; a 422 when it is not an integer of at least
- * -1 (`loc` names it), and a 400 when it lies at or beyond the log's end (`size` events, the last
- * numbered `size - 1`) of a response that has ended, or beyond its end while it runs: nothing would
- * ever come after it.
+ * `starting_after` of a replayed or resumed stream: -1 when absent; a 422 when it is not an integer
+ * of at least -1 (`loc` names it). (Past the log's last event, a background response's route
+ * answers 400: nothing it has sent carries that number.)
  */
 export function readStartingAfter(value: unknown): number {
   const after = value === undefined ? -1 : Number(value);

@@ -66,7 +66,7 @@ type WindowKind = "rpm" | "tpm";
 
 /**
  * Fixed windows counted by rate-limiter-flexible limiters (in process or in Redis, as `create`
- * builds them), one limiter per kind and limit; the key's window is `<key>:<kind>`. A request taken
+ * builds them), one limiter per kind and limit; the key's window is `windowKey(key, kind)`. A request taken
  * back is written in the `background`.
  */
 export class WindowCounts {
@@ -76,13 +76,15 @@ export class WindowCounts {
   constructor(
     private readonly create: (points: number) => Flexible.RateLimiterAbstract,
     private readonly background: (write: Promise<unknown>) => void = (write) => void write.catch(() => undefined),
+    /** The limiter key of a key's window: `<key>:<kind>` in process; Redis's names come from redis/keys.ts. */
+    private readonly windowKey: (key: string, kind: WindowKind) => string = (key, kind) => `${key}:${kind}`,
   ) {}
 
   /** One request counted unless the window holds `limit` already (a request past it is counted but refused, as the library does). */
   async countRequest(key: string, limit: number): Promise<CountedRequest> {
     let count: WindowCount & { counted: boolean };
     try {
-      const result = await this.limiter("rpm", limit).consume(`${key}:rpm`, 1);
+      const result = await this.limiter("rpm", limit).consume(this.windowKey(key, "rpm"), 1);
       count = { counted: true, used: result.consumedPoints, resetMs: result.msBeforeNext };
     } catch (error) {
       if (!(error instanceof this.RateLimiterRes)) throw error;
@@ -92,14 +94,14 @@ export class WindowCounts {
     const uncount = () => {
       if (taken) return;
       taken = true;
-      this.background(this.limiter("rpm", limit).reward(`${key}:rpm`, 1));
+      this.background(this.limiter("rpm", limit).reward(this.windowKey(key, "rpm"), 1));
     };
     return { ...count, uncount };
   }
 
   /** Adds tokens to the key's window (starting one when there is none). */
   async addTokens(key: string, limit: number, tokens: number): Promise<void> {
-    await this.limiter("tpm", limit).penalty(`${key}:tpm`, Math.ceil(tokens));
+    await this.limiter("tpm", limit).penalty(this.windowKey(key, "tpm"), Math.ceil(tokens));
   }
 
   /**
@@ -109,7 +111,7 @@ export class WindowCounts {
   async tokensUsed(key: string, limit: number): Promise<WindowCount> {
     let result: Flexible.RateLimiterRes;
     try {
-      result = await this.limiter("tpm", limit).consume(`${key}:tpm`, 0);
+      result = await this.limiter("tpm", limit).consume(this.windowKey(key, "tpm"), 0);
     } catch (error) {
       if (!(error instanceof this.RateLimiterRes)) throw error;
       result = error;

@@ -1,5 +1,6 @@
 import type { LimitKind, LimitValues, RateLimitSettings } from "../config/config.js";
 import { RateLimitError } from "../errors/adapter-error.js";
+import { groupTag } from "../redis/keys.js";
 import type { CountedRequest, LimitCounters, Slot, WindowCount } from "./limit-counters.js";
 
 /** The limits that apply in one workspace (a kind left out is not limited). */
@@ -63,7 +64,7 @@ export class RateLimits {
    * counted, and its slot taken, only when every limit admits it.
    */
   async admit(principal: string, workspace: string, limits: WorkspaceLimits): Promise<Admission> {
-    const key = `{${principal}:${workspace}}`;
+    const key = groupTag(principal, workspace);
     const { rpm, tpm, concurrent } = limits;
     const [requests, tokens, slot] = await Promise.all([
       rpm === undefined ? undefined : this.counters.countRequest(key, rpm),

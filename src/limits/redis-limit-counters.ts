@@ -1,22 +1,26 @@
 import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
+import type { RedisKeys } from "../redis/keys.js";
 import { type CountedRequest, type LimitCounters, loadLimiters, MemoryLimitCounters, type Slot, type WindowCount, WindowCounts } from "./limit-counters.js";
 
 /** Settings of the Redis counters. */
 export interface RedisLimitCountersOptions {
   /** A connection of the adapter's (single node or cluster); the counters never close it. */
   redis: Redis | Cluster;
-  /** `REDIS_KEY_PREFIX`: every key is `<prefix>limit:{<credential hash>:<workspace>}:<kind>`. */
-  prefix: string;
+  /** The deployment's key names: every key is `<prefix>limit:{<credential hash>:<workspace>}:<kind>`. */
+  keys: RedisKeys;
   windowSeconds: number;
   /** How long a slot lives unless renewed; held slots are renewed every third of it. */
   slotTtlMs: number;
   logger: Logger;
   /** A limit counted in process because Redis did not answer. */
   onFallback?: () => void;
-  /** Whether Redis is known to answer now (the adapter's gate): while it is not, limits are counted in process at once. */
-  available?: () => boolean;
+  /**
+   * Whether the node that holds a group's keys (named by the group's tag) is known to answer now
+   * (the adapter's gate): while it is not, that group's limits are counted in process at once.
+   */
+  available?: (tag: string) => boolean;
 }
 
 // Slots are a sorted set per key: member = slot id, score = when it expires (Redis's own clock, so
@@ -71,18 +75,21 @@ export class RedisLimitCounters implements LimitCounters {
       (points) =>
         new RateLimiterRedis({
           storeClient: options.redis,
-          keyPrefix: `${options.prefix}limit`,
+          // The whole key comes from the key names (windowKey below), none is added by the library.
+          keyPrefix: "",
           points,
           duration: options.windowSeconds,
           // A connection that is not up fails at once, without waiting for a command timeout.
           rejectIfRedisNotReady: true,
         }),
       (write) => this.background(write),
+      (key, kind) => options.keys.limitWindow(key, kind),
     );
   }
 
   countRequest(key: string, limit: number): Promise<CountedRequest> {
     return this.inRedis(
+      key,
       () => this.windows.countRequest(key, limit),
       () => this.local.countRequest(key, limit),
     );
@@ -90,6 +97,7 @@ export class RedisLimitCounters implements LimitCounters {
 
   tokensUsed(key: string, limit: number): Promise<WindowCount> {
     return this.inRedis(
+      key,
       () => this.windows.tokensUsed(key, limit),
       () => this.local.tokensUsed(key, limit),
     );
@@ -99,6 +107,7 @@ export class RedisLimitCounters implements LimitCounters {
     if (tokens <= 0) return;
     this.background(
       this.inRedis(
+        key,
         () => this.windows.addTokens(key, limit, tokens),
         async () => this.local.chargeTokens(key, limit, tokens),
       ),
@@ -107,6 +116,7 @@ export class RedisLimitCounters implements LimitCounters {
 
   takeSlot(key: string, limit: number): Promise<Slot | null> {
     return this.inRedis(
+      key,
       () => this.takeSharedSlot(key, limit),
       () => this.local.takeSlot(key, limit),
     );
@@ -145,7 +155,7 @@ export class RedisLimitCounters implements LimitCounters {
   }
 
   private slotKey(key: string): string {
-    return `${this.options.prefix}limit:${key}:slots`;
+    return this.options.keys.limitSlots(key);
   }
 
   private hold(redisKey: string, id: string): void {
@@ -187,9 +197,9 @@ export class RedisLimitCounters implements LimitCounters {
     void tracked.finally(() => this.releasing.delete(tracked));
   }
 
-  /** `remote` against Redis; when Redis does not answer, `local` in this process instead. */
-  private async inRedis<T>(remote: () => Promise<T>, local: () => Promise<T>): Promise<T> {
-    if (this.options.available?.() === false) {
+  /** `remote` against Redis; when the node of `tag`'s keys does not answer, `local` in this process instead. */
+  private async inRedis<T>(tag: string, remote: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+    if (this.options.available?.(tag) === false) {
       this.fellBack();
       return local();
     }

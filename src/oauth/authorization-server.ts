@@ -83,7 +83,16 @@ export interface AuthorizationServerOptions {
   logger: Logger;
   /** Called when a grant is revoked (its sealed key goes with it). */
   onGrantRevoked(grantId: string): void;
+  /**
+   * How client ID metadata documents are fetched. Unset (production): the library's own fetch,
+   * which refuses special-use (private, loopback) addresses, takes 2.5 s at most and 5 KB at most.
+   * A test that serves a document on loopback injects one that reaches it, explicitly.
+   */
+  fetchMetadataDocument?: OAuthFetch | undefined;
 }
+
+/** A fetch as the library calls it (the WHATWG signature). */
+export type OAuthFetch = (url: string | URL, options: RequestInit & { dispatcher?: unknown }) => Promise<Response>;
 
 /** An Ed25519 signing key derived from the secret: the same on every replica, never stored. */
 function signingKey(box: SecretBox): JWK {
@@ -125,6 +134,9 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
       userinfo: { enabled: false },
       introspection: { enabled: false },
       rpInitiatedLogout: { enabled: false },
+      // Client ID metadata documents (draft-02, experimental in the library: pinned with ~): https
+      // only, no redirects, 5 KB, 2.5 s, no special-use addresses, cached (30 s to a day, by Cache-Control).
+      clientIdMetadataDocument: { enabled: true, ack: "draft-02" },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => addresses.resource,
@@ -172,6 +184,7 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
       ctx.body = errorPage("The authorization did not go through", `${out.error}: ${out.error_description ?? ""}`);
     },
   };
+  if (options.fetchMetadataDocument) configuration.fetch = options.fetchMetadataDocument as Configuration["fetch"];
   const provider = new Provider(addresses.issuer, configuration);
   // Tokens say what they are (src/auth/oauth-token-prefix.ts): refused as keys on the static-key routes.
   // Each provider has model classes of its own: this changes no other instance.

@@ -7,7 +7,7 @@ export interface ConsentView {
   clientId: string;
   redirectUri: string;
   /** The key step (type the key) or the workspace step (pick one the key can list). */
-  step: { kind: "key" } | { kind: "workspace"; sealedKey: string; workspaces: string[] };
+  step: { kind: "key" } | { kind: "sign-in"; issuer: string } | { kind: "workspace"; sealedKey?: string | undefined; workspaces: string[] };
   /** A problem with the last submission, shown above the form. */
   error?: string | undefined;
 }
@@ -71,13 +71,17 @@ export function consentPage(view: ConsentView): string {
 <label for="key">Workspace API key</label>
 <input id="key" name="key" type="password" autocomplete="off" required autofocus>
 <div class="buttons"><button class="primary" type="submit" name="action" value="continue">Continue</button>${deny}</div></form>`;
+  } else if (view.step.kind === "sign-in") {
+    form = `<form method="post" action="${escapeHtml(view.action)}">${hidden}<input type="hidden" name="step" value="sign-in">
+<p>Sign in at your organisation's identity provider (<strong>${escapeHtml(new URL(view.step.issuer).host)}</strong>): this adapter uses the team's workspace key, never yours.</p>
+<div class="buttons"><button class="primary" type="submit" name="action" value="sign-in">Sign in</button>${deny}</div></form>`;
   } else {
     const { workspaces, sealedKey } = view.step;
     const choices = workspaces
       .map((id, index) => `<label><input type="radio" name="workspace" value="${escapeHtml(id)}"${index === 0 ? " checked" : ""} required> ${escapeHtml(id)}</label>`)
       .join("\n");
     form = `<form method="post" action="${escapeHtml(view.action)}">${hidden}<input type="hidden" name="step" value="workspace">
-<input type="hidden" name="sealed_key" value="${escapeHtml(sealedKey)}">
+${sealedKey ? `<input type="hidden" name="sealed_key" value="${escapeHtml(sealedKey)}">` : ""}
 <fieldset><legend>Workspace it may use</legend>${choices}</fieldset>
 <div class="buttons"><button class="primary" type="submit" name="action" value="allow">Allow</button>${deny}</div></form>`;
   }

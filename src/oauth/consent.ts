@@ -7,6 +7,7 @@ import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import type { AuthorizationServer, PendingAuthorization } from "./authorization-server.js";
 import { type ConsentView, consentPage, errorPage, PAGE_HEADERS } from "./consent-page.js";
 import type { GrantKeys } from "./grant-keys.js";
+import { type IdpSignIn, SignInError } from "./idp-sign-in.js";
 import type { SecretBox } from "./secret-box.js";
 
 /** What the consent step is built from. */
@@ -17,6 +18,8 @@ export interface ConsentOptions {
   logger: Logger;
   /** Pages of the key's workspace list read to offer and check a choice (100 ids a page). */
   maxPages?: number;
+  /** The team set-up: the deployment's key, and the identity provider people sign in at instead of typing a key. */
+  team?: { key: string; signIn: IdpSignIn; issuer: string } | undefined;
 }
 
 const FORM_LIMIT_BYTES = 16 * 1024;
@@ -61,6 +64,27 @@ export function consentStep(server: AuthorizationServer, options: ConsentOptions
   const { box, grants } = options;
   const secure = server.addresses.origin.startsWith("https:");
   const csrfCookie = secure ? "__Host-oauth_csrf" : "oauth_csrf";
+  const idpCookie = secure ? "__Host-oauth_idp" : "oauth_idp";
+  const signedInCookie = secure ? "__Host-oauth_signed_in" : "oauth_signed_in";
+  const callbackUri = `${server.addresses.issuer}/idp/callback`;
+  // Lax: the identity provider's redirect back is a top-level navigation from another site.
+  const laxCookie = (name: string, value: string) => `${name}=${value}; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}${value ? "" : "; Max-Age=0"}`;
+
+  /** Who signed in at the identity provider for this authorization (team set-up), if anyone. */
+  function signedIn(request: IncomingMessage, uid: string): string | undefined {
+    const sealed = cookiesOf(request).get(signedInCookie);
+    const opened = sealed ? box.open(sealed, "signed-in") : undefined;
+    if (!opened) return undefined;
+    const record = JSON.parse(opened) as { uid: string; subject: string };
+    return record.uid === uid ? record.subject : undefined;
+  }
+
+  /** The team set-up's step: sign in first, then pick one of the workspaces the deployment's key can list. */
+  async function teamStep(request: IncomingMessage, found: PendingAuthorization): Promise<ConsentView["step"]> {
+    const team = options.team as NonNullable<ConsentOptions["team"]>;
+    if (!signedIn(request, found.uid)) return { kind: "sign-in", issuer: team.issuer };
+    return { kind: "workspace", workspaces: (await workspacesOf(team.key)) ?? [] };
+  }
   const maxPages = options.maxPages ?? 5;
 
   /** The pending authorization, or an error page sent (expired, finished, another browser's). */
@@ -111,13 +135,69 @@ export function consentStep(server: AuthorizationServer, options: ConsentOptions
 
   const cookieFor = (nonce: string) => `${csrfCookie}=${nonce}; Path=/; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
 
+  /** A team set-up step submitted: sign in at the identity provider, or the workspace picked once signed in. */
+  async function submitTeam(
+    request: IncomingMessage,
+    response: ServerResponse,
+    found: PendingAuthorization,
+    nonce: string,
+    form: URLSearchParams,
+  ): Promise<void> {
+    const team = options.team as NonNullable<ConsentOptions["team"]>;
+    if (form.get("step") === "sign-in") {
+      const started = await team.signIn.start(found.uid, callbackUri);
+      response.statusCode = 303;
+      response.setHeader("location", started.url);
+      response.setHeader("set-cookie", laxCookie(idpCookie, started.sealed));
+      response.end();
+      return;
+    }
+    const subject = signedIn(request, found.uid);
+    if (!subject) {
+      send(response, 403, view(found, nonce, { kind: "sign-in", issuer: team.issuer }, "Sign in first."));
+      return;
+    }
+    const workspaces = (await workspacesOf(team.key)) ?? [];
+    const workspace = form.get("workspace") ?? "";
+    if (!workspaces.includes(workspace)) {
+      send(response, 400, view(found, nonce, { kind: "workspace", workspaces }, "Pick one of the workspaces listed."));
+      return;
+    }
+    const principal = credentialHash(`idp ${subject}`);
+    const grantId = await server.grant(principal, found.clientId, found.offline);
+    await grants.put(grantId, { key: team.key, workspace, principal });
+    options.logger.info({ client: found.clientId, workspace }, "OAuth consent (team set-up): access granted");
+    response.setHeader("set-cookie", [`${cookieFor("")}; Max-Age=0`, laxCookie(signedInCookie, "")]);
+    await server.finish(request, response, { accountId: principal, grantId });
+  }
+
   return {
+    /** GET `/oauth/idp/callback`: the identity provider's redirect back; on to the consent page, signed in. */
+    async signInCallback(request: IncomingMessage, response: ServerResponse): Promise<void> {
+      if (!options.team) {
+        send(response, 404, errorPage("No sign-in here", "This adapter has no identity provider configured."));
+        return;
+      }
+      try {
+        const params = new URL(request.url ?? "/", server.addresses.origin).searchParams;
+        const { uid, subject } = await options.team.signIn.finish(params, cookiesOf(request).get(idpCookie), callbackUri);
+        response.statusCode = 303;
+        response.setHeader("location", `/oauth/interaction/${encodeURIComponent(uid)}`);
+        response.setHeader("set-cookie", [laxCookie(idpCookie, ""), laxCookie(signedInCookie, box.seal(JSON.stringify({ uid, subject }), "signed-in"))]);
+        response.end();
+      } catch (error) {
+        if (!(error instanceof SignInError)) throw error;
+        send(response, 400, errorPage("The sign-in did not go through", error.message));
+      }
+    },
+
     /** GET: the page's first step. */
     async show(request: IncomingMessage, response: ServerResponse, uid: string): Promise<void> {
       const found = await pending(request, response, uid);
       if (!found) return;
       const nonce = cookiesOf(request).get(csrfCookie) ?? randomBytes(24).toString("base64url");
-      send(response, 200, view(found, nonce, { kind: "key" }), cookieFor(nonce));
+      const step = options.team ? await teamStep(request, found) : { kind: "key" as const };
+      send(response, 200, view(found, nonce, step), cookieFor(nonce));
     },
 
     /** POST: a step submitted. */
@@ -136,6 +216,10 @@ export function consentStep(server: AuthorizationServer, options: ConsentOptions
         return;
       }
       const step = form.get("step");
+      if (options.team) {
+        await submitTeam(request, response, found, nonce, form);
+        return;
+      }
       const key = step === "workspace" ? box.open(form.get("sealed_key") ?? "", `consent:${found.uid}`) : form.get("key")?.trim();
       if (!key || !/^[\x21-\x7e]+$/.test(key)) {
         send(response, 400, view(found, nonce, { kind: "key" }, "Type the workspace API key (it has no spaces)."));

@@ -5,6 +5,8 @@ import type { SecretBox } from "./secret-box.js";
 export interface GrantKey {
   key: string;
   workspace: string;
+  /** Who the grant is for, hashed (the team set-up: the person signed in); unset: the key's own hash. */
+  principal?: string | undefined;
 }
 
 /**
@@ -24,7 +26,7 @@ export class GrantKeys {
   }
 
   async put(grantId: string, grant: GrantKey): Promise<void> {
-    const record = { sealed: this.box.seal(grant.key, grantId), workspace: grant.workspace };
+    const record = { sealed: this.box.seal(grant.key, grantId), workspace: grant.workspace, principal: grant.principal };
     await this.storage.set(GrantKeys.keyOf(grantId), JSON.stringify(record), this.ttlSeconds);
   }
 
@@ -32,9 +34,9 @@ export class GrantKeys {
   async get(grantId: string): Promise<GrantKey | undefined> {
     const text = await this.storage.get(GrantKeys.keyOf(grantId));
     if (text === undefined) return undefined;
-    const record = JSON.parse(text) as { sealed: string; workspace: string };
+    const record = JSON.parse(text) as { sealed: string; workspace: string; principal?: string };
     const key = this.box.open(record.sealed, grantId);
-    return key === undefined ? undefined : { key, workspace: record.workspace };
+    return key === undefined ? undefined : { key, workspace: record.workspace, principal: record.principal };
   }
 
   async delete(grantId: string): Promise<void> {

@@ -5,9 +5,10 @@ import { credentialHash } from "../auth/credential-hash.js";
 import type { OAuthSettings } from "../config/config.js";
 import { AuthenticationError, NotFoundError } from "../errors/adapter-error.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
-import { type AuthorizationServer, createAuthorizationServer, oauthAddresses, WORKSPACE_SCOPE } from "./authorization-server.js";
+import { type AuthorizationServer, createAuthorizationServer, type OAuthFetch, oauthAddresses, WORKSPACE_SCOPE } from "./authorization-server.js";
 import { consentStep } from "./consent.js";
 import { GrantKeys } from "./grant-keys.js";
+import { IdpSignIn } from "./idp-sign-in.js";
 import type { OAuthStorage } from "./oauth-storage.js";
 import type { SecretBox } from "./secret-box.js";
 
@@ -18,6 +19,8 @@ export interface OAuthEdgeOptions {
   box: SecretBox;
   client: Pick<WorkspaceClient, "listWorkspaces">;
   logger: Logger;
+  /** How client ID metadata documents are fetched (a test's injected allowance for loopback; unset in production). */
+  fetchMetadataDocument?: OAuthFetch | undefined;
 }
 
 /** The identity a grant gives, and the one workspace it may use. */
@@ -42,6 +45,8 @@ export interface OAuthEdge {
   resourceMetadata(request: IncomingMessage): Record<string, unknown>;
   /** The consent page (GET) of a pending authorization. */
   showConsent(request: IncomingMessage, response: ServerResponse, uid: string): Promise<void>;
+  /** The identity provider's redirect back (team set-up). */
+  signInCallback(request: IncomingMessage, response: ServerResponse): Promise<void>;
   /** A consent form submitted (POST). */
   submitConsent(request: IncomingMessage, response: ServerResponse, uid: string): Promise<void>;
   /** The authorization server's own routes, `path` being past `/oauth` (`/authorize`, `/token`, `/.well-known/openid-configuration`…). */
@@ -57,6 +62,9 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
   // One authorization server per origin: PUBLIC_URL's, or (without it) each loopback name the adapter is reached by.
   const servers = new Map<string, Promise<{ server: AuthorizationServer; consent: ReturnType<typeof consentStep> }>>();
   const identities = new WeakMap<IncomingMessage, GrantIdentity>();
+  const team = settings.team
+    ? { key: settings.team.workspaceApiKey, signIn: new IdpSignIn(settings.team.idp, box), issuer: settings.team.idp.issuer }
+    : undefined;
 
   /** The public origin of a request: PUBLIC_URL, or the loopback address it came to (never a Host header naming another). */
   function originOf(request: IncomingMessage): string {
@@ -79,11 +87,12 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
           storage,
           box,
           logger,
+          fetchMetadataDocument: options.fetchMetadataDocument,
           onGrantRevoked: (grantId) => {
             grants.delete(grantId).catch((error: unknown) => logger.warn({ err: error }, "a revoked grant's key was not deleted"));
           },
         });
-        return { server, consent: consentStep(server, { box, grants, client: options.client, logger }) };
+        return { server, consent: consentStep(server, { box, grants, client: options.client, logger, team }) };
       })();
       servers.set(origin, found);
       found.catch(() => servers.delete(origin));
@@ -116,7 +125,7 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
       const grant = await grants.get(found.grantId);
       if (!grant) throw challenge(request, "The grant behind this access token was revoked");
       const hash = credentialHash(grant.key);
-      const identity = { upstreamCredential: grant.key, principal: hash, upstreamKey: hash };
+      const identity = { upstreamCredential: grant.key, principal: grant.principal ?? hash, upstreamKey: hash };
       const admitted = { identity, workspace: grant.workspace };
       identities.set(request, admitted);
       return admitted;
@@ -139,6 +148,9 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
     },
     async showConsent(request, response, uid) {
       await (await serverFor(request)).consent.show(request, response, uid);
+    },
+    async signInCallback(request, response) {
+      await (await serverFor(request)).consent.signInCallback(request, response);
     },
     async submitConsent(request, response, uid) {
       await (await serverFor(request)).consent.submit(request, response, uid);

@@ -11,10 +11,11 @@ import { Conversations } from "../continuity/conversations.js";
 import { type LimitCounters, MemoryLimitCounters } from "../limits/limit-counters.js";
 import { RateLimits } from "../limits/rate-limits.js";
 import { RedisLimitCounters } from "../limits/redis-limit-counters.js";
-import { openRedis } from "../stores/redis-connection.js";
+import { redisKeys } from "../redis/keys.js";
+import { openRedis } from "../redis/redis-connection.js";
 import { RedisConversationStore } from "../stores/redis-conversation-store.js";
-import { RedisGate } from "../stores/redis-gate.js";
-import { RedisPollSharing } from "../stores/redis-poll-sharing.js";
+import { RedisGate } from "../redis/redis-gate.js";
+import { RedisPollSharing } from "../redis/redis-poll-sharing.js";
 import { RedisResponseStore } from "../stores/redis-response-store.js";
 import { FallbackResponseStore, MemoryResponseStore, type ResponseStore } from "../stores/response-store.js";
 import { type AppDependencies, createApp } from "../http/app.js";
@@ -28,6 +29,7 @@ import { Lifecycle } from "../http/lifecycle.js";
 import { ResponseFacts } from "../http/request-log.js";
 import { KeepAliveSweeps } from "../http/sse-writer.js";
 import { Metrics } from "../metrics/metrics.js";
+import type { OAuthFetch } from "../oauth/authorization-server.js";
 import { MemoryOAuthStorage } from "../oauth/oauth-storage.js";
 import { RedisOAuthStorage } from "../oauth/redis-oauth-storage.js";
 import { SecretBox } from "../oauth/secret-box.js";
@@ -45,15 +47,15 @@ import { packageVersion } from "../util/package-info.js";
  * The OAuth server's storage (Redis when the replicas share one, in process otherwise) and keys
  * (from `OAUTH_SECRET`, or a random secret: grants then end with the process), with `MCP_OAUTH=on`.
  */
-function oauthParts(config: Config, redis: RedisGate | undefined, clock: Clock, logger: Logger): AppDependencies["oauth"] {
+function oauthParts(config: Config, redis: RedisGate | undefined, clock: Clock, logger: Logger, fetch?: OAuthFetch): AppDependencies["oauth"] {
   if (!config.mcpOauth) return undefined;
   let secret = config.mcpOauth.secret;
   if (!secret) {
     logger.warn("OAUTH_SECRET is not set: OAuth grants are sealed with a random secret and end with this process");
     secret = randomBytes(32).toString("base64url");
   }
-  const storage = redis ? new RedisOAuthStorage(redis, `${config.redisKeyPrefix}oauth:`) : new MemoryOAuthStorage(clock);
-  return { storage, box: new SecretBox(secret) };
+  const storage = redis ? new RedisOAuthStorage(redis, redisKeys(config.redisKeyPrefix)) : new MemoryOAuthStorage(clock);
+  return { storage, box: new SecretBox(secret), fetchMetadataDocument: fetch };
 }
 
 /** How long a replica's lease on a background answer lasts (renewed at a third): past it, another replica takes the answer over. */
@@ -106,6 +108,12 @@ export interface AdapterEffects {
   tracing?: Tracing | undefined;
   /** The window of the per-minute rate limits, in seconds (60; tests shorten it). */
   rateWindowSeconds?: number;
+  /**
+   * How the OAuth server fetches client ID metadata documents. Unset in production: the library's
+   * fetch, which refuses private and loopback addresses. Only a test that serves a document on
+   * loopback (with a CA of its own) injects one: an explicit allowance, never an environment switch.
+   */
+  oauthMetadataFetch?: OAuthFetch;
 }
 
 /** Wires configuration and effects into a ready app; `upstreamUrl` is the workspace service to call. */
@@ -118,6 +126,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   // The state gauges read parts built below; they are only read at scrape time.
   const metrics: Metrics = new Metrics({
     openStreams: () => lifecycle.openStreams,
+    backgroundAnswers: () => background.inFlight,
     waitingQueries: () => watcher.waitingQueries,
     pollers: () => watcher.activePollers,
     realtimeConnections: () => realtime?.openConnections ?? 0,
@@ -158,6 +167,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   // docs/architecture.md#redis-down-or-slow: one command connection for every store, behind one gate.
   const topology = config.redis;
   const connection = { commandTimeoutMs: config.redisCommandTimeoutMs };
+  const keys = redisKeys(config.redisKeyPrefix);
   const redis = topology
     ? new RedisGate(openRedis(topology, connection), {
       failuresToDown: 2,
@@ -181,7 +191,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     ? new RedisPollSharing({
       redis,
       subscriber: openRedis(topology, { ...connection, shardedSubscribers: true }),
-      prefix: config.redisKeyPrefix,
+      keys,
       leaseMs: config.clusterLeaseMs,
       logger,
       clock,
@@ -217,8 +227,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     : limitRedis
       ? new RedisLimitCounters({
         redis: limitRedis,
-        available: () => redis?.available ?? true,
-        prefix: config.redisKeyPrefix,
+        available: (tag) => redis?.availableFor(tag) ?? true,
+        keys,
         windowSeconds,
         slotTtlMs: config.rateLimits.slotTtlMs,
         logger,
@@ -243,7 +253,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const store =
     effects.conversationStore ??
     (redis
-      ? new FallbackConversationStore(new RedisConversationStore(redis, `${config.redisKeyPrefix}conversation:`), conversationMemory())
+      ? new FallbackConversationStore(new RedisConversationStore(redis, keys), conversationMemory())
       : conversationMemory());
   const conversations = new Conversations(store, {
     ttlSeconds: config.conversationTtlSeconds,
@@ -259,11 +269,11 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const responses =
     effects.responseStore ??
     (redis
-      ? new FallbackResponseStore(new RedisResponseStore(redis, config.redisKeyPrefix), responseMemory())
+      ? new FallbackResponseStore(new RedisResponseStore(redis, keys), responseMemory())
       : responseMemory());
   // docs/responses-api.md#background-mode: records and event logs in Redis when there is one, so that any replica follows and cancels.
   const backgroundRecords: BackgroundStore = redis
-    ? new RedisBackgroundStore(redis, (id, part) => `${config.redisKeyPrefix}background:{${id}}:${part}`)
+    ? new RedisBackgroundStore(redis, keys)
     : new MemoryBackgroundStore(config.responsesMaxEntries, () => clock.now());
   const background = new BackgroundResponses({
     store: backgroundRecords,
@@ -276,7 +286,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   });
   // docs/responses-api.md#conversations: in Redis when there is one, so that any replica continues a conversation.
   const conversationItems: ConversationItemsStore = redis
-    ? new RedisConversationItems(redis, (id, part) => `${config.redisKeyPrefix}conversations:{${id}}:${part}`, CONVERSATION_MAX_ITEMS)
+    ? new RedisConversationItems(redis, keys, CONVERSATION_MAX_ITEMS)
     : new MemoryConversationItems(config.conversationMaxEntries, CONVERSATION_MAX_ITEMS, () => clock.now());
   const app = createApp({
     conversationItems,
@@ -301,7 +311,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     version: packageVersion(),
     ...(effects.newQueryId ? { newQueryId: effects.newQueryId } : {}),
     ...(effects.documents && effects.publicUrl ? { documents: effects.documents, documentPage: effects.publicUrl } : {}),
-    oauth: oauthParts(config, redis, clock, logger),
+    oauth: oauthParts(config, redis, clock, logger, effects.oauthMetadataFetch),
   });
   let closing: Promise<void> | undefined;
   return {
@@ -318,6 +328,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     // Once: a shutdown and a caller's own close may overlap, and a closed dispatcher rejects a second close.
     close: () =>
       (closing ??= (async () => {
+        // Background answers are left to another replica, not failed by the connections closing below.
+        background.close();
         realtime?.close();
         await sharing?.close();
         await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close(), limitCounters?.close()]);

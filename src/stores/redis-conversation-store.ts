@@ -1,24 +1,27 @@
 import type { ConversationStore } from "./conversation-store.js";
-import type { RedisGate } from "./redis-gate.js";
+import type { RedisKeys } from "../redis/keys.js";
+import type { RedisGate } from "../redis/redis-gate.js";
 
 /**
  * Conversations in Redis, so that several adapter replicas continue each other's threads. Keys
- * are namespaced and hold only a hash of the conversation (never a credential or message text);
+ * (`RedisKeys.conversation`) hold only a hash of the conversation (never a credential or message text);
  * values are query ids with a TTL. A command Redis cannot answer throws `StoreUnavailableError`
  * (through the gate): never "no match".
  */
 export class RedisConversationStore implements ConversationStore {
   constructor(
     private readonly redis: RedisGate,
-    private readonly namespace = "workspace-openai-adapter:conversation:",
+    private readonly keys: RedisKeys,
   ) {}
 
   get(key: string): Promise<string | null> {
-    return this.redis.run((redis) => redis.get(this.namespace + key));
+    const name = this.keys.conversation(key);
+    return this.redis.run(name, (redis) => redis.get(name));
   }
 
   async set(key: string, queryId: string, ttlSeconds: number): Promise<void> {
-    await this.redis.run((redis) => redis.set(this.namespace + key, queryId, "EX", ttlSeconds));
+    const name = this.keys.conversation(key);
+    await this.redis.run(name, (redis) => redis.set(name, queryId, "EX", ttlSeconds));
   }
 
   // The connection is the adapter's, closed with it.

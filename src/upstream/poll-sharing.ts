@@ -4,7 +4,7 @@ import type { UpstreamQuery } from "./query-schemas.js";
  * Sharing one workspace's polling between replicas (docs/upstream-assumptions.md#polling): for each
  * (credential, workspace) group, one replica — the one holding the group's lease — lists the
  * queries every replica waits for and shares what it finds; the others feed their waiters from
- * that instead of polling. Implemented over Redis (`src/stores/redis-poll-sharing.ts`).
+ * that instead of polling. Implemented over Redis (`src/redis/redis-poll-sharing.ts`).
  */
 export interface PollSharing {
   /**

@@ -26,7 +26,7 @@ export async function chat(replica: RunningAdapter, messages: Message[], extraHe
 }
 
 /** A Responses API call against a replica. */
-async function respond(replica: RunningAdapter, body: Record<string, unknown>) {
+export async function respond(replica: RunningAdapter, body: Record<string, unknown>) {
   const response = await fetch(`${replica.url}/v1/responses`, { method: "POST", headers: headers(), body: JSON.stringify(body) });
   return { status: response.status, body: (await response.json()) as any, queryId: response.headers.get("service-query-id") };
 }
@@ -174,7 +174,7 @@ export async function expectAnsweredThroughFailover(
   const batches: Promise<{ status: number }[]>[] = [];
   let inFlight: Promise<unknown> | null = null;
   let sharingAgainMs = Number.NaN;
-  const deadline = Date.now() + 30_000; // generous: a failover on a busy machine takes seconds
+  const deadline = Date.now() + 60_000; // generous: a failover on a busy machine takes seconds
   let last = "";
   while (Date.now() < deadline) {
     if (!inFlight) {
@@ -204,4 +204,51 @@ export async function expectAnsweredThroughFailover(
     baselineMaxMs: Math.round(Math.max(...baselineTimes)),
     sharingAgainMs: Math.round(sharingAgainMs),
   };
+}
+
+/** One read of a stored response during a failover: how many of the keys it reads are on the failed master, the status, and the time. */
+export interface ProbeRead {
+  keysOnFailedMaster: number;
+  status: number;
+  ms: number;
+}
+
+/** The reads of each kind, with their statuses and the median, 99th percentile and largest time, for printing. */
+export function summarizeProbes(reads: ProbeRead[]) {
+  const summary = (kind: ProbeRead[]) => {
+    const times = kind.map((read) => read.ms).sort((x, y) => x - y);
+    const at = (share: number) => Math.round(times[Math.min(times.length - 1, Math.floor(times.length * share))] ?? Number.NaN);
+    const statuses: Record<number, number> = {};
+    for (const read of kind) statuses[read.status] = (statuses[read.status] ?? 0) + 1;
+    return { reads: kind.length, statuses, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: Math.round(times.at(-1) ?? Number.NaN) };
+  };
+  return {
+    otherMasters: summary(reads.filter((read) => read.keysOnFailedMaster === 0)),
+    failedMaster: summary(reads.filter((read) => read.keysOnFailedMaster > 0)),
+  };
+}
+
+/**
+ * Reads stored responses over and over from `readers` (replicas that did not store them, so no
+ * replica's own memory stands in) until `stop` says so, each read's keys on the failed master or on
+ * others. What a gate per node is for: reads whose keys are on live masters go on as before.
+ */
+export async function readStoredResponsesUntil(
+  readers: RunningAdapter[],
+  responses: { id: string; keysOnFailedMaster: number }[],
+  stop: () => boolean,
+): Promise<ProbeRead[]> {
+  const reads: ProbeRead[] = [];
+  const auth = { authorization: `Bearer ${API_KEY}` };
+  do {
+    await Promise.all(
+      responses.map(async ({ id, keysOnFailedMaster }, index) => {
+        const started = performance.now();
+        const response = await fetch(`${(readers[index % readers.length] as RunningAdapter).url}/v1/responses/${id}`, { headers: auth });
+        await response.arrayBuffer();
+        reads.push({ keysOnFailedMaster, status: response.status, ms: performance.now() - started });
+      }),
+    );
+  } while (!stop());
+  return reads;
 }

@@ -75,7 +75,7 @@ export interface RedisClusterServers {
  * ElastiCache runs a TLS cluster: TLS only (clients, the cluster bus, replication), and the nodes
  * announced by hostname (`localhost`), which the certificate names.
  */
-export async function startRedisCluster(options: { tls?: TestCertificates } = {}): Promise<RedisClusterServers> {
+export async function startRedisCluster(options: { tls?: TestCertificates; requireFullCoverage?: boolean } = {}): Promise<RedisClusterServers> {
   const { tls } = options;
   const dir = mkdtempSync(join(tmpdir(), "adapter-redis-cluster-"));
   const ports: number[] = [];
@@ -85,6 +85,8 @@ export async function startRedisCluster(options: { tls?: TestCertificates } = {}
     if (port + 10_000 < 65_536 && !ports.includes(port) && !ports.includes(port + 10_000)) ports.push(port);
   }
   const clusterArguments = ["--cluster-enabled", "yes", "--cluster-node-timeout", "1000", "--enable-debug-command", "local"];
+  // Redis's default (yes) refuses every command, on every master, while any slot has no master (a failover).
+  if (options.requireFullCoverage === false) clusterArguments.push("--cluster-require-full-coverage", "no");
   const tlsArguments = tls
     ? ["--tls-cluster", "yes", "--tls-replication", "yes", "--cluster-announce-hostname", "localhost", "--cluster-preferred-endpoint-type", "hostname"]
     : [];

@@ -72,6 +72,12 @@ export function oauthRoutes({ edge, mcp, logger }: OAuthRouteOptions): Route[] {
     },
     {
       method: "GET",
+      path: "/oauth/idp/callback",
+      handler: express((request, response) => edge.signInCallback(request, response)),
+      operation: page("The team set-up's return from the identity provider (OAUTH_IDP_ISSUER), on to the consent page"),
+    },
+    {
+      method: "GET",
       path: "/.well-known/oauth-protected-resource/oauth/mcp",
       handler: express(async (request, response) => {
         response.setHeader("cache-control", "public, max-age=3600");

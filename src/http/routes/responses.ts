@@ -15,6 +15,7 @@ import type { ResponseStore } from "../../stores/response-store.js";
 import type { RetryOutcome } from "../../util/retry-briefly.js";
 import { admitLocalTask, admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest } from "../answer-request.js";
 import { AnswerRunner, type Delivery, json, sse } from "../answer-runner.js";
+import { admitHeld } from "../admission.js";
 import { sendBackground, streamBackground } from "../background-delivery.js";
 import type { BackgroundResponses } from "../../continuity/background-responses.js";
 import type { BackgroundStore } from "../../continuity/background-store.js";
@@ -104,7 +105,13 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
       return;
     }
     refuseUnsupported(unsupportedResponseParameters(valid.body), response, options.parameters);
-    const { identity, body, model, workspace, admission } = await admitValidRequest(response, valid, options);
+    // A background answer holds its place under the caps and its key's slot until it ends (given
+    // back with the response if the answer never reached the background runner).
+    let handedOver = false;
+    const held = background ? await admitHeld(response, valid.identity.principal, valid.workspace, options) : undefined;
+    if (held) options.facts.whenClosed(response, () => handedOver || held.release());
+    const admitted = held ? { ...valid, admission: held.meter } : await admitValidRequest(response, valid, options);
+    const { identity, body, model, workspace, admission } = admitted;
     const { principal } = identity;
     const scope = { principal, workspace };
     const conversationId = conversationIdFrom(request.headers, config.conversationIdHeaders);
@@ -157,7 +164,9 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
           const record = { id, principal, workspace, queryId, response: streamEncoder.current(null), resume };
           const answer = { ...run.answer, usage: run.usage };
           const beforeEnd = run.remember ?? (async () => undefined);
-          const job = { record, answer, encoder: streamEncoder, controller, beforeEnd, release: () => undefined };
+          const release = held?.release ?? (() => undefined);
+          const job = { record, answer, encoder: streamEncoder, controller, beforeEnd, release };
+          handedOver = true;
           await options.background.start(job);
           if (body.stream) await streamBackground(response, options.background, id, -1, { ...context, sweep });
           else sendBackground(response, record.response);

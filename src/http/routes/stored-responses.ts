@@ -16,7 +16,7 @@ import type { Route } from "../route-table.js";
 import { SseWriter } from "../sse-writer.js";
 
 /** What the stored-response routes need. */
-export interface StoredResponseRouteOptions extends Pick<AnswerRouteOptions, "authenticate" | "facts" | "sweeps" | "lifecycle" | "logger" | "answers" | "clock"> {
+export interface StoredResponseRouteOptions extends Pick<AnswerRouteOptions, "authenticate" | "facts" | "sweeps" | "lifecycle" | "logger" | "answers" | "clock" | "limit"> {
   config: { sseKeepAliveMs: number };
   stored: StoredResponses;
   /** Background responses: their records and event logs, in process or shared (docs/responses-api.md#background-mode). */
@@ -41,6 +41,7 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
   const storedOf = (request: Request) =>
     stored.visible((request.params as { id: string }).id, options.authenticate(request).principal, requestWorkspace(request), "response_id");
   const streamContext = { sweep, facts: options.facts, lifecycle: options.lifecycle, logger: options.logger };
+  const seconds = () => Math.floor(options.clock.now() / 1000);
 
   /** A background response this caller may see (the same rule as stored responses'), or null when there is none of that id. */
   const backgroundOf = async (request: Request): Promise<BackgroundRecord | null> => {
@@ -58,7 +59,7 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
       const orphan = !hasEnded(record.response) && !options.background.runsHere(record.id);
       if (orphan) await takeOverIfGone(record, options.authenticate(request));
       if (request.query.stream !== "true") {
-        sendBackground(response, record.response);
+        sendBackground(response, hasEnded(record.response) ? record.response : await progressOf(record));
         return;
       }
       const after = readStartingAfter(request.query.starting_after);
@@ -125,6 +126,16 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
   };
 
   /**
+   * A running background response with what its answer has sent so far (its output items, still in
+   * progress), read from its event log; the record's object when the log cannot say more.
+   */
+  async function progressOf(record: BackgroundRecord): Promise<object> {
+    const frames = await stored.read(() => options.backgroundRecords.events(record.id, -1), `'${record.id}'`);
+    const encoder = resumeStreamEncoder((record.resume as BackgroundResume).turn.meta, seconds, frames ?? []);
+    return encoder ? encoder.current(null) : record.response;
+  }
+
+  /**
    * A background answer whose replica is gone (its lease ran out) is taken over by this one on a
    * retrieve: the encoder is brought to the end of the log, and the workspace query, the truth, is
    * followed from there with the retrieving caller's credential (the same key: it may see the
@@ -132,9 +143,15 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
    */
   async function takeOverIfGone(record: BackgroundRecord, identity: Identity): Promise<void> {
     const resume = record.resume as BackgroundResume;
-    const seconds = () => Math.floor(options.clock.now() / 1000);
+    let release: () => void;
     try {
-      await options.background.takeOver(record, async () => {
+      // The answer takes a place under this replica's caps; when there is none now, a later retrieve tries again.
+      release = options.limit.acquire(record.workspace);
+    } catch {
+      return;
+    }
+    try {
+      const taken = await options.background.takeOver(record, async () => {
         const frames = await options.backgroundRecords.events(record.id, -1);
         const encoder = resumeStreamEncoder(resume.turn.meta, seconds, frames);
         if (!encoder) throw new Error("its event log ends where the answer cannot be carried on (after its citations)");
@@ -150,9 +167,11 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
           countsUsage: true,
         });
         const beforeEnd = () => stored.storeTurn(resume.turn, encoder);
-        return { record, answer, encoder, controller, beforeEnd, release: () => undefined };
+        return { record, answer, encoder, controller, beforeEnd, release };
       });
+      if (!taken) release();
     } catch (error) {
+      release();
       options.logger.warn({ responseId: record.id, err: { message: (error as Error).message } }, "background answer could not be taken over");
     }
   }

@@ -1,7 +1,8 @@
 import pino from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { RedisLimitCounters } from "../../../src/limits/redis-limit-counters.js";
-import { openRedis } from "../../../src/stores/redis-connection.js";
+import { redisKeys } from "../../../src/redis/keys.js";
+import { openRedis } from "../../../src/redis/redis-connection.js";
 import { describeWith, REDIS } from "../../helpers/external-programs.js";
 import { freePort, type RedisServer, startRedis } from "../../helpers/redis-server.js";
 import { waitFor } from "../../helpers/wait-for.js";
@@ -34,7 +35,7 @@ describeWith(REDIS, "rate limits counted in Redis", () => {
     let fallbacks = 0;
     const counters = new RedisLimitCounters({
       redis: connection,
-      prefix,
+      keys: redisKeys(prefix),
       windowSeconds: options.windowSeconds ?? 60,
       slotTtlMs: options.slotTtlMs ?? 30_000,
       logger,

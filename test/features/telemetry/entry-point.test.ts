@@ -110,7 +110,7 @@ describe("main.ts with OTEL_EXPORTER_OTLP_ENDPOINT", () => {
       output += chunk.toString();
     });
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 45_000; // generous: a busy machine starts a process slowly
     while (!/serving (http:\/\/\S+)\/v1/.test(output) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     const base = /serving (http:\/\/\S+)\/v1/.exec(output)?.[1] as string;
     expect(base).toBeDefined();

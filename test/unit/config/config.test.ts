@@ -144,5 +144,9 @@ describe("MCP_OAUTH", () => {
     expect(loadConfig({ MCP_OAUTH: "on", HOST: "0.0.0.0", PUBLIC_URL: "https://mcp.example.com/" }).mcpOauth?.publicUrl).toBe("https://mcp.example.com");
     expect(loadConfig({ MCP_OAUTH: "on" }).mcpOauth?.publicUrl).toBeUndefined();
     expect(loadConfig({}).mcpOauth).toBeUndefined();
+    const team = { MCP_OAUTH: "on", WORKSPACE_API_KEY: "sk-held", ADAPTER_API_KEYS: "sk-client" };
+    expect(() => loadConfig(team)).toThrow(/OAUTH_IDP_ISSUER: OAUTH_IDP_ISSUER and OAUTH_IDP_CLIENT_ID are required/);
+    expect(() => loadConfig({ ...team, OAUTH_IDP_ISSUER: "http://idp.example.com", OAUTH_IDP_CLIENT_ID: "a" })).toThrow(/OAUTH_IDP_ISSUER: must be an https URL/);
+    expect(loadConfig({ ...team, OAUTH_IDP_ISSUER: "https://idp.example.com/", OAUTH_IDP_CLIENT_ID: "a" }).mcpOauth?.team?.idp.issuer).toBe("https://idp.example.com");
   });
 });

@@ -59,7 +59,7 @@ export class RedisChannels {
   pubSubMode(): Promise<PubSubMode> {
     this.mode ??= this.subscriber instanceof Cluster
       ? this.gate
-        .run((redis) => redis.call("COMMAND", "INFO", "SPUBLISH"))
+        .run(null, (redis) => redis.call("COMMAND", "INFO", "SPUBLISH"))
         .then((info) => (Array.isArray(info) && info[0] ? "sharded" : "classic"), () => "classic")
       : Promise.resolve("classic");
     return this.mode;
@@ -80,7 +80,9 @@ export class RedisChannels {
 
   async publish(channel: string, text: string): Promise<void> {
     const sharded = (await this.pubSubMode()) === "sharded";
-    await this.gate.run((redis) => (sharded ? redis.spublish(channel, text) : redis.publish(channel, text)));
+    // A sharded message goes to its channel's slot; a classic one to any node.
+    if (sharded) await this.gate.run(channel, (redis) => redis.spublish(channel, text));
+    else await this.gate.run(null, (redis) => redis.publish(channel, text));
   }
 
   close(): void {

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { PollSharing, SharedGroup } from "../upstream/poll-sharing.js";
 import { type UpstreamQuery, upstreamQuerySchema } from "../upstream/query-schemas.js";
 import type { Clock } from "../util/clock.js";
+import type { RedisKeys } from "./keys.js";
 import { RedisChannels } from "./redis-channels.js";
 import { execOrThrow, type RedisClient } from "./redis-connection.js";
 import type { RedisGate } from "./redis-gate.js";
@@ -21,7 +22,8 @@ export interface RedisPollSharingOptions {
   redis: RedisGate;
   /** A connection of its own for pub/sub (a subscribed connection runs no other commands); closed with the sharing. */
   subscriber: RedisClient;
-  prefix: string;
+  /** The deployment's key names (its `REDIS_KEY_PREFIX`). */
+  keys: RedisKeys;
   /** How long a lease lasts without renewal: a dead holder is replaced within about this long. */
   leaseMs: number;
   logger: Logger;
@@ -100,8 +102,8 @@ export class RedisPollSharing implements PollSharing {
 
   /** The group's keys and channel, under one hash tag (the group): one slot in a cluster. */
   keysOf(group: string) {
-    const tagged = `${this.options.prefix}{${group}}:`;
-    return { lease: `${tagged}lease`, waiting: `${tagged}waiting`, channel: `${tagged}snapshots` };
+    const { keys } = this.options;
+    return { lease: keys.pollLease(group), waiting: keys.pollWaiting(group), channel: keys.pollChannel(group) };
   }
 
   channelOf(group: string): string {
@@ -173,7 +175,7 @@ class RedisSharedGroup implements SharedGroup {
     const { lease, waiting } = this.keys;
     const at = now();
     try {
-      const { holder, others } = await redis.run(async (connection) => {
+      const { holder, others } = await redis.run(lease, async (connection) => {
         const expiry = at + 3 * options.leaseMs;
         const batch = connection.multi();
         if (ownIds.length > 0) batch.zadd(waiting, ...ownIds.flatMap((id) => [String(expiry), id]));
@@ -215,7 +217,8 @@ class RedisSharedGroup implements SharedGroup {
   }
 
   forget(id: string): void {
-    this.sharing.context.redis.run((connection) => connection.zrem(this.keys.waiting, id)).catch(() => undefined);
+    const { waiting } = this.keys;
+    this.sharing.context.redis.run(waiting, (connection) => connection.zrem(waiting, id)).catch(() => undefined);
   }
 
   leave(): void {
@@ -229,7 +232,7 @@ class RedisSharedGroup implements SharedGroup {
     // Hand over: free the lease, and tell the others to take it now rather than when it expires.
     const handover: Message = { from: replica, handover: true };
     redis
-      .run((connection) => connection.eval(RELEASE, 1, this.keys.lease, replica))
+      .run(this.keys.lease, (connection) => connection.eval(RELEASE, 1, this.keys.lease, replica))
       .then(() => channels.publish(this.keys.channel, JSON.stringify(handover)))
       .catch(() => undefined);
   }

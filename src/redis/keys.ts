@@ -1,0 +1,51 @@
+/**
+ * Every key and pub/sub channel this adapter uses in Redis, named here and nowhere else
+ * (docs/architecture.md#redis-topologies). A deployment's Redis holds these names: change one only
+ * with a reason, never by accident (`test/unit/redis/keys.test.ts` pins them byte for byte).
+ *
+ * Hash tags: a Redis Cluster hashes only the part of a key between the first `{` and `}`. Keys that
+ * one command, MULTI or script touches together must share a tag, so each (credential hash,
+ * workspace) group's keys carry that group as their tag and live in one slot: the rate-limit windows
+ * and slots, the polling lease, waiting set and channel. Keys read and written one at a time
+ * (conversations, stored responses) carry no tag, so they spread over the shards.
+ *
+ * Adding a key is one line in `redisKeys`: a name under the deployment's prefix, and a tag when it
+ * is used together with others of its group.
+ */
+export function redisKeys(prefix: string) {
+  return {
+    /** A conversation's latest query id, by the hash its turn is looked up by (conversation-keys.ts): never a credential or text. */
+    conversation: (lookup: string) => `${prefix}conversation:${lookup}`,
+    /** A conversation object's record or item list (the Conversations API): one hash tag per conversation, as its script touches both. */
+    conversationItems: (id: string, part: "record" | "items") => `${prefix}conversations:{${id}}:${part}`,
+    /** A stored response (its JSON, customer text) by response id. */
+    response: (id: string) => `${prefix}response:${id}`,
+    /** The id of the stored response an output item belongs to, by item id. */
+    responseItem: (itemId: string) => `${prefix}response-item:${itemId}`,
+    /** A background response's record, event log, "ended" marker or runner's lease: one hash tag per response, as its scripts touch them together. */
+    background: (id: string, part: "record" | "events" | "ended" | "lease") => `${prefix}background:{${id}}:${part}`,
+    /** One entry of the OAuth authorization server's storage (a client, a code, a hash of a token, a grant's sealed key). */
+    oauth: (key: string) => `${prefix}oauth:${key}`,
+    /** The polling lease of a (credential hash `:` workspace) group: which replica lists the workspace for all. */
+    pollLease: (group: string) => `${prefix}{${group}}:lease`,
+    /** The query ids the group's replicas wait for (a sorted set scored by expiry). */
+    pollWaiting: (group: string) => `${prefix}{${group}}:waiting`,
+    /** The pub/sub channel on which the group's lease holder shares what it found. */
+    pollChannel: (group: string) => `${prefix}{${group}}:snapshots`,
+    /** A rate-limit window (requests or tokens per minute) of a group tag ({@link groupTag}). */
+    limitWindow: (tag: string, kind: "rpm" | "tpm") => `${prefix}limit:${tag}:${kind}`,
+    /** The answer slots in flight of a group tag ({@link groupTag}): a sorted set scored by expiry. */
+    limitSlots: (tag: string) => `${prefix}limit:${tag}:slots`,
+  };
+}
+
+/** The key names of one deployment (one `REDIS_KEY_PREFIX`). */
+export type RedisKeys = ReturnType<typeof redisKeys>;
+
+/**
+ * The hash tag of a (credential hash, workspace) group, `{<principal>:<workspace>}`: what the rate
+ * limits count under, so that every limit key of a client key in a workspace lives in one slot.
+ */
+export function groupTag(principal: string, workspace: string): string {
+  return `{${principal}:${workspace}}`;
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { groupTag, redisKeys } from "../../../src/redis/keys.js";
+
+/** The part of a key Redis Cluster hashes: the first non-empty `{…}`, else the whole key. */
+function hashedPart(key: string): string {
+  const open = key.indexOf("{");
+  const close = open < 0 ? -1 : key.indexOf("}", open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
+}
+
+describe("the Redis key names", () => {
+  const keys = redisKeys("workspace-openai-adapter:");
+
+  it("stay byte for byte what deployments' Redis holds", () => {
+    expect(keys.conversation("h:abc")).toBe("workspace-openai-adapter:conversation:h:abc");
+    expect(keys.conversationItems("conv_1", "record")).toBe("workspace-openai-adapter:conversations:{conv_1}:record");
+    expect(keys.conversationItems("conv_1", "items")).toBe("workspace-openai-adapter:conversations:{conv_1}:items");
+    expect(keys.oauth("token:abc")).toBe("workspace-openai-adapter:oauth:token:abc");
+    expect(keys.response("resp_1")).toBe("workspace-openai-adapter:response:resp_1");
+    expect(keys.responseItem("msg_1")).toBe("workspace-openai-adapter:response-item:msg_1");
+    expect(keys.pollLease("hash:acme")).toBe("workspace-openai-adapter:{hash:acme}:lease");
+    expect(keys.pollWaiting("hash:acme")).toBe("workspace-openai-adapter:{hash:acme}:waiting");
+    expect(keys.pollChannel("hash:acme")).toBe("workspace-openai-adapter:{hash:acme}:snapshots");
+    expect(keys.background("resp_1", "record")).toBe("workspace-openai-adapter:background:{resp_1}:record");
+    expect(keys.background("resp_1", "events")).toBe("workspace-openai-adapter:background:{resp_1}:events");
+    expect(keys.background("resp_1", "ended")).toBe("workspace-openai-adapter:background:{resp_1}:ended");
+    expect(keys.background("resp_1", "lease")).toBe("workspace-openai-adapter:background:{resp_1}:lease");
+    expect(groupTag("hash", "acme")).toBe("{hash:acme}");
+    expect(keys.limitWindow(groupTag("hash", "acme"), "rpm")).toBe("workspace-openai-adapter:limit:{hash:acme}:rpm");
+    expect(keys.limitWindow(groupTag("hash", "acme"), "tpm")).toBe("workspace-openai-adapter:limit:{hash:acme}:tpm");
+    expect(keys.limitSlots(groupTag("hash", "acme"))).toBe("workspace-openai-adapter:limit:{hash:acme}:slots");
+  });
+
+  it("put each group's keys used together in one cluster slot", () => {
+    const group = "hash:acme";
+    const tag = groupTag("hash", "acme");
+    expect(new Set([keys.pollLease(group), keys.pollWaiting(group), keys.pollChannel(group)].map(hashedPart))).toEqual(new Set([group]));
+    expect(new Set([keys.limitWindow(tag, "rpm"), keys.limitWindow(tag, "tpm"), keys.limitSlots(tag)].map(hashedPart))).toEqual(new Set([group]));
+    const parts = ["record", "events", "ended", "lease"] as const;
+    expect(new Set(parts.map((part) => hashedPart(keys.background("resp_1", part))))).toEqual(new Set(["resp_1"]));
+  });
+
+  it("live under the deployment's prefix", () => {
+    const other = redisKeys("staging:");
+    for (const key of [other.conversation("c:x"), other.response("r"), other.responseItem("i"), other.pollLease("g"), other.limitSlots("{g}")]) {
+      expect(key.startsWith("staging:")).toBe(true);
+    }
+  });
+});
