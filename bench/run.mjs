@@ -18,6 +18,7 @@ import { tracingCost } from "./tracing.mjs";
 import { toolCallCost, waitingToolCalls } from "./mcp.mjs";
 import { oauthCost } from "./oauth.mjs";
 import { chatUiTaskCost } from "./chat-ui-tasks.mjs";
+import { backgroundCost } from "./background.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -440,7 +441,7 @@ ${streams.keepAlivesReceived} keep-alives received in all), sampled while they o
 adapter's RSS was at most ${streams.peakRssMB} MB and ${streams.rssMB} MB at the end (${streams.baselineRssMB} MB before, after one finished completion),
 and its event-loop delay p99 ${streams.eventLoopDelayP99Ms} ms (max ${streams.eventLoopDelayMaxMs} ms) while they were open.
 
-${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTracingRun())}${mcpSection(mcp)}${oauthSection(results.oauth)}${chatUiTasksSection(results.chatUiTasks)}## What shaped these numbers
+${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTracingRun())}${mcpSection(mcp)}${oauthSection(results.oauth)}${chatUiTasksSection(results.chatUiTasks)}${backgroundSection(results.background)}## What shaped these numbers
 
 - The profile (\`npm run bench:profile\`) showed Express's router and request decoration costing more
   than half of the chat route's throughput (an isolated test: 3.2k vs 7.5k requests/s), so
@@ -723,6 +724,31 @@ per ordinary request.
 `;
 }
 
+function backgroundSection(background) {
+  if (!background) return "";
+  const { inFlight, events } = background;
+  const load = background.loadAverage ? `, load average ${background.loadAverage.join(" to ")} on the ${"machine's"} cores` : "";
+  const resume = (name, figures) => (figures ? [[name, `${figures.resume.p50Us} µs`, `${figures.resume.p99Us} µs`]] : []);
+  return `## Background responses
+
+Responses API background mode ([responses-api.md](responses-api.md#background-mode)), measured
+${background.date.slice(0, 10)}${load}. **Memory:** ${inFlight.inFlight} background answers in flight (their
+queries stalled upstream; state in process) take ${inFlight.heapKBPerAnswer} KB of heap and ${inFlight.rssKBPerAnswer} KB of RSS each
+above the adapter's own after a warm-up (RSS ${inFlight.baselineRssMB} MB → ${inFlight.rssMB} MB).${
+  events.redis
+    ? ` **Redis:** an answer's event log holds ${events.redis.eventsPerAnswer} events (a short
+\`ask\` answer with citations), ${events.redis.bytesPerEvent} bytes each (\`MEMORY USAGE\` of the list over its length); its record
+(the response object, and what a replica that takes it over needs) ${events.redis.recordBytes} bytes.`
+    : " (No redis-server: the Redis figures were skipped.)"
+}
+**Resuming:** \`GET /v1/responses/{id}?stream=true&starting_after=2\` of a finished answer, one at a
+time, from the request to its first event:
+
+${table([["", "p50", "p99"], ["---", "---", "---"], ...resume("state in process", events.memory), ...resume("state in Redis", events.redis)])}
+
+`;
+}
+
 /** The commit measured (with "+" when the tree has changes), or null outside a git checkout. */
 function currentCommit() {
   try {
@@ -759,7 +785,7 @@ if (process.env.BENCH_DOCS_ONLY) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|mcp|chat-ui-tasks|oauth runs one part (for trying changes; nothing is written).
+  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|mcp|chat-ui-tasks|oauth|background runs one part (for trying changes; nothing is written).
   const only = process.env.BENCH_ONLY;
   const part = async (name, run) => {
     if (only && only !== name) return undefined;
@@ -780,9 +806,10 @@ try {
   const mcp = await part("mcp", async () => ({ cost: await toolCallCost(start, { seconds: SECONDS, repeats: REPEATS }), waiting: await waitingToolCalls(start) }));
   const chatUiTasks = await part("chat-ui-tasks", () => chatUiTaskCost(start));
   const oauth = await part("oauth", () => oauthCost(start, { seconds: SECONDS, repeats: REPEATS }));
+  const background = await part("background", () => backgroundCost(start));
   if (only) process.exit(0);
 
-  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, mcp, chatUiTasks, oauth };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, mcp, chatUiTasks, oauth, background };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
   // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.

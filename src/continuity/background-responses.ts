@@ -88,6 +88,15 @@ export class BackgroundResponses {
     this.launch(job);
   }
 
+  /**
+   * Stops following every answer this replica runs, without ending any (docs/responses-api.md#background-mode):
+   * a replica that shuts down hands its background answers over; their queries go on upstream, and
+   * the next retrieve on another replica takes each over once its lease runs out.
+   */
+  close(): void {
+    for (const controller of this.running.values()) controller.abort();
+  }
+
   /** Whether this replica runs the answer of response `id` now. */
   runsHere(id: string): boolean {
     return this.running.has(id);

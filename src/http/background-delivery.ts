@@ -2,8 +2,13 @@ import type { ServerResponse } from "node:http";
 import type { BackgroundResponses } from "../continuity/background-responses.js";
 import { ClientClosedError, RequestValidationError, toAdapterError } from "../errors/adapter-error.js";
 import { sendJson } from "./error-response.js";
-import { SseWriter } from "./sse-writer.js";
-import type { StreamContext } from "./write-answer.js";
+import type { DeliveryContext } from "./answer-runner.js";
+import { type KeepAliveSweep, SseWriter } from "./sse-writer.js";
+
+/** What following a background response needs of the adapter: a delivery's context and the keep-alive sweep. */
+export interface StreamContext extends DeliveryContext {
+  sweep: KeepAliveSweep;
+}
 
 /**
  * A background response's events to a client (docs/responses-api.md#background-mode), from the log
@@ -48,10 +53,9 @@ export function sendBackground(response: ServerResponse, body: object): void {
 }
 
 /**
- * `starting_after` of a resumed stream: -1 when absent; a 422 when it is not an integer of at least
- * -1 (`loc` names it), and a 400 when it lies at or beyond the log's end (`size` events, the last
- * numbered `size - 1`) of a response that has ended, or beyond its end while it runs: nothing would
- * ever come after it.
+ * `starting_after` of a replayed or resumed stream: -1 when absent; a 422 when it is not an integer
+ * of at least -1 (`loc` names it). (Past the log's last event, a background response's route
+ * answers 400: nothing it has sent carries that number.)
  */
 export function readStartingAfter(value: unknown): number {
   const after = value === undefined ? -1 : Number(value);

@@ -135,6 +135,7 @@ export class Metrics {
   /** Workspaces that have a label in `adapter_rate_limited_total`; the others count as `other`. */
   private readonly limitedWorkspaces = new Set<string>();
   readonly openStreams: Gauge;
+  readonly backgroundAnswers: Gauge;
   readonly waitingQueries: Gauge;
   readonly pollers: Gauge;
   readonly realtimeConnections: Gauge;
@@ -153,6 +154,7 @@ export class Metrics {
         },
       });
     this.openStreams = gauge("adapter_open_streams", "Streamed responses open now", sources.openStreams);
+    this.backgroundAnswers = gauge("adapter_background_answers", "Background responses this replica runs now (docs/responses-api.md#background-mode)", sources.backgroundAnswers ?? (() => 0));
     this.leasesHeld = gauge(
       "adapter_cluster_leases_held",
       "Workspaces whose polling this replica leads for the cluster (shared polling with Redis)",
@@ -211,6 +213,8 @@ const MAX_WORKSPACE_LABELS = 200;
 /** Where the state gauges read from. */
 export interface MetricSources {
   openStreams: () => number;
+  /** Background answers this replica runs now. */
+  backgroundAnswers?: () => number;
   waitingQueries: () => number;
   pollers: () => number;
   realtimeConnections?: () => number;

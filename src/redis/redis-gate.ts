@@ -55,8 +55,9 @@ const ANY_NODE = "cluster";
  */
 export class RedisGate {
   private readonly nodes = new Map<string, NodeHealth>();
-  /** The connection itself was lost (every node is out) until it is ready again. */
+  /** The connection itself was lost (every node is out) until it is ready again, or a PING through it answers. */
   private lost = false;
+  private lostProbe: unknown;
   /** What `available` said last, to report changes once. */
   private reported = true;
   /** Whether the first connection attempt has ended (connected, or failed): before that, commands wait for it. */
@@ -76,15 +77,11 @@ export class RedisGate {
     this.settled = redis.status === "ready";
     redis.on("ready", () => {
       this.settled = true;
-      this.lost = false;
-      for (const name of [...this.nodes.keys()]) this.answered(name);
-      this.report();
+      this.connectionBack();
     });
     // A lost connection is an outage at once: ioredis fails commands while it reconnects.
     redis.on("close", () => {
-      if (!this.settled || this.closed) return;
-      this.lost = true;
-      this.report();
+      if (this.settled) this.connectionLost();
     });
   }
 
@@ -165,7 +162,46 @@ export class RedisGate {
   close(): void {
     this.closed = true;
     for (const health of this.nodes.values()) this.stopProbing(health);
+    if (this.lostProbe !== undefined) this.options.clock.clearTimeout(this.lostProbe);
+    this.lostProbe = undefined;
     this.redis.disconnect();
+  }
+
+  /**
+   * The connection closed: every node is out until it is ready again. A "close" can also come
+   * after the "ready" of its replacement (a Sentinel failover), so a PING every `probeIntervalMs`
+   * through a connection that says it is ready ends the outage too.
+   */
+  private connectionLost(): void {
+    if (this.closed) return;
+    this.lost = true;
+    this.report();
+    this.probeConnection();
+  }
+
+  private probeConnection(): void {
+    if (this.lostProbe !== undefined || this.closed) return;
+    this.lostProbe = this.options.clock.setTimeout(() => {
+      this.lostProbe = undefined;
+      if (!this.lost || this.closed) return;
+      // A disconnected client comes back through "ready".
+      if (this.redis.status !== "ready") return this.probeConnection();
+      this.redis.ping().then(
+        () => this.connectionBack(),
+        () => this.probeConnection(),
+      );
+    }, this.options.probeIntervalMs);
+  }
+
+  /** The connection answers again: every node is given a fresh start. */
+  private connectionBack(): void {
+    if (this.lostProbe !== undefined) this.options.clock.clearTimeout(this.lostProbe);
+    this.lostProbe = undefined;
+    const wasLost = this.lost;
+    this.lost = false;
+    for (const name of [...this.nodes.keys()]) this.answered(name);
+    if (wasLost) this.wakeWriters();
+    this.report();
   }
 
   private answered(node: string): void {
@@ -186,7 +222,9 @@ export class RedisGate {
     if (health.down || health.failuresInARow < this.options.failuresToDown || this.closed) return;
     health.down = true;
     this.report();
-    this.scheduleProbe(node, health);
+    // In a cluster the other masters answer meanwhile: a node that merely missed two deadlines (a busy
+    // moment) answers a PING at once and is back; a dead one is asked again every `probeIntervalMs`.
+    this.scheduleProbe(node, health, this.cluster ? 0 : this.options.probeIntervalMs);
   }
 
   /** A node answers again: wake the writes waiting for that, and report. */
@@ -210,7 +248,7 @@ export class RedisGate {
     this.woken = undefined;
   }
 
-  private scheduleProbe(node: string, health: NodeHealth): void {
+  private scheduleProbe(node: string, health: NodeHealth, delayMs = this.options.probeIntervalMs): void {
     this.stopProbing(health);
     health.probe = this.options.clock.setTimeout(() => {
       health.probe = undefined;
@@ -228,7 +266,7 @@ export class RedisGate {
           this.scheduleProbe(node, health);
         },
       );
-    }, this.options.probeIntervalMs);
+    }, delayMs);
   }
 
   /** What to PING to learn whether `node` answers again: the connection itself, or that cluster node's. */
@@ -255,8 +293,7 @@ export class RedisGate {
       // A first attempt that fails (refused, unknown host) is an outage: stop waiting.
       const failedFirst = () => {
         this.settled = true;
-        this.lost = true;
-        this.report();
+        this.connectionLost();
         done();
       };
       const timer = this.options.clock.setTimeout(done, this.options.firstConnectMs);

@@ -7,7 +7,7 @@ import type { Config } from "../config/config.js";
 import { describeTopology } from "../config/redis-topology.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { type ConversationStore, FallbackConversationStore, MemoryConversationStore } from "../stores/conversation-store.js";
-import { Conversations } from "../conversations/conversations.js";
+import { Conversations } from "../continuity/conversations.js";
 import { type LimitCounters, MemoryLimitCounters } from "../limits/limit-counters.js";
 import { RateLimits } from "../limits/rate-limits.js";
 import { RedisLimitCounters } from "../limits/redis-limit-counters.js";
@@ -24,7 +24,7 @@ import { type BackgroundStore, MemoryBackgroundStore } from "../continuity/backg
 import { RedisBackgroundStore } from "../continuity/redis-background-store.js";
 import { type ConversationItemsStore, MemoryConversationItems } from "../continuity/conversation-items.js";
 import { RedisConversationItems } from "../continuity/redis-conversation-items.js";
-import { ConcurrencyLimit } from "../http/concurrency-limit.js";
+import { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import { Lifecycle } from "../http/lifecycle.js";
 import { ResponseFacts } from "../http/request-log.js";
 import { KeepAliveSweeps } from "../http/sse-writer.js";
@@ -126,6 +126,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   // The state gauges read parts built below; they are only read at scrape time.
   const metrics: Metrics = new Metrics({
     openStreams: () => lifecycle.openStreams,
+    backgroundAnswers: () => background.inFlight,
     waitingQueries: () => watcher.waitingQueries,
     pollers: () => watcher.activePollers,
     realtimeConnections: () => realtime?.openConnections ?? 0,
@@ -327,6 +328,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     // Once: a shutdown and a caller's own close may overlap, and a closed dispatcher rejects a second close.
     close: () =>
       (closing ??= (async () => {
+        // Background answers are left to another replica, not failed by the connections closing below.
+        background.close();
         realtime?.close();
         await sharing?.close();
         await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close(), limitCounters?.close()]);

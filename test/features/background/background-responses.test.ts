@@ -156,3 +156,27 @@ describe("background: bad input", () => {
     expect(await atEnd.text()).toBe("");
   });
 });
+
+describe("background: progress", () => {
+  let paced: Stack;
+  beforeAll(async () => {
+    paced = await startStack({}, { stepDelayMs: 400 });
+  });
+  afterAll(() => paced?.close());
+
+  it("reports what the answer has sent so far while it runs", async () => {
+    const client = sdk(paced.url);
+    const created = await client.responses.create({ model: "reason", input: "How much annual leave do I get?", background: true });
+    let running: any;
+    await until(async () => {
+      running = await client.responses.retrieve(created.id);
+      return running.status !== "in_progress" || running.output.length > 0;
+    }, "the first output item");
+    expect(running.status).toBe("in_progress");
+    expect(running.output[0]).toMatchObject({ type: "reasoning" });
+    expect(running.output[0].summary[0].text.length).toBeGreaterThan(0);
+    expect(responsesErrors("Response", running)).toEqual([]);
+    const done = await until200(client, created.id, (status) => status !== "in_progress");
+    expect(done.output[0].summary[0].text.startsWith(running.output[0].summary[0].text)).toBe(true);
+  });
+});

@@ -18,11 +18,12 @@ describeWith(REDIS, "a background answer whose replica dies", () => {
   let redis: RedisServer;
   let workspace: RunningWorkspace;
   let replicas: Replica[] = [];
+  let environment: Record<string, string> = {};
   beforeAll(async () => {
     redis = await startRedis();
     // Slow enough that the answer is still running when its replica is killed.
     workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], apiKeys: [API_KEY], stepDelayMs: 500 });
-    const environment = { REDIS_URL: redis.url, REDIS_KEY_PREFIX: `takeover-${process.pid}:`, DEFAULT_WORKSPACE: "acme", POLL_INTERVAL_MIN_MS: "50", POLL_INTERVAL_MAX_MS: "200" };
+    environment = { REDIS_URL: redis.url, REDIS_KEY_PREFIX: `takeover-${process.pid}:`, DEFAULT_WORKSPACE: "acme", POLL_INTERVAL_MIN_MS: "50", POLL_INTERVAL_MAX_MS: "200" };
     replicas = await Promise.all([startReplica(workspace.url, environment), startReplica(workspace.url, environment)]);
   }, 60_000);
   afterAll(async () => {
@@ -58,5 +59,32 @@ describeWith(REDIS, "a background answer whose replica dies", () => {
     expect(final.output[0].summary[0].text).toBe(reasoning);
     // One workspace query, created once: the survivor followed it, it did not ask again.
     expect(workspace.control.creates).toHaveLength(1);
+  }, 90_000);
+
+  it("is handed over by a replica that shuts down gracefully (SIGTERM), not failed by its shutdown", async () => {
+    const leaving = await startReplica(workspace.url, environment);
+    replicas.push(leaving);
+    const survivor = replicas[1] as Replica;
+    const before = workspace.control.creates.length;
+    const stream = await sdk(leaving).responses.create({ model: "reason", input: "How much annual leave do I get?", background: true, stream: true });
+    let id = "";
+    for await (const event of stream) {
+      if (event.type === "response.created") id = event.response.id;
+      if (event.type === "response.reasoning_summary_text.delta") break;
+    }
+    leaving.child.kill("SIGTERM");
+    expect(await new Promise((resolve) => leaving.child.once("exit", (code) => resolve(code)))).toBe(0);
+    let final: any;
+    await until(async () => {
+      final = await sdk(survivor).responses.retrieve(id);
+      return final.status !== "in_progress";
+    }, "the other replica to complete the answer", 60_000);
+    expect(final.status).toBe("completed");
+    expect(final.output_text).toContain("25 days");
+    const events: any[] = [];
+    for await (const event of await sdk(survivor).responses.retrieve(id, { stream: true })) events.push(event);
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+    expect(events.map((event) => event.type).filter((type) => type === "response.failed")).toEqual([]);
+    expect(workspace.control.creates.length - before).toBe(1);
   }, 90_000);
 });

@@ -119,6 +119,24 @@ describe("RedisGate", () => {
     expect(changes).toEqual([false, true]);
   });
 
+  it("ends an outage of a lost connection by a PING when the close came after its replacement was ready", async () => {
+    const connection = new FakeConnection();
+    const { gate, clock, changes } = gateOver(connection);
+    // A Sentinel failover: the new master's connection is ready, then the old one's close arrives.
+    connection.emit("close");
+    expect(gate.available).toBe(false);
+    await expect(gate.run("key", async () => "never")).rejects.toBeInstanceOf(StoreUnavailableError);
+    const woken = gate.nextAvailable();
+    clock.runAll();
+    await settle();
+    await woken;
+    expect(connection.pings).toBe(1);
+    expect(gate.available).toBe(true);
+    expect(await gate.run("key", async () => "sent")).toBe("sent");
+    expect(changes).toEqual([false, true]);
+    expect(clock.pending).toBe(0);
+  });
+
   it("waits for the first connection at start-up, and stops waiting when it fails", async () => {
     const connecting = new FakeConnection();
     connecting.status = "connecting";
