@@ -5,7 +5,7 @@ import type { Logger } from "pino";
 import type { AnswerService } from "../answer/answer-service.js";
 import type { Authenticator } from "../auth/authenticate.js";
 import type { Config, OAuthSettings } from "../config/config.js";
-import type { Conversations } from "../conversations/conversations.js";
+import type { Conversations } from "../continuity/conversations.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { MethodNotAllowedError, NotFoundError } from "../errors/adapter-error.js";
 import type { RateLimits } from "../limits/rate-limits.js";
@@ -21,7 +21,7 @@ import type { ConversationItemsStore } from "../continuity/conversation-items.js
 import { conversationsRoutes } from "./routes/conversations.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import type { Clock } from "../util/clock.js";
-import type { ConcurrencyLimit } from "./concurrency-limit.js";
+import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import { ChatUiHousekeeping } from "./chat-ui-housekeeping.js";
 import { corsHandler } from "./cors.js";
 import { errorMiddleware, sendError } from "./error-response.js";
@@ -47,6 +47,7 @@ export interface AppDependencies {
     | "maxMessages"
     | "maxJsonDepth"
     | "corsOrigins"
+    | "publicUrl"
     | "defaultWorkspace"
     | "modeField"
     | "bodyLimitBytes"

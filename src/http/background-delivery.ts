@@ -2,8 +2,13 @@ import type { ServerResponse } from "node:http";
 import type { BackgroundResponses } from "../continuity/background-responses.js";
 import { ClientClosedError, RequestValidationError, toAdapterError } from "../errors/adapter-error.js";
 import { sendJson } from "./error-response.js";
-import { SseWriter } from "./sse-writer.js";
-import type { StreamContext } from "./write-answer.js";
+import type { DeliveryContext } from "./answer-runner.js";
+import { type KeepAliveSweep, SseWriter } from "./sse-writer.js";
+
+/** What following a background response needs of the adapter: a delivery's context and the keep-alive sweep. */
+export interface StreamContext extends DeliveryContext {
+  sweep: KeepAliveSweep;
+}
 
 /**
  * A background response's events to a client (docs/responses-api.md#background-mode), from the log

@@ -2,6 +2,14 @@ import { hash } from "node:crypto";
 import type { Adapter, AdapterPayload } from "oidc-provider";
 import type { OAuthStorage } from "./oauth-storage.js";
 
+/**
+ * How long a registered client is kept (the library gives clients no expiry): some clients register
+ * anew on every connection (claude.ai, Claude Code), so a client is dropped 90 days after it last
+ * registered, as Cloudflare's provider does; one in use registers again, or identifies itself by
+ * its metadata document.
+ */
+export const CLIENT_TTL_SECONDS = 90 * 24 * 3600;
+
 /** The models whose records belong to a grant (revoked with it). */
 const GRANTABLE = new Set(["AccessToken", "AuthorizationCode", "RefreshToken", "DeviceCode", "BackchannelAuthenticationRequest"]);
 
@@ -29,7 +37,7 @@ export function providerAdapter(storage: OAuthStorage, alreadyConsumed: () => Er
     };
     return {
       async upsert(id, payload, expiresIn) {
-        const ttl = typeof expiresIn === "number" && expiresIn > 0 ? expiresIn : undefined;
+        const ttl = typeof expiresIn === "number" && expiresIn > 0 ? expiresIn : model === "Client" ? CLIENT_TTL_SECONDS : undefined;
         await storage.set(key(id), JSON.stringify(payload), ttl);
         if (GRANTABLE.has(model) && payload.grantId) await storage.addMember(grantKey(payload.grantId), key(id), ttl);
         if (model === "Session" && payload.uid) await storage.set(`sessionUid:${payload.uid}`, id, ttl);

@@ -7,7 +7,7 @@ import type { Config } from "../config/config.js";
 import { describeTopology } from "../config/redis-topology.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { type ConversationStore, FallbackConversationStore, MemoryConversationStore } from "../stores/conversation-store.js";
-import { Conversations } from "../conversations/conversations.js";
+import { Conversations } from "../continuity/conversations.js";
 import { type LimitCounters, MemoryLimitCounters } from "../limits/limit-counters.js";
 import { RateLimits } from "../limits/rate-limits.js";
 import { RedisLimitCounters } from "../limits/redis-limit-counters.js";
@@ -24,7 +24,7 @@ import { type BackgroundStore, MemoryBackgroundStore } from "../continuity/backg
 import { RedisBackgroundStore } from "../continuity/redis-background-store.js";
 import { type ConversationItemsStore, MemoryConversationItems } from "../continuity/conversation-items.js";
 import { RedisConversationItems } from "../continuity/redis-conversation-items.js";
-import { ConcurrencyLimit } from "../http/concurrency-limit.js";
+import { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import { Lifecycle } from "../http/lifecycle.js";
 import { ResponseFacts } from "../http/request-log.js";
 import { KeepAliveSweeps } from "../http/sse-writer.js";

@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { AnswerEvent } from "../../answer/answer-events.js";
+import type { AnswerEvent, ChoiceSent } from "../../answer/answer-events.js";
 import { numberSources } from "../../answer/source-numbers.js";
 import { markdownUrl, type SourceLinker } from "../../answer/source-links.js";
 import type { DocumentText } from "../../core/document-reader.js";
@@ -34,6 +34,12 @@ export class AnswerToolEncoder {
   /** Whether the answer ended (its query PROCESSED): only then is there a result to give. */
   get finished(): boolean {
     return this.queryId !== null;
+  }
+
+  /** What the call delivered, as usage counts it: the answer's text and its steps. */
+  sent(): ChoiceSent[] {
+    const output = this.output();
+    return [{ content: output.answer, reasoning: output.steps.join("\n") }];
   }
 
   /** The structured answer: the text without its own references list, the sources numbered as its markers number them. */

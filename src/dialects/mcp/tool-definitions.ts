@@ -186,3 +186,22 @@ function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): Record<string,
 export function toolNamed(name: string): ToolDefinition | undefined {
   return TOOLS.find((tool) => tool.name === name);
 }
+
+/** A `tools/call` (with an id: not a notification) of a tool that asks the workspace (its definition has a `mode`), or undefined. */
+export function workspaceCall(body: unknown): { id: string | number } | undefined {
+  const message = body as { method?: unknown; id?: unknown; params?: { name?: unknown } } | null;
+  if (typeof message !== "object" || message === null || message.method !== "tools/call") return undefined;
+  const { name } = message.params ?? {};
+  const tool = TOOLS.find((definition) => definition.name === name);
+  if (!tool || tool.mode === null) return undefined;
+  return typeof message.id === "string" || typeof message.id === "number" ? { id: message.id } : undefined;
+}
+
+/** What `initialize` (or `server/discover`) tells the client about the tools, for its model. */
+export function instructionsFor(workspace: string): string {
+  return (
+    `Tools over the documents of workspace '${workspace}' (a Workspace Knowledge Service). ` +
+    "ask: a short grounded answer; reason: a thorough one (slower); build: a document. Each answer cites numbered sources " +
+    "and gives a query_id to continue with. search and fetch follow OpenAI's connector convention."
+  );
+}

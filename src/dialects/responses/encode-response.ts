@@ -13,31 +13,9 @@ import type {
   ResponseObject,
   ResponseUsage,
 } from "./response-object.js";
+import type { ResponseMeta } from "./response-meta.js";
 
-/** What a response echoes of its request, and its identity (docs/architecture.md#data-flow-of-one-request). */
-export interface ResponseMeta {
-  /** `resp_…`; its items are `rs_…` and `msg_…` with the same suffix. */
-  id: string;
-  createdAt: number;
-  model: string;
-  instructions: string | null;
-  previousResponseId: string | null;
-  store: boolean;
-  metadata: Record<string, string>;
-  temperature: number | null;
-  topP: number | null;
-  maxOutputTokens: number | null;
-  parallelToolCalls: boolean;
-  user: string | null;
-  truncation: "auto" | "disabled";
-  tools: unknown[];
-  toolChoice: unknown;
-  reasoning: { effort: string | null; summary: string | null };
-  /** Echoed as `background: true` when the request ran in the background (docs/responses-api.md#background-mode). */
-  background?: boolean;
-  /** The conversation the response belongs to (docs/responses-api.md#conversations), echoed as `conversation: {id}`. */
-  conversation?: string | null;
-}
+export type { ResponseMeta } from "./response-meta.js";
 
 /** What the answer gave a response so far: text, reasoning and citations, in the order items opened. */
 export interface ResponseState {

@@ -1,37 +1,28 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { AdmittedToolRequest } from "../answer-request.js";
-import {
-  admitToolRequest,
-  admitUnderRateLimits,
-  type AnswerAdmission,
-  type AnswerRouteOptions,
-  answerHandler,
-  readToolRequestBody,
-  UNLIMITED,
-} from "../answer-request.js";
+import { type Admitted, admit, type IdentifiedToolRequest, identifyToolRequest } from "../admission.js";
+import { type AnswerRouteOptions, answerHandler, readToolRequestBody } from "../answer-request.js";
 import { type SourceLinker, sourceLinker } from "../../answer/source-links.js";
 import type { Config } from "../../config/config.js";
 import type { DocumentReader } from "../../core/document-reader.js";
 import type { Mode } from "../../core/modes.js";
-import { AnswerToolEncoder, fetchResult, searchResult, toolError } from "../../dialects/mcp/encode-tool-result.js";
-import { readSourceId } from "../../dialects/mcp/source-ids.js";
-import { type AnswerToolInput, listedTools, TOOL_NAMES } from "../../dialects/mcp/tool-definitions.js";
-import { ToolProgress } from "../../dialects/mcp/tool-progress.js";
+import { AnswerToolEncoder, searchResult, toolError } from "../../dialects/mcp/encode-tool-result.js";
+import { type AnswerToolInput, instructionsFor, listedTools, workspaceCall } from "../../dialects/mcp/tool-definitions.js";
 import { type AdapterError, ClientClosedError, toAdapterError } from "../../errors/adapter-error.js";
-import { planQueries } from "../../plan/plan-queries.js";
+import { AnswerRunner, collect, type UsageMeter } from "../answer-runner.js";
+import { fetchTool } from "../mcp/fetch-tool.js";
+import { progressSink } from "../mcp/progress-sink.js";
+import { mcpOperation } from "./answer-operations.js";
 import { sendJsonRpcError } from "../error-response.js";
 import type { McpEndpoint, McpExchange } from "../mcp/mcp-endpoint.js";
 import type { ToolCall } from "../mcp/tool-server.js";
-import { errorResponse, workspaceHeader } from "../openapi.js";
 import { abortWhenClientLeaves } from "../request-body.js";
 import type { Route } from "../route-table.js";
-import type { Beating } from "../sse-writer.js";
 
 /** What the MCP route needs. */
 export interface McpRouteOptions extends AnswerRouteOptions {
-  config: Pick<Config, "bodyLimitBytes" | "maxJsonDepth" | "defaultWorkspace" | "corsOrigins" | "modeField" | "sseKeepAliveMs" | "sourceUrlTemplate">;
+  config: Pick<Config, "bodyLimitBytes" | "maxJsonDepth" | "defaultWorkspace" | "corsOrigins" | "publicUrl" | "modeField" | "sseKeepAliveMs" | "sourceUrlTemplate">;
   /** The package version, for `serverInfo`. */
   version: string;
   /** The base URL of the adapter's document page, when it serves one (the embedded workspace). */
@@ -41,11 +32,11 @@ export interface McpRouteOptions extends AnswerRouteOptions {
 }
 
 /** One MCP request past the edge: the exchange the SDK serves, and who asks in which workspace. */
-interface ToolExchange extends McpExchange, AdmittedToolRequest {
+interface ToolExchange extends McpExchange, IdentifiedToolRequest {
   response: ServerResponse;
   links: SourceLinker;
-  /** The rate limits' admission of a tool call that starts an answer (docs/rate-limits.md). */
-  admission: AnswerAdmission;
+  /** The meter of a tool call that asks the workspace (docs/rate-limits.md). */
+  admission: UsageMeter;
 }
 
 /**
@@ -56,7 +47,7 @@ interface ToolExchange extends McpExchange, AdmittedToolRequest {
  */
 export function mcpRoutes(options: McpRouteOptions): Route[] {
   const { config, facts } = options;
-  const newQueryId = options.newQueryId ?? randomUUID;
+  const runner = new AnswerRunner({ ...options, modeField: config.modeField, newQueryId: options.newQueryId ?? randomUUID });
   const tools = listedTools();
   // A sweep looks every quarter of its interval: a silence of 4/5 of SSE_KEEPALIVE_MS, found within
   // another 1/5, gives a waiting call a progress notification at least every SSE_KEEPALIVE_MS.
@@ -80,7 +71,7 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
   );
 
   async function handle(request: IncomingMessage, response: ServerResponse, params: Record<string, string>): Promise<void> {
-    const admitted = admitToolRequest(request, response, params.workspace, options);
+    const identified = identifyToolRequest(request, params.workspace, options);
     let body: unknown;
     try {
       body = await readToolRequestBody(request, config);
@@ -88,28 +79,28 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
       sendJsonRpcError(response, toAdapterError(error));
       return;
     }
-    Object.assign(facts.of(response), { workspace: admitted.workspace });
-    // A call that starts an answer counts against the key's rate limits, before the SDK sees it:
-    // over a limit it is a 429 (with retry-after) and a JSON-RPC error, and no upstream call.
-    let admission = UNLIMITED;
-    const answerCall = answerToolCallId(body);
-    if (answerCall !== undefined) {
-      try {
-        admission = await admitUnderRateLimits(response, admitted.identity.principal, admitted.workspace, options);
-      } catch (error) {
-        sendJsonRpcError(response, toAdapterError(error), answerCall);
-        return;
-      }
+    Object.assign(facts.of(response), { workspace: identified.workspace });
+    // One admission: the caps for every request (over them a plain 429), and the key's rate limits
+    // for a call of a tool that asks the workspace, before the SDK sees it: over a limit a 429 (with
+    // retry-after) and a JSON-RPC error naming the call, and no upstream call.
+    const call = workspaceCall(body);
+    const admitting = admit(response, identified.identity.principal, identified.workspace, call !== undefined, options);
+    let admission: Admitted;
+    try {
+      admission = admitting instanceof Promise ? await admitting : admitting;
+    } catch (error) {
+      sendJsonRpcError(response, toAdapterError(error), call?.id);
+      return;
     }
     const revision = request.headers["mcp-protocol-version"];
     const exchange: ToolExchange = {
-      ...admitted,
-      principal: admitted.identity.principal,
+      ...identified,
+      principal: identified.identity.principal,
       revision: typeof revision === "string" ? revision : undefined,
       controller: abortWhenClientLeaves(response, facts),
       response,
-      links: sourceLinker(linkSettings, admitted.workspace),
-      admission,
+      links: sourceLinker(linkSettings, identified.workspace),
+      admission: admission.meter,
     };
     await (await endpoint).serve(request, response, body, exchange);
   }
@@ -117,7 +108,7 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
   /** Runs one valid tool call: where a tool call starts and ends. Never throws: a failure is a tool error. */
   async function runTool(call: ToolCall, exchange: ToolExchange): Promise<CallToolResult> {
     Object.assign(facts.of(exchange.response), { tool: call.tool.name });
-    if (call.tool.name === "fetch") return fetchTool((call.arguments as { id: string }).id, exchange);
+    if (call.tool.name === "fetch") return fetchTool((call.arguments as { id: string }).id, exchange.workspace, exchange.links, options.documents);
     const search = call.tool.name === "search";
     const input = search ? { question: (call.arguments as { query: string }).query } : (call.arguments as AnswerToolInput);
     const answered = await answerTool(call.tool.mode as Mode, input, call, exchange);
@@ -126,10 +117,10 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
   }
 
   /**
-   * Asks the workspace and follows the answer to its end: the same plan, service and events as a
-   * chat completion, with progress notifications (each step; a sign of life after a silence) when
-   * the call asked for them. Ends early when the client leaves or cancels (the upstream wait
-   * stops with it), or at shutdown.
+   * Asks the workspace and follows the answer to its end, through the answer runner (the same plan,
+   * service and events as a chat completion), collected for the tool result, with progress
+   * notifications (each step; a sign of life after a silence) when the call asked for them. Ends
+   * early when the client leaves or cancels (the upstream wait stops with it), or at shutdown.
    */
   async function answerTool(
     mode: Mode,
@@ -148,146 +139,28 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
         controller.abort();
       },
     });
-    const progress = call.progressToken === undefined ? undefined : new ToolProgress(call.progressToken);
-    const started = performance.now();
-    const waiting: Beating = {
-      lastWrite: started,
-      beat: (now) => {
-        waiting.lastWrite = now;
-        if (progress) void call.notify(progress.waiting(now - started)).catch(() => undefined);
-      },
-    };
     try {
-      const plan = planQueries(
-        { prompt: input.question, mode, choices: 1, continueQueryId: input.query_id ?? null },
-        { modeField: config.modeField, newQueryId },
-      );
-      const queryId = plan.queries[0]?.queryId as string;
-      Object.assign(facts.of(exchange.response), { mode, queryIds: [queryId], continued: plan.continued });
-      const { identity, workspace, admission } = exchange;
-      const trace = facts.traceAnswer(exchange.response, {
-        operation: "execute_tool",
-        tool: call.tool.name,
-        model: mode,
-        mode,
-        workspace,
-        stream: false,
-        principal: identity.principal,
-      });
-      const answer = admission.meter(
-        await options.answers.start({
-          plan,
-          caller: { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey },
-          controller,
-          countsUsage: admission.countsTokens,
-          trace,
-        }),
-      );
-      const encoder = new AnswerToolEncoder(mode, exchange.links);
-      if (progress) {
-        await call.notify(progress.started(queryId, mode)).catch(() => undefined);
-        waiting.lastWrite = performance.now();
-        sweep.add(waiting);
-      }
-      for await (const event of answer.events(progress ? "steps" : false)) {
-        if (event.type === "failed") return event.error;
-        encoder.add(event);
-        for (const params of progress?.of(event) ?? []) {
-          waiting.lastWrite = performance.now();
-          await call.notify(params).catch(() => undefined);
-        }
-      }
-      if (shutdown) return shutdown;
-      if (!encoder.finished) return new ClientClosedError();
-      // What the call delivered: its usage charged to the tokens-per-minute limit, and told to its span.
-      const output = encoder.output();
-      const sent = [{ content: output.answer, reasoning: output.steps.join("\n") }];
-      const usage = admission.countsTokens || trace?.recording ? answer.usage(sent) : undefined;
-      usage?.catch(() => undefined);
-      trace?.delivered(sent, usage);
-      return encoder;
+      const { identity, workspace, admission, response } = exchange;
+      const plan = { prompt: input.question, mode, choices: 1, continueQueryId: input.query_id ?? null };
+      const trace = { operation: "execute_tool", tool: call.tool.name, model: mode, stream: false } as const;
+      const order = { response, identity, workspace, meter: admission, input: plan, trace, controller };
+      const progress = call.progressToken === undefined ? undefined : progressSink(call, call.progressToken, mode, sweep);
+      const delivery = collect(new AnswerToolEncoder(mode, exchange.links), { progress, shutdown: () => shutdown });
+      return await runner.run(order, () => ({ delivery }));
     } catch (error) {
       const failure = shutdown ?? toAdapterError(error);
       if (failure.status >= 500 && !(failure instanceof ClientClosedError)) options.logger.warn({ err: { message: failure.message } }, "tool call failed");
       return failure;
     } finally {
-      sweep.remove(waiting);
       untrack();
       call.signal.removeEventListener("abort", stop);
       exchange.controller.signal.removeEventListener("abort", stop);
     }
   }
 
-  /** `fetch`: what the adapter knows of a source `search` returned (docs/architecture.md#mcp-tools). */
-  async function fetchTool(id: string, exchange: ToolExchange): Promise<CallToolResult> {
-    const reference = readSourceId(id);
-    if (!reference) return toolError(`'${id}' is not an id that search returned: call search, then fetch one of its results' ids`);
-    if (reference.workspace !== exchange.workspace) {
-      return toolError(`The result '${id}' comes from workspace '${reference.workspace}', not '${exchange.workspace}': search this workspace first`);
-    }
-    let document = null;
-    if (options.documents && reference.filename) {
-      document = await options.documents(reference.filename).catch(() => null);
-      if (!document) return toolError(`No document '${reference.filename}' in workspace '${exchange.workspace}'`);
-    }
-    return fetchResult(id, reference, document, exchange.links(reference).url);
-  }
-
   const handler = { fast: answerHandler(handle, options) };
-  const operation = (summary: string, parameters: unknown[]) => ({
-    summary,
-    description: `Streamable HTTP (stateless; JSON-RPC 2.0 in, JSON or server-sent events out) for MCP protocol revisions 2025-06-18, 2025-11-25 and 2026-07-28. Tools: ${TOOL_NAMES.join(", ")} (listed with their schemas under \`x-mcp-tools\`). A failed query, a deadline or an upstream fault is a tool result with \`isError: true\`; an unknown tool, a malformed or oversized body are JSON-RPC errors.`,
-    security: [{ bearer: [] }],
-    parameters: [
-      workspaceHeader,
-      ...parameters,
-      { name: "MCP-Protocol-Version", in: "header", required: false, schema: { type: "string" }, description: "The revision the client speaks (every request after `initialize`; every request in 2026-07-28)" },
-    ],
-    requestBody: { required: true, content: { "application/json": { schema: { type: "object", description: "One JSON-RPC 2.0 message of the Model Context Protocol" } } } },
-    responses: {
-      "200": {
-        description: "The JSON-RPC response, as JSON or (when progress is sent first) an SSE stream ending with it",
-        content: { "application/json": { schema: { type: "object" } }, "text/event-stream": { schema: { type: "string" } } },
-      },
-      "202": { description: "A notification, accepted" },
-      "400": { description: "A JSON-RPC error: the body is not JSON (-32700), not a JSON-RPC message, or nested too deep (-32600), or the revision is not served" },
-      "401": errorResponse("No bearer credential, or one the deployment does not accept (with `WWW-Authenticate: Bearer`)"),
-      "403": errorResponse("A browser `Origin` that `CORS_ORIGINS` does not list"),
-      "405": errorResponse("GET or DELETE: the endpoint is stateless (no standalone stream, no session to end)"),
-      "413": { description: "A JSON-RPC error (-32600): the body is larger than the limit" },
-      "415": { description: "A JSON-RPC error (-32600): the body is not declared as JSON" },
-      "422": errorResponse("No workspace: neither a `Service-Workspace` header, nor `/mcp/{workspace}`, nor a default"),
-      "429": errorResponse("Too many requests in flight here; or a tool call that starts an answer over the key's rate limits (`retry-after`, and a JSON-RPC error naming the call)"),
-    },
-    "x-mcp-tools": tools,
-  });
   return [
-    { method: "POST", path: "/mcp", handler, operation: operation("The workspace as a remote MCP server (tools)", []) },
-    {
-      method: "POST",
-      path: "/mcp/{workspace}",
-      handler,
-      operation: operation("The same MCP server, for one workspace named in the path (for clients that can set only a URL and one header)", [
-        { name: "workspace", in: "path", required: true, schema: { type: "string" }, description: "Workspace id (the `Service-Workspace` header wins when both are sent)" },
-      ]),
-    },
+    { method: "POST", path: "/mcp", handler, operation: mcpOperation(false, tools) },
+    { method: "POST", path: "/mcp/{workspace}", handler, operation: mcpOperation(true, tools) },
   ];
-}
-
-/** The id of a `tools/call` of a tool that starts an answer (`ask`, `reason`, `build`, `search`), or undefined. */
-function answerToolCallId(body: unknown): string | number | undefined {
-  const message = body as { method?: unknown; id?: unknown; params?: { name?: unknown } } | null;
-  if (typeof message !== "object" || message === null || message.method !== "tools/call") return undefined;
-  const { name } = message.params ?? {};
-  if (name !== "ask" && name !== "reason" && name !== "build" && name !== "search") return undefined;
-  return typeof message.id === "string" || typeof message.id === "number" ? message.id : undefined;
-}
-
-/** What `initialize` (or `server/discover`) tells the client about the tools, for its model. */
-function instructionsFor(workspace: string): string {
-  return (
-    `Tools over the documents of workspace '${workspace}' (a Workspace Knowledge Service). ` +
-    "ask: a short grounded answer; reason: a thorough one (slower); build: a document. Each answer cites numbered sources " +
-    "and gives a query_id to continue with. search and fetch follow OpenAI's connector convention."
-  );
 }

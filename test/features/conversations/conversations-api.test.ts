@@ -118,6 +118,7 @@ describe("the Conversations API", () => {
     setTracingDisabled(true);
     const session = new OpenAIConversationsSession({ client });
     const agent = new Agent({ name: "Assistant", model: "ask" });
+    const before = stack.workspace.control.creates.length;
     const first = await run(agent, "How much annual leave do I get?", { session });
     expect(String(first.finalOutput)).toContain("25 days");
     const second = await run(agent, "Does it carry over?", { session });
@@ -127,6 +128,10 @@ describe("the Conversations API", () => {
     const messages = items.filter((item) => item.type === "message");
     expect(messages.map((item) => item.role)).toEqual(["user", "assistant", "user", "assistant"]);
     expect((await session.getItems()).length).toBe(items.length);
+    // The second run sends the session's history: the adapter continues the first run's workspace query.
+    const ids = stack.workspace.control.creates.slice(before).map((entry) => entry.body.id);
+    expect(ids).toHaveLength(2);
+    expect(new Set(ids).size).toBe(1);
   });
 });
 

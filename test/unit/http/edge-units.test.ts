@@ -2,14 +2,14 @@ import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { ConcurrencyLimit } from "../../../src/http/concurrency-limit.js";
+import { ConcurrencyLimit } from "../../../src/limits/concurrency-limit.js";
 import { inspectJson } from "../../../src/http/inspect-json.js";
 import { Lifecycle } from "../../../src/http/lifecycle.js";
 import { ResponseFacts } from "../../../src/http/request-log.js";
 import { Metrics } from "../../../src/metrics/metrics.js";
 import { ServiceUnavailableError } from "../../../src/errors/adapter-error.js";
 import { loadConfig, type RateLimitSettings } from "../../../src/config/config.js";
-import { admitAnswer } from "../../../src/http/answer-request.js";
+import { admit } from "../../../src/http/admission.js";
 import { MemoryLimitCounters } from "../../../src/limits/limit-counters.js";
 import { RateLimits } from "../../../src/limits/rate-limits.js";
 
@@ -69,7 +69,7 @@ class FakeResponse extends EventEmitter {
   }
 }
 
-describe("admitAnswer", () => {
+describe("admit", () => {
   const facts = new ResponseFacts(pino({ level: "silent" }), new Metrics({ openStreams: () => 0, waitingQueries: () => 0, pollers: () => 0 }, { processMetrics: false }));
 
   it("frees the slot as the response's last bytes are written, before 'close', and once", async () => {
@@ -77,11 +77,11 @@ describe("admitAnswer", () => {
     const settings = loadConfig({ RATE_LIMIT_CONCURRENT: "1", RATE_LIMIT_RPM: "10" }).rateLimits as RateLimitSettings;
     const options = { limit: new ConcurrencyLimit(10, 10), rateLimits: new RateLimits(settings, counters), facts };
     const response = new FakeResponse() as unknown as ServerResponse & FakeResponse;
-    const admission = await admitAnswer(response, "hash", "acme", options);
-    expect(admission.countsTokens).toBe(false);
+    const admission = await admit(response, "hash", "acme", true, options);
+    expect(admission.meter.countsTokens).toBe(false);
     expect(response.headers["x-ratelimit-remaining-requests"]).toBe("9");
     expect(counters.slotsHeld).toBe(1);
-    await expect(admitAnswer(new FakeResponse() as unknown as ServerResponse, "hash", "acme", options)).rejects.toThrow(/answers in flight/);
+    await expect(admit(new FakeResponse() as unknown as ServerResponse, "hash", "acme", true, options)).rejects.toThrow(/answers in flight/);
     response.emit("prefinish");
     expect(counters.slotsHeld).toBe(0);
     response.close();
@@ -91,7 +91,7 @@ describe("admitAnswer", () => {
 
   it("costs no promise where no limit applies", () => {
     const options = { limit: new ConcurrencyLimit(10, 10), facts };
-    expect(admitAnswer(new FakeResponse() as unknown as ServerResponse, "hash", "acme", options)).not.toBeInstanceOf(Promise);
+    expect(admit(new FakeResponse() as unknown as ServerResponse, "hash", "acme", true, options)).not.toBeInstanceOf(Promise);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryOAuthStorage } from "../../../src/oauth/oauth-storage.js";
-import { providerAdapter } from "../../../src/oauth/provider-adapter.js";
+import { CLIENT_TTL_SECONDS, providerAdapter } from "../../../src/oauth/provider-adapter.js";
 
 class AlreadyUsed extends Error {}
 
@@ -13,6 +13,17 @@ describe("the authorization server's storage adapter", () => {
     const results = await Promise.allSettled([adapter.consume("code-1"), adapter.consume("code-1")]);
     expect(results.map((result) => result.status).sort()).toEqual(["fulfilled", "rejected"]);
     expect((await adapter.find("code-1"))?.consumed).toBeTypeOf("number");
+  });
+
+  it("keeps a registered client 90 days, not for ever", async () => {
+    let now = 1_000_000;
+    const storage = new MemoryOAuthStorage({ ...clock, now: () => now });
+    const clients = providerAdapter(storage, () => new AlreadyUsed())("Client");
+    await clients.upsert("client-1", { client_id: "client-1" });
+    now += (CLIENT_TTL_SECONDS - 1) * 1000;
+    expect(await clients.find("client-1")).toEqual({ client_id: "client-1" });
+    now += 2000;
+    expect(await clients.find("client-1")).toBeUndefined();
   });
 
   it("stores secret ids (tokens, codes) under their hash, and revokes a grant's records together", async () => {

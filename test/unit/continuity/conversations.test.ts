@@ -1,6 +1,6 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { Conversations } from "../../../src/conversations/conversations.js";
+import { Conversations } from "../../../src/continuity/conversations.js";
 import { ServiceUnavailableError } from "../../../src/errors/adapter-error.js";
 import type { ConversationStore } from "../../../src/stores/conversation-store.js";
 import { retryBriefly } from "../../../src/util/retry-briefly.js";

@@ -1,0 +1,187 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { TokenUsage } from "../answer/answer-events.js";
+import type { Authenticator, Identity } from "../auth/authenticate.js";
+import type { Config } from "../config/config.js";
+import { isId } from "../core/ids.js";
+import { PermissionDeniedError, RequestValidationError } from "../errors/adapter-error.js";
+import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
+import type { RateLimits, WorkspaceLimits } from "../limits/rate-limits.js";
+import { NOT_METERED, type UsageMeter } from "./answer-runner.js";
+import { originAllowed } from "./cors.js";
+import { resolveWorkspace } from "./request-context.js";
+import type { ResponseFacts } from "./request-log.js";
+
+/** What admission is built from: the per-process caps, the key's rate limits, the responses' close listener. */
+export interface AdmissionOptions {
+  limit: ConcurrencyLimit;
+  /** Limits per client key and workspace (`RATE_LIMIT_*`); undefined when none is configured. */
+  rateLimits?: RateLimits | undefined;
+  facts: ResponseFacts;
+}
+
+/**
+ * A request admitted (docs/rate-limits.md): the meter of its answer's tokens, the `x-ratelimit-*`
+ * headers (already set on the response), and the release of everything it holds: one release,
+ * run once when the response closes or, under a rate limit, as its last bytes are written.
+ */
+export interface Admitted {
+  readonly meter: UsageMeter;
+  readonly headers: Readonly<Record<string, string>>;
+  release(): void;
+}
+
+/**
+ * The one admission step of every answer route and MCP (docs/rate-limits.md): may this client key
+ * ask in this workspace now? Takes a place under the per-process caps (a sync throw: a fast 429)
+ * and, when the request asks the workspace (`asksWorkspace`: not a chat UI's housekeeping, not an
+ * MCP call that asks nothing) and `RATE_LIMIT_*` applies there, counts it against the key's limits
+ * (shared through Redis with `REDIS_URL`): over a limit the promise rejects with a `RateLimitError`
+ * (429 with `retry-after`), before any upstream call. With no limit in the workspace it costs no
+ * promise.
+ */
+export function admit(
+  response: ServerResponse,
+  principal: string,
+  workspace: string,
+  asksWorkspace: boolean,
+  options: AdmissionOptions,
+): Admitted | Promise<Admitted> {
+  const releaseCaps = options.limit.acquire(workspace);
+  let releaseLimits: (() => void) | undefined;
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    releaseCaps();
+    releaseLimits?.();
+  };
+  options.facts.whenClosed(response, release);
+  const limits = asksWorkspace ? options.rateLimits?.limitsOf(workspace) : undefined;
+  if (!limits || !options.rateLimits) return { meter: NOT_METERED, headers: {}, release };
+  // Under a rate limit, freed as the last bytes are written, not a turn later at 'close': a client
+  // that sends its next request at once (to any replica) finds its slot free.
+  response.once("prefinish", release);
+  return admitUnderLimits(response, principal, workspace, limits, options.rateLimits, (held) => {
+    if (released) held();
+    else releaseLimits = held;
+  }).then((admitted) => ({ ...admitted, release }));
+}
+
+/**
+ * The admission of a background answer (docs/responses-api.md#background-mode): the same caps and
+ * rate limits as `admit`, but what it takes (its place under the caps, the key's slot) is held until
+ * `release` is called — when the answer ends, not when the request that started it closes — so that
+ * the caps count background work while it runs.
+ */
+export async function admitHeld(
+  response: ServerResponse,
+  principal: string,
+  workspace: string,
+  options: Pick<AdmissionOptions, "limit" | "rateLimits">,
+): Promise<Admitted> {
+  const releaseCaps = options.limit.acquire(workspace);
+  const limits = options.rateLimits?.limitsOf(workspace);
+  if (!limits || !options.rateLimits) return { meter: NOT_METERED, headers: {}, release: releaseCaps };
+  let releaseLimits = () => undefined as void;
+  try {
+    const admitted = await admitUnderLimits(response, principal, workspace, limits, options.rateLimits, (held) => {
+      releaseLimits = held;
+    });
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      releaseCaps();
+      releaseLimits();
+    };
+    return { ...admitted, release };
+  } catch (error) {
+    releaseCaps();
+    throw error;
+  }
+}
+
+/** The key's limits in the workspace (a refusal rejects, as the 429), then the response's headers. */
+async function admitUnderLimits(
+  response: ServerResponse,
+  principal: string,
+  workspace: string,
+  limits: WorkspaceLimits,
+  rateLimits: RateLimits,
+  hold: (release: () => void) => void,
+): Promise<Omit<Admitted, "release">> {
+  const admission = await rateLimits.admit(principal, workspace, limits);
+  hold(admission.release);
+  for (const [name, value] of Object.entries(admission.headers)) response.setHeader(name, value);
+  if (!admission.countsTokens) return { meter: NOT_METERED, headers: admission.headers };
+  const charge = (usage: TokenUsage) => admission.charge(usage.promptTokens + usage.completionTokens);
+  return { meter: { countsTokens: true, charge }, headers: admission.headers };
+}
+
+/** A tool request (MCP) identified at the edge: who asks, in which workspace. */
+export interface IdentifiedToolRequest {
+  identity: Identity;
+  workspace: string;
+}
+
+/**
+ * Who asks the MCP endpoint, and where (docs/architecture.md#mcp-tools): a browser origin the
+ * deployment does not allow is refused (the MCP transport's guard against DNS rebinding; the
+ * adapter's own pages, on its own origin or `PUBLIC_URL`'s, are allowed), then authenticate, then
+ * the workspace (the `Service-Workspace` header, else the path's `/mcp/{workspace}`, else the
+ * default). The body is read after, since its problems are JSON-RPC errors; `admit` follows.
+ */
+export function identifyToolRequest(
+  request: IncomingMessage,
+  pathWorkspace: string | undefined,
+  options: { authenticate: Authenticator; config: Pick<Config, "defaultWorkspace" | "corsOrigins" | "publicUrl"> },
+): IdentifiedToolRequest {
+  const { origin } = request.headers;
+  const { corsOrigins, publicUrl } = options.config;
+  if (origin !== undefined && !originAllowed(origin, corsOrigins) && !sameOrigin(request, origin, publicUrl)) {
+    throw new PermissionDeniedError(`Origin '${origin}' may not call the MCP endpoint; a deployment that serves browser clients lists their origins in CORS_ORIGINS`, {
+      code: "origin_not_allowed",
+    });
+  }
+  const identity = options.authenticate(request);
+  if (pathWorkspace !== undefined && !isId(pathWorkspace)) {
+    throw new RequestValidationError([
+      { loc: ["path", "workspace"], msg: "String should match the id pattern (letters, digits and ._:-, at most 128)", type: "string_pattern_mismatch", input: pathWorkspace },
+    ]);
+  }
+  const resolved = resolveWorkspace(request, pathWorkspace, options.config.defaultWorkspace);
+  if ("issue" in resolved) {
+    throw new RequestValidationError([{ ...resolved.issue, msg: resolved.issue.type === "missing" ? "Field required: send a Service-Workspace header, or use /mcp/<workspace>" : resolved.issue.msg }]);
+  }
+  return { identity, workspace: resolved.workspace };
+}
+
+/**
+ * Whether a browser's `Origin` is the adapter's own: the scheme and host the request was sent to
+ * (its own pages, e.g. the playground), or `PUBLIC_URL`'s origin when one is configured (behind a
+ * proxy that rewrites the host). A DNS-rebinding page has a foreign host in its `Origin`… and in its
+ * `Host` only if the attacker's name resolves to the adapter: the `Host` check alone would let it
+ * through, so the own origin counts only on loopback or as `PUBLIC_URL` names it.
+ */
+export function sameOrigin(request: IncomingMessage, origin: string, publicUrl: string | undefined): boolean {
+  if (publicUrl !== undefined && originOf(publicUrl) === origin) return true;
+  const { host } = request.headers;
+  if (host === undefined) return false;
+  const scheme = (request.socket as { encrypted?: boolean }).encrypted ? "https" : "http";
+  return origin === `${scheme}://${host}` && isLoopbackHost(host);
+}
+
+/** The origin (`scheme://host[:port]`) of a URL, or undefined when it is not one. */
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a `Host` names the loopback interface (`localhost`, `127.0.0.1`, `[::1]`, any port). */
+function isLoopbackHost(host: string): boolean {
+  const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : (host.split(":")[0] ?? "");
+  return name === "localhost" || name === "[::1]" || /^127(\.\d{1,3}){3}$/.test(name);
+}

@@ -1,0 +1,68 @@
+import { request as httpRequest } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { API_KEY, type RunningAdapter, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
+
+// docs/architecture.md#mcp-tools: the MCP endpoint refuses browser origins it does not know (the
+// transport's guard against DNS rebinding) but accepts the adapter's own pages: an Origin that is the
+// adapter's own loopback scheme://host, or PUBLIC_URL's origin.
+
+const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } };
+const mcpHeaders = { authorization: `Bearer ${API_KEY}`, "service-workspace": "acme", "content-type": "application/json", accept: "application/json, text/event-stream" };
+
+/** POSTs `initialize` with the given headers (a `host` of our choosing too, as a rebinding browser would send it). */
+function post(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${url}/mcp`, { method: "POST", headers: { ...mcpHeaders, ...headers } }, (response) => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (body += chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    request.on("error", reject);
+    request.end(JSON.stringify(initialize));
+  });
+}
+
+describe("same-origin MCP requests", () => {
+  let stack: Stack;
+  let published: RunningAdapter;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    published = await startAdapter(stack.workspace.url, { PUBLIC_URL: "https://adapter.example.com/" });
+  });
+  afterAll(async () => {
+    await published?.close();
+    await stack?.close();
+  });
+
+  it("accepts the adapter's own origin (its pages on loopback)", async () => {
+    const own = await post(stack.url, { origin: stack.url });
+    expect(own.status).toBe(200);
+    expect(JSON.parse(own.body)).toMatchObject({ jsonrpc: "2.0", id: 1, result: { serverInfo: expect.any(Object) } });
+    const port = new URL(stack.url).port;
+    const localhost = await post(stack.url, { origin: `http://localhost:${port}`, host: `localhost:${port}` });
+    expect(localhost.status).toBe(200);
+  });
+
+  it("refuses a foreign origin, another port of the same host, and a rebinding name whose Host matches its Origin", async () => {
+    const port = new URL(stack.url).port;
+    for (const headers of <Record<string, string>[]>[
+      { origin: "http://evil.example" },
+      { origin: `http://127.0.0.1:${Number(port) === 1 ? 2 : 1}` },
+      { origin: `https://127.0.0.1:${port}` },
+      { origin: `http://evil.example:${port}`, host: `evil.example:${port}` },
+    ]) {
+      const refused = await post(stack.url, headers);
+      expect(refused.status, JSON.stringify(headers)).toBe(403);
+      expect(JSON.parse(refused.body)).toMatchObject({ error: { code: "origin_not_allowed" } });
+    }
+  });
+
+  it("accepts PUBLIC_URL's origin, and nothing that merely starts like it", async () => {
+    expect((await post(published.url, { origin: "https://adapter.example.com" })).status).toBe(200);
+    for (const origin of ["https://adapter.example.com.evil.net", "http://adapter.example.com", "https://adapter.example.com:8443"]) {
+      expect((await post(published.url, { origin })).status, origin).toBe(403);
+    }
+  });
+});

@@ -1,0 +1,308 @@
+import { EventEmitter } from "node:events";
+import type { ServerResponse } from "node:http";
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import type { BodyEncoder, StreamEncoder } from "../../../src/answer/answer-encoder.js";
+import type { AnswerEvent, ChoiceSent, TokenUsage } from "../../../src/answer/answer-events.js";
+import type { AnswerJob, AnswerService, RunningAnswer } from "../../../src/answer/answer-service.js";
+import type { Identity } from "../../../src/auth/authenticate.js";
+import { ClientClosedError, QueryFailedError } from "../../../src/errors/adapter-error.js";
+import { AnswerRunner, type CollectEncoder, collect, json, sse, type UsageMeter } from "../../../src/http/answer-runner.js";
+import { Lifecycle } from "../../../src/http/lifecycle.js";
+import type { RequestFacts, ResponseFacts } from "../../../src/http/request-log.js";
+import { KeepAliveSweeps } from "../../../src/http/sse-writer.js";
+import type { AnswerTrace } from "../../../src/telemetry/answer-trace.js";
+
+const USAGE: TokenUsage = { promptTokens: 7, completionTokens: 5, reasoningTokens: 0 } as TokenUsage;
+const identity = { principal: "hash", upstreamCredential: "sk", upstreamKey: "key" } as unknown as Identity;
+
+/** An in-memory response: what was written, in order, with the headers. */
+class MemoryResponse extends EventEmitter {
+  statusCode = 200;
+  destroyed = false;
+  writableFinished = false;
+  headers: Record<string, unknown> = {};
+  log: string[] = [];
+  setHeader(name: string, value: unknown) {
+    this.headers[name] = value;
+  }
+  flushHeaders() {}
+  cork() {}
+  uncork() {}
+  write(text: string) {
+    this.log.push(`write ${text}`);
+    return true;
+  }
+  end(text?: string) {
+    this.log.push(`end${text ? ` ${text}` : ""}`);
+    this.writableFinished = true;
+  }
+}
+
+/** A fake answer service: events from a list, usage counted and recorded. */
+function fakeAnswers(events: AnswerEvent[], trace?: AnswerTrace) {
+  const calls = { starts: [] as AnswerJob[], usage: 0 };
+  const running = (job?: AnswerJob): RunningAnswer => ({
+    queryIds: job ? job.plan.queries.map((query) => query.queryId) : ["local"],
+    trace: job?.trace ?? undefined,
+    async *events() {
+      yield* events;
+    },
+    usage: async () => {
+      calls.usage += 1;
+      return USAGE;
+    },
+  });
+  const service = {
+    start: async (job: AnswerJob) => {
+      calls.starts.push(job);
+      return running(job);
+    },
+  } as unknown as AnswerService;
+  return { service, calls, running, trace };
+}
+
+/** Facts of one response, and a span when `trace` is given. */
+function fakeFacts(trace?: AnswerTrace): ResponseFacts {
+  const known = new Map<unknown, RequestFacts>();
+  return {
+    whenClosed: (response: EventEmitter, callback: () => void) => response.once("close", callback),
+    of: (response: unknown) => {
+      if (!known.has(response)) known.set(response, { requestId: "r", route: "other" } as RequestFacts);
+      return known.get(response) as RequestFacts;
+    },
+    traceAnswer: () => trace,
+  } as unknown as ResponseFacts;
+}
+
+/** A span that records what the runner told it. */
+function fakeTrace() {
+  const told: { delivered: unknown[][]; respondedAs: string[] } = { delivered: [], respondedAs: [] };
+  const trace = {
+    recording: true,
+    delivered: (...args: unknown[]) => told.delivered.push(args),
+    respondedAs: (id: string) => told.respondedAs.push(id),
+    fail: () => undefined,
+  } as unknown as AnswerTrace;
+  return { trace, told };
+}
+
+function meter(countsTokens: boolean) {
+  const charges: TokenUsage[] = [];
+  const usageMeter: UsageMeter = { countsTokens, charge: (usage) => charges.push(usage) };
+  return { usageMeter, charges };
+}
+
+const EVENTS: AnswerEvent[] = [
+  { type: "text", choice: 0, text: "Hello" },
+  { type: "cited", choice: 0, citations: [], sources: [] },
+  { type: "finished", choice: 0, queryId: "q-1", usage: undefined },
+];
+
+/** A body encoder that keeps the text and puts usage in the body. */
+function bodyEncoder(): BodyEncoder<{ text: string; usage: TokenUsage }> {
+  let text = "";
+  return {
+    add: (event) => {
+      if (event.type === "text") text += event.text;
+    },
+    sent: () => [{ content: text }] as ChoiceSent[],
+    body: (usage) => ({ text, usage }),
+  };
+}
+
+/** A stream encoder: a frame per text event, the usage frame when it reports usage. */
+function streamEncoder(needsUsage: boolean): StreamEncoder {
+  let text = "";
+  return {
+    needsUsage,
+    open: () => [{ data: "open" }],
+    encode: (event) => {
+      if (event.type !== "text") return [];
+      text += event.text;
+      return [{ data: { text: event.text } }];
+    },
+    sent: () => [{ content: text }] as ChoiceSent[],
+    close: (usage) => [...(usage ? [{ data: { usage: usage.promptTokens + usage.completionTokens } }] : []), { data: "[DONE]" }],
+    fail: (error) => [{ data: { error: error.message } }, { data: "[DONE]" }],
+  };
+}
+
+function runnerOf(answers: AnswerService, trace?: AnswerTrace) {
+  let ids = 0;
+  const facts = fakeFacts(trace);
+  return new AnswerRunner({
+    answers,
+    lifecycle: new Lifecycle(facts),
+    facts,
+    logger: pino({ level: "silent" }),
+    modeField: "mode",
+    newQueryId: () => `q-${(ids += 1)}`,
+  });
+}
+
+const sweep = new KeepAliveSweeps().of(60_000);
+const input = { prompt: "leave policy", mode: "ask" as const, choices: 1 };
+const traceStart = { operation: "chat", model: "ask", stream: false } as const;
+
+describe("AnswerRunner", () => {
+  it("plans, starts, writes one JSON body with the usage, remembers before the last bytes, and charges once", async () => {
+    const { trace, told } = fakeTrace();
+    const { service, calls } = fakeAnswers(EVENTS);
+    const { usageMeter, charges } = meter(true);
+    const response = new MemoryResponse();
+    const runner = runnerOf(service, trace);
+    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, trace: traceStart };
+    const body = await runner.run(order, (queryIds) => ({
+      delivery: json(bodyEncoder()),
+      respondedAs: `chatcmpl-${queryIds[0]}`,
+      remember: async (sent) => {
+        response.log.push(`remember ${sent[0]?.content}`);
+      },
+    }));
+    expect(body).toEqual({ text: "Hello", usage: USAGE });
+    expect(response.log).toEqual(["remember Hello", `end ${JSON.stringify(body)}`]);
+    expect(response.headers["service-query-id"]).toBe("q-1");
+    expect(calls.starts).toHaveLength(1);
+    expect(calls.starts[0]?.countsUsage).toBe(true);
+    expect(calls.starts[0]?.plan.queries[0]?.queryId).toBe("q-1");
+    expect(calls.usage).toBe(1);
+    expect(charges).toEqual([USAGE]);
+    expect(told.respondedAs).toEqual(["chatcmpl-q-1"]);
+    expect(told.delivered).toEqual([[[{ content: "Hello" }], USAGE]]);
+  });
+
+  it("counts a stream's usage once for both the TPM limit and a sampled span when the client did not ask for it (the doubled charge)", async () => {
+    const { trace, told } = fakeTrace();
+    const { service, calls } = fakeAnswers(EVENTS);
+    const { usageMeter, charges } = meter(true);
+    const response = new MemoryResponse();
+    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, trace: traceStart };
+    await runnerOf(service, trace).run(order, () => ({ delivery: sse(streamEncoder(false), sweep) }));
+    expect(calls.starts[0]?.countsUsage).toBe(true); // the TPM limit needs it
+    expect(response.log).toEqual(["write data: open\n\n", 'write data: {"text":"Hello"}\n\n', "write data: [DONE]\n\n", "end"]);
+    const [[, counted]] = told.delivered as [[unknown, Promise<TokenUsage>]];
+    await expect(counted).resolves.toEqual(USAGE);
+    expect(calls.usage).toBe(1);
+    expect(charges).toEqual([USAGE]);
+  });
+
+  it("reports a stream's usage when the encoder asks for it, counted and charged once", async () => {
+    const { trace, told } = fakeTrace();
+    const { service, calls } = fakeAnswers(EVENTS);
+    const { usageMeter, charges } = meter(true);
+    const response = new MemoryResponse();
+    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, trace: traceStart };
+    await runnerOf(service, trace).run(order, () => ({ delivery: sse(streamEncoder(true), sweep) }));
+    expect(response.log).toContain('write data: {"usage":12}\n\n');
+    expect(told.delivered).toEqual([[[{ content: "Hello" }], USAGE]]);
+    expect(calls.usage).toBe(1);
+    expect(charges).toEqual([USAGE]);
+  });
+
+  it("counts nothing for an untraced stream without usage and no TPM limit", async () => {
+    const { service, calls } = fakeAnswers(EVENTS);
+    const { usageMeter, charges } = meter(false);
+    const response = new MemoryResponse();
+    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, trace: traceStart };
+    await runnerOf(service).run(order, () => ({ delivery: sse(streamEncoder(false), sweep) }));
+    expect(calls.starts[0]?.countsUsage).toBe(false);
+    expect(calls.usage).toBe(0);
+    expect(charges).toEqual([]);
+  });
+
+  it("ends a stream whose answer failed with the dialect's failure frames, charging nothing and remembering nothing", async () => {
+    const failed: AnswerEvent[] = [{ type: "text", choice: 0, text: "He" }, { type: "failed", error: new QueryFailedError("boom") }];
+    const { service, calls } = fakeAnswers(failed);
+    const { usageMeter, charges } = meter(true);
+    const response = new MemoryResponse();
+    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, trace: traceStart };
+    const remembered: ChoiceSent[][] = [];
+    await runnerOf(service).run(order, () => ({ delivery: sse(streamEncoder(true), sweep), remember: async (sent) => void remembered.push(sent) }));
+    expect(response.log.slice(-3)).toEqual(['write data: {"error":"boom"}\n\n', "write data: [DONE]\n\n", "end"]);
+    expect(remembered).toEqual([]);
+    expect([calls.usage, charges.length]).toEqual([0, 0]);
+  });
+
+  it("throws a failed JSON answer for the edge to map", async () => {
+    const { service } = fakeAnswers([{ type: "failed", error: new QueryFailedError("boom") }]);
+    const response = new MemoryResponse();
+    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: meter(false).usageMeter, input, trace: traceStart };
+    await expect(runnerOf(service).run(order, () => ({ delivery: json(bodyEncoder()) }))).rejects.toThrow("boom");
+    expect(response.log).toEqual([]);
+  });
+
+  it("delivers a local answer with no plan, no start and no charge", async () => {
+    const { service, calls, running } = fakeAnswers(EVENTS);
+    const response = new MemoryResponse();
+    const body = await runnerOf(service).deliverLocal(response as unknown as ServerResponse, running(), json(bodyEncoder()));
+    expect(body).toEqual({ text: "Hello", usage: USAGE });
+    expect(calls.starts).toEqual([]);
+    expect(response.headers["service-query-id"]).toBeUndefined();
+  });
+});
+
+/** A collect encoder: the text, finished once its query finished. */
+function collector(): CollectEncoder & { text: string } {
+  return {
+    text: "",
+    finished: false,
+    add(event) {
+      if (event.type === "text") this.text += event.text;
+      if (event.type === "finished") (this as { finished: boolean }).finished = true;
+    },
+    sent() {
+      return [{ content: this.text }] as ChoiceSent[];
+    },
+  };
+}
+
+describe("collect (MCP tool results)", () => {
+  const order = (response: MemoryResponse, usageMeter: UsageMeter) => ({
+    response: response as unknown as ServerResponse,
+    identity,
+    workspace: "acme",
+    meter: usageMeter,
+    input,
+    trace: { operation: "execute_tool", tool: "ask", model: "ask", stream: false } as const,
+  });
+
+  it("collects the answer with progress (started, each event, done) and charges its usage once", async () => {
+    const { trace, told } = fakeTrace();
+    const { service, calls } = fakeAnswers(EVENTS);
+    const { usageMeter, charges } = meter(true);
+    const response = new MemoryResponse();
+    const progress: string[] = [];
+    const sink = {
+      started: async (queryId: string) => void progress.push(`started ${queryId}`),
+      event: async (event: AnswerEvent) => void progress.push(event.type),
+      done: () => void progress.push("done"),
+    };
+    const encoder = collector();
+    const result = await runnerOf(service, trace).run(order(response, usageMeter), () => ({ delivery: collect(encoder, { progress: sink, shutdown: () => undefined }) }));
+    expect(result).toBe(encoder);
+    expect(encoder.text).toBe("Hello");
+    expect(progress).toEqual(["started q-1", "text", "cited", "finished", "done"]);
+    expect(response.headers["service-query-id"]).toBeUndefined();
+    expect(calls.starts[0]?.countsUsage).toBe(true);
+    await expect((told.delivered[0] as [unknown, Promise<TokenUsage>])[1]).resolves.toEqual(USAGE);
+    expect([calls.usage, charges.length]).toEqual([1, 1]);
+    expect(response.log).toEqual([]);
+  });
+
+  it("returns a failure, a shutdown or an unfinished answer as the error, never throwing", async () => {
+    const failing = fakeAnswers([{ type: "failed", error: new QueryFailedError("boom") }]);
+    const response = new MemoryResponse();
+    const failed = await runnerOf(failing.service).run(order(response, meter(false).usageMeter), () => ({ delivery: collect(collector(), { shutdown: () => undefined }) }));
+    expect(failed).toBeInstanceOf(QueryFailedError);
+
+    const unfinished = fakeAnswers([{ type: "text", choice: 0, text: "He" }]);
+    const left = await runnerOf(unfinished.service).run(order(new MemoryResponse(), meter(true).usageMeter), () => ({ delivery: collect(collector(), { shutdown: () => undefined }) }));
+    expect(left).toBeInstanceOf(ClientClosedError);
+    expect(unfinished.calls.usage).toBe(0);
+
+    const stopping = new QueryFailedError("shutting down");
+    const shut = await runnerOf(unfinished.service).run(order(new MemoryResponse(), meter(false).usageMeter), () => ({ delivery: collect(collector(), { shutdown: () => stopping }) }));
+    expect(shut).toBe(stopping);
+  });
+});
