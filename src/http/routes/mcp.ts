@@ -59,6 +59,11 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
       new McpEndpoint<ToolExchange>({
         keepAliveMs: config.sseKeepAliveMs,
         logger: options.logger,
+        runDirect: (exchange, call) =>
+          runTool(
+            { tool: call.tool, arguments: call.arguments, progressToken: undefined, signal: exchange.controller.signal, notify: async () => undefined },
+            exchange,
+          ),
         serverFor: (exchange) =>
           createToolServer({
             version: options.version,
