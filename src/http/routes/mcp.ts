@@ -59,11 +59,11 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
       new McpEndpoint<ToolExchange>({
         keepAliveMs: config.sseKeepAliveMs,
         logger: options.logger,
-        runDirect: (exchange, call) =>
-          runTool(
-            { tool: call.tool, arguments: call.arguments, progressToken: undefined, signal: exchange.controller.signal, notify: async () => undefined },
-            exchange,
-          ),
+        // A plain 2025 tool call the endpoint answers itself: no progress token, so nothing to notify.
+        runDirect: (exchange, { tool, arguments: args }) => {
+          const { signal } = exchange.controller;
+          return runTool({ tool, arguments: args, progressToken: undefined, signal, notify: async () => undefined }, exchange);
+        },
         serverFor: (exchange) =>
           createToolServer({
             version: options.version,
