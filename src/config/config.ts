@@ -220,6 +220,14 @@ export const environmentSchema = z.object({
     integer(30 * 24 * 3600, 5),
     "Lifetime of an OAuth grant and its refresh tokens (each refresh rotates the refresh token); after it, the user consents again",
   ),
+  OAUTH_REGISTRATIONS_PER_HOUR: documented(
+    integer(20, 1, 100_000),
+    "Dynamic client registrations (`POST /oauth/register`) allowed per client address per hour; past it: 429 with `Retry-After` (counted in Redis when `REDIS_URL` is set)",
+  ),
+  OAUTH_KEY_FAILURES_PER_15_MINUTES: documented(
+    integer(10, 1, 10_000),
+    "Wrong workspace keys allowed at the consent page per client address per 15 minutes; past it the page asks to wait (429) and checks no key (counted in Redis when `REDIS_URL` is set)",
+  ),
   LOG_LEVEL: documented(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"), "`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`"),
   LOG_FORMAT: documented(z.enum(["auto", "json", "pretty"]).default("auto"), "`json`, `pretty`, or `auto` (pretty at a terminal, JSON otherwise)"),
   EMBEDDED_DOCUMENTS_DIR: documented(optionalText, "Folder of documents (Markdown, text, PDF; watched for changes) the embedded workspace answers from (`--documents`)", "this README and `docs/`"),
@@ -268,6 +276,10 @@ export interface OAuthSettings {
   secret: string | undefined;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  /** Dynamic client registrations allowed per client address per hour. */
+  registrationsPerHour: number;
+  /** Wrong workspace keys allowed at the consent page per client address per 15 minutes. */
+  keyFailuresPer15Minutes: number;
   /** Team set-up: the deployment's workspace key, and the identity provider users sign in at instead of typing a key. */
   team?: { workspaceApiKey: string; idp: IdpSettings } | undefined;
 }
@@ -332,6 +344,8 @@ function oauthSettings(env: Environment, shared: boolean, context: z.RefinementC
     secret: env.OAUTH_SECRET,
     accessTokenTtlSeconds: env.OAUTH_ACCESS_TOKEN_TTL_SECONDS,
     refreshTokenTtlSeconds: env.OAUTH_REFRESH_TOKEN_TTL_SECONDS,
+    registrationsPerHour: env.OAUTH_REGISTRATIONS_PER_HOUR,
+    keyFailuresPer15Minutes: env.OAUTH_KEY_FAILURES_PER_15_MINUTES,
   };
 }
 

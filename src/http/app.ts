@@ -10,6 +10,7 @@ import type { DocumentReader } from "../core/document-reader.js";
 import { MethodNotAllowedError, NotFoundError } from "../errors/adapter-error.js";
 import type { RateLimits } from "../limits/rate-limits.js";
 import type { Metrics } from "../metrics/metrics.js";
+import type { OAuthAttemptLimits } from "../oauth/attempt-limits.js";
 import type { OAuthFetch } from "../oauth/authorization-server.js";
 import type { OAuthStorage } from "../oauth/oauth-storage.js";
 import { createOAuthEdge } from "../oauth/oauth-edge.js";
@@ -97,8 +98,10 @@ export interface AppDependencies {
   documentPage?: () => string;
   /** The documents that page shows (the embedded workspace's). */
   documents?: DocumentReader;
-  /** The OAuth authorization server's storage and keys, with `MCP_OAUTH=on` (docs/mcp-oauth.md). */
-  oauth?: { storage: OAuthStorage; box: SecretBox; fetchMetadataDocument?: OAuthFetch | undefined } | undefined;
+  /** The OAuth authorization server's storage, keys and attempt limits, with `MCP_OAUTH=on` (docs/mcp-oauth.md). */
+  oauth?:
+    | { storage: OAuthStorage; box: SecretBox; attempts: OAuthAttemptLimits; fetchMetadataDocument?: OAuthFetch | undefined }
+    | undefined;
 }
 
 /** The plain handler of `POST /mcp` among the MCP routes (what `/oauth/mcp` serves past its own edge). */

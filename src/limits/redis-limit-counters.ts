@@ -14,6 +14,8 @@ export interface RedisLimitCountersOptions {
   /** How long a slot lives unless renewed; held slots are renewed every third of it. */
   slotTtlMs: number;
   logger: Logger;
+  /** The Redis key of a key's window (default: `keys.limitWindow`, the rate limits' names); always a name from redis/keys.ts. */
+  windowKey?: (key: string, kind: "rpm" | "tpm") => string;
   /** A limit counted in process because Redis did not answer. */
   onFallback?: () => void;
   /**
@@ -83,7 +85,7 @@ export class RedisLimitCounters implements LimitCounters {
           rejectIfRedisNotReady: true,
         }),
       (write) => this.background(write),
-      (key, kind) => options.keys.limitWindow(key, kind),
+      options.windowKey ?? ((key, kind) => options.keys.limitWindow(key, kind)),
     );
   }
 

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { credentialHash } from "../auth/credential-hash.js";
 import { AdapterError } from "../errors/adapter-error.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
+import { countKeyTry, type OAuthAttemptLimits, retryAfterSeconds } from "./attempt-limits.js";
 import type { AuthorizationServer, PendingAuthorization } from "./authorization-server.js";
 import { type ConsentView, consentPage, errorPage, PAGE_HEADERS } from "./consent-page.js";
 import type { GrantKeys } from "./grant-keys.js";
@@ -20,6 +21,8 @@ export interface ConsentOptions {
   maxPages?: number;
   /** The team set-up: the deployment's key, and the identity provider people sign in at instead of typing a key. */
   team?: { key: string; signIn: IdpSignIn; issuer: string } | undefined;
+  /** The limit on wrong keys per client address (`attempts.keyFailures`). */
+  attempts: OAuthAttemptLimits;
 }
 
 const FORM_LIMIT_BYTES = 16 * 1024;
@@ -225,7 +228,24 @@ export function consentStep(server: AuthorizationServer, options: ConsentOptions
         send(response, 400, view(found, nonce, { kind: "key" }, "Type the workspace API key (it has no spaces)."));
         return;
       }
-      const workspaces = await workspacesOf(key);
+      // A typed key is a guess until the workspace accepts it: counted first, taken back unless refused.
+      const tried = step === "workspace" ? undefined : await countKeyTry(options.attempts, request);
+      if (tried && !tried.counted) {
+        const minutes = Math.ceil(retryAfterSeconds(tried) / 60);
+        options.logger.info({ client: found.clientId }, "OAuth consent: a key refused unchecked (too many wrong keys from one address)");
+        response.setHeader("retry-after", String(retryAfterSeconds(tried)));
+        const wait = `Too many wrong keys were tried from your address. Wait ${minutes} minute${minutes === 1 ? "" : "s"}, then try again.`;
+        send(response, 429, view(found, nonce, { kind: "key" }, wait));
+        return;
+      }
+      let workspaces: string[] | undefined;
+      try {
+        workspaces = await workspacesOf(key);
+      } catch (error) {
+        tried?.uncount(); // the workspace did not answer: no guess was judged
+        throw error;
+      }
+      if (workspaces !== undefined) tried?.uncount();
       if (workspaces === undefined) {
         options.logger.info({ client: found.clientId }, "OAuth consent: the workspace refused the key");
         send(response, 401, view(found, nonce, { kind: "key" }, "The workspace did not accept this key. Check it and try again."));

@@ -5,6 +5,7 @@ import { credentialHash } from "../auth/credential-hash.js";
 import type { OAuthSettings } from "../config/config.js";
 import { AuthenticationError, NotFoundError } from "../errors/adapter-error.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
+import { countRegistration, type OAuthAttemptLimits, refuseRegistration } from "./attempt-limits.js";
 import { type AuthorizationServer, createAuthorizationServer, type OAuthFetch, oauthAddresses, WORKSPACE_SCOPE } from "./authorization-server.js";
 import { consentStep } from "./consent.js";
 import { GrantKeys } from "./grant-keys.js";
@@ -19,6 +20,8 @@ export interface OAuthEdgeOptions {
   box: SecretBox;
   client: Pick<WorkspaceClient, "listWorkspaces">;
   logger: Logger;
+  /** The limits on registrations and key guesses per client address. */
+  attempts: OAuthAttemptLimits;
   /** How client ID metadata documents are fetched (a test's injected allowance for loopback; unset in production). */
   fetchMetadataDocument?: OAuthFetch | undefined;
 }
@@ -92,7 +95,8 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
             grants.delete(grantId).catch((error: unknown) => logger.warn({ err: error }, "a revoked grant's key was not deleted"));
           },
         });
-        return { server, consent: consentStep(server, { box, grants, client: options.client, logger, team }) };
+        const consent = consentStep(server, { box, grants, client: options.client, logger, team, attempts: options.attempts });
+        return { server, consent };
       })();
       servers.set(origin, found);
       found.catch(() => servers.delete(origin));
@@ -157,6 +161,14 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
     },
     async serveLibrary(request, response, path) {
       const { server } = await serverFor(request);
+      if (request.method === "POST" && path.split("?")[0] === "/register") {
+        const counted = await countRegistration(options.attempts, request);
+        if (!counted.counted) {
+          logger.info("OAuth: a client registration refused (too many from one address)");
+          refuseRegistration(response, counted);
+          return;
+        }
+      }
       // The library's mount point is /oauth: it reads it from the original URL and routes the rest.
       Object.assign(request, { originalUrl: `/oauth${path}` });
       request.url = path;

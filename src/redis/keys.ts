@@ -26,6 +26,8 @@ export function redisKeys(prefix: string) {
     background: (id: string, part: "record" | "events" | "ended" | "lease") => `${prefix}background:{${id}}:${part}`,
     /** One entry of the OAuth authorization server's storage (a client, a code, a hash of a token, a grant's sealed key). */
     oauth: (key: string) => `${prefix}oauth:${key}`,
+    /** An OAuth attempt window (client registrations, or wrong keys at consent) of a tag `{<what>:<client address>}`. */
+    oauthAttempts: (tag: string) => `${prefix}oauth-attempts:${tag}`,
     /** The polling lease of a (credential hash `:` workspace) group: which replica lists the workspace for all. */
     pollLease: (group: string) => `${prefix}{${group}}:lease`,
     /** The query ids the group's replicas wait for (a sorted set scored by expiry). */

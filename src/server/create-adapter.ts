@@ -29,6 +29,7 @@ import { Lifecycle } from "../http/lifecycle.js";
 import { ResponseFacts } from "../http/request-log.js";
 import { KeepAliveSweeps } from "../http/sse-writer.js";
 import { Metrics } from "../metrics/metrics.js";
+import { KEY_FAILURE_WINDOW_SECONDS, type OAuthAttemptLimits, REGISTRATION_WINDOW_SECONDS } from "../oauth/attempt-limits.js";
 import type { OAuthFetch } from "../oauth/authorization-server.js";
 import { MemoryOAuthStorage } from "../oauth/oauth-storage.js";
 import { RedisOAuthStorage } from "../oauth/redis-oauth-storage.js";
@@ -47,15 +48,22 @@ import { packageVersion } from "../util/package-info.js";
  * The OAuth server's storage (Redis when the replicas share one, in process otherwise) and keys
  * (from `OAUTH_SECRET`, or a random secret: grants then end with the process), with `MCP_OAUTH=on`.
  */
-function oauthParts(config: Config, redis: RedisGate | undefined, clock: Clock, logger: Logger, fetch?: OAuthFetch): AppDependencies["oauth"] {
-  if (!config.mcpOauth) return undefined;
+function oauthParts(
+  config: Config,
+  redis: RedisGate | undefined,
+  clock: Clock,
+  logger: Logger,
+  attempts: OAuthAttemptLimits | undefined,
+  fetch?: OAuthFetch,
+): AppDependencies["oauth"] {
+  if (!config.mcpOauth || !attempts) return undefined;
   let secret = config.mcpOauth.secret;
   if (!secret) {
     logger.warn("OAUTH_SECRET is not set: OAuth grants are sealed with a random secret and end with this process");
     secret = randomBytes(32).toString("base64url");
   }
   const storage = redis ? new RedisOAuthStorage(redis, redisKeys(config.redisKeyPrefix)) : new MemoryOAuthStorage(clock);
-  return { storage, box: new SecretBox(secret), fetchMetadataDocument: fetch };
+  return { storage, box: new SecretBox(secret), attempts, fetchMetadataDocument: fetch };
 }
 
 /** How long a replica's lease on a background answer lasts (renewed at a third): past it, another replica takes the answer over. */
@@ -235,6 +243,30 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         onFallback: () => metrics.rateLimitFallbacks.inc(),
       })
       : new MemoryLimitCounters(windowSeconds);
+  // OAuth attempts (registrations, wrong keys at consent) per client address: the same counters,
+  // one per window, in Redis (their own names) when there is one.
+  const oauthRedis = config.mcpOauth && topology
+    ? limitRedis ?? openRedis(topology, { commandTimeoutMs: Math.min(LIMITS_COMMAND_TIMEOUT_MS, config.redisCommandTimeoutMs) })
+    : undefined;
+  const attemptCounters = (seconds: number): LimitCounters =>
+    oauthRedis
+      ? new RedisLimitCounters({
+        redis: oauthRedis,
+        available: (tag) => redis?.availableFor(tag) ?? true,
+        keys,
+        windowKey: (key) => keys.oauthAttempts(key),
+        windowSeconds: seconds,
+        slotTtlMs: LIMITS_COMMAND_TIMEOUT_MS,
+        logger,
+        onFallback: () => metrics.rateLimitFallbacks.inc(),
+      })
+      : new MemoryLimitCounters(seconds);
+  const oauthAttempts: OAuthAttemptLimits | undefined = config.mcpOauth
+    ? {
+      registrations: { counters: attemptCounters(REGISTRATION_WINDOW_SECONDS), limit: config.mcpOauth.registrationsPerHour },
+      keyFailures: { counters: attemptCounters(KEY_FAILURE_WINDOW_SECONDS), limit: config.mcpOauth.keyFailuresPer15Minutes },
+    }
+    : undefined;
   const rateLimits = config.rateLimits && limitCounters
     ? new RateLimits(config.rateLimits, limitCounters, { onLimited: (kind, workspace) => metrics.limited(kind, workspace) })
     : undefined;
@@ -311,7 +343,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     version: packageVersion(),
     ...(effects.newQueryId ? { newQueryId: effects.newQueryId } : {}),
     ...(effects.documents && effects.publicUrl ? { documents: effects.documents, documentPage: effects.publicUrl } : {}),
-    oauth: oauthParts(config, redis, clock, logger, effects.oauthMetadataFetch),
+    oauth: oauthParts(config, redis, clock, logger, oauthAttempts, effects.oauthMetadataFetch),
   });
   let closing: Promise<void> | undefined;
   return {
@@ -334,6 +366,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         await sharing?.close();
         await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close(), limitCounters?.close()]);
         limitRedis?.disconnect();
+        if (oauthRedis !== limitRedis) oauthRedis?.disconnect();
         redis?.close();
       })()),
   };

@@ -16,6 +16,7 @@ describe("the Redis key names", () => {
     expect(keys.conversationItems("conv_1", "record")).toBe("workspace-openai-adapter:conversations:{conv_1}:record");
     expect(keys.conversationItems("conv_1", "items")).toBe("workspace-openai-adapter:conversations:{conv_1}:items");
     expect(keys.oauth("token:abc")).toBe("workspace-openai-adapter:oauth:token:abc");
+    expect(keys.oauthAttempts("{register:127.0.0.1}")).toBe("workspace-openai-adapter:oauth-attempts:{register:127.0.0.1}");
     expect(keys.response("resp_1")).toBe("workspace-openai-adapter:response:resp_1");
     expect(keys.responseItem("msg_1")).toBe("workspace-openai-adapter:response-item:msg_1");
     expect(keys.pollLease("hash:acme")).toBe("workspace-openai-adapter:{hash:acme}:lease");
