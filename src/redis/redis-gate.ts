@@ -29,9 +29,11 @@ export interface RedisGateOptions {
   events?: RedisGateEvents;
 }
 
-/** What the gate knows of one node: failures in a row, whether it counts as down, its probe. */
+/** What the gate knows of one failing node: failures in a row, whether it counts as down, its probe. */
 interface NodeHealth {
   failuresInARow: number;
+  /** The gate's send count when the last failure that counted was seen: a failure counts only for a command sent after it. */
+  countedAt: number;
   down: boolean;
   probe: unknown;
 }
@@ -55,6 +57,10 @@ const ANY_NODE = "cluster";
  */
 export class RedisGate {
   private readonly nodes = new Map<string, NodeHealth>();
+  /** Commands sent so far: a command's number orders its sending against answers and failures seen. */
+  private sent = 0;
+  /** Per node, the send count when it last answered: a command sent before that answer failing is a slow node, not a dead one. */
+  private readonly lastAnswer = new Map<string, number>();
   /** The connection itself was lost (every node is out) until it is ready again, or a PING through it answers. */
   private lost = false;
   private lostProbe: unknown;
@@ -111,16 +117,19 @@ export class RedisGate {
     if (!this.availableFor(key)) throw new StoreUnavailableError("unreachable: the command was not sent");
     const started = performance.now();
     const onCommand = this.options.events?.onCommand;
+    const number = ++this.sent;
     try {
       const result = await this.withinDeadline(command(this.redis));
       onCommand?.((performance.now() - started) / 1000, "answered");
+      this.lastAnswer.set(node, this.sent);
       this.answered(node);
       return result;
     } catch (error) {
       // A reply error (a wrong type, a script error) is Redis answering: not an outage.
       const replied = isReplyError(error);
       onCommand?.((performance.now() - started) / 1000, replied ? "error" : "failed");
-      if (!replied) this.failed(node);
+      if (replied) this.lastAnswer.set(node, this.sent);
+      else this.failed(node, number);
       throw new StoreUnavailableError((error as Error).message, error);
     }
   }
@@ -212,12 +221,23 @@ export class RedisGate {
     if (health.down) this.recovered();
   }
 
-  private failed(node: string): void {
+  /**
+   * Command `number` to `node` failed. It counts toward the node's outage only as new evidence: not
+   * when the node has answered anything since it was sent (the node is alive, only slow: on a busy machine
+   * a live master's answers come in batches near the bound while a failover goes on), and not when
+   * it was sent before the last failure that counted was seen (commands in flight together that time
+   * out together are one observation of one slow moment, not failures in a row). So a node is down
+   * after `failuresToDown` bounds without an answer, one after another — what a dead node does.
+   */
+  private failed(node: string, number: number): void {
+    if ((this.lastAnswer.get(node) ?? 0) >= number) return;
     let health = this.nodes.get(node);
     if (!health) {
-      health = { failuresInARow: 0, down: false, probe: undefined };
+      health = { failuresInARow: 0, countedAt: 0, down: false, probe: undefined };
       this.nodes.set(node, health);
     }
+    if (number <= health.countedAt) return;
+    health.countedAt = this.sent;
     health.failuresInARow += 1;
     if (health.down || health.failuresInARow < this.options.failuresToDown || this.closed) return;
     health.down = true;
@@ -256,8 +276,13 @@ export class RedisGate {
       // Only a connected client can probe; a disconnected one comes back through "ready".
       if (this.redis.status !== "ready") return this.scheduleProbe(node, health);
       const target = this.probeTarget(node);
-      // A cluster node that left the client's map: its slots are another node's now.
-      if (!target) return this.answered(node);
+      if (!target) {
+        // A cluster node that left the client's map: its slots are another node's now. A dead master's
+        // connection leaves the client's pool before its slots leave the map: until they do, it stays down.
+        if (!this.ownsSlots(node)) return this.answered(node);
+        this.cluster?.refreshSlotsCache();
+        return this.scheduleProbe(node, health);
+      }
       target.ping().then(
         () => this.answered(node),
         () => {
@@ -267,6 +292,11 @@ export class RedisGate {
         },
       );
     }, delayMs);
+  }
+
+  /** Whether the client's slot map still names `node` the master of some slot. */
+  private ownsSlots(node: string): boolean {
+    return node !== ANY_NODE && (this.cluster?.slots.some((owners) => owners?.[0] === node) ?? false);
   }
 
   /** What to PING to learn whether `node` answers again: the connection itself, or that cluster node's. */

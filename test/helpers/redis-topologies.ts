@@ -69,13 +69,15 @@ export interface RedisClusterServers {
 }
 
 /**
- * Starts six redis-servers with cluster mode on (node timeout 1 s, so a dead master's replica
- * takes over within about two seconds), joins them with `redis-cli --cluster create` (three masters,
+ * Starts six redis-servers with cluster mode on (node timeout 1 s unless `nodeTimeoutMs` says
+ * otherwise, so a dead master's replica takes over within about two seconds), joins them with `redis-cli --cluster create` (three masters,
  * one replica each), and waits until the cluster is ok and every replica is in sync. With `tls`, as
  * ElastiCache runs a TLS cluster: TLS only (clients, the cluster bus, replication), and the nodes
  * announced by hostname (`localhost`), which the certificate names.
  */
-export async function startRedisCluster(options: { tls?: TestCertificates; requireFullCoverage?: boolean } = {}): Promise<RedisClusterServers> {
+export async function startRedisCluster(
+  options: { tls?: TestCertificates; requireFullCoverage?: boolean; nodeTimeoutMs?: number } = {},
+): Promise<RedisClusterServers> {
   const { tls } = options;
   const dir = mkdtempSync(join(tmpdir(), "adapter-redis-cluster-"));
   const ports: number[] = [];
@@ -84,7 +86,7 @@ export async function startRedisCluster(options: { tls?: TestCertificates; requi
     // The cluster bus listens on port + 10000: both must be free, and distinct from the others'.
     if (port + 10_000 < 65_536 && !ports.includes(port) && !ports.includes(port + 10_000)) ports.push(port);
   }
-  const clusterArguments = ["--cluster-enabled", "yes", "--cluster-node-timeout", "1000", "--enable-debug-command", "local"];
+  const clusterArguments = ["--cluster-enabled", "yes", "--cluster-node-timeout", String(options.nodeTimeoutMs ?? 1000), "--enable-debug-command", "local"];
   // Redis's default (yes) refuses every command, on every master, while any slot has no master (a failover).
   if (options.requireFullCoverage === false) clusterArguments.push("--cluster-require-full-coverage", "no");
   const tlsArguments = tls

@@ -156,6 +156,49 @@ describe("RedisGate", () => {
     expect(second.available).toBe(false);
   });
 
+  it("counts commands that time out together as one failure, and a node that answered since a command was sent as slow, not down", async () => {
+    const { gate, changes } = gateOver(new FakeConnection());
+    // Three commands in flight at one slow moment all time out: one observation, not three failures in a row.
+    const late = () => new Promise<never>((_, reject) => setImmediate(() => reject(new Error("Command timed out"))));
+    await Promise.all([gate.run("a", late), gate.run("b", late), gate.run("c", late)].map((pending) => pending.catch(() => undefined)));
+    expect(gate.available).toBe(true);
+    // A command sent before an answer came, failing after it: the node answers, so it is slow, not down.
+    let fail: (error: Error) => void = () => undefined;
+    const slow = gate.run("a", () => new Promise<never>((_, reject) => (fail = reject)));
+    await gate.run("b", async () => "ok");
+    fail(new Error("Command timed out"));
+    await slow.catch(() => undefined);
+    await gate.run("c", timedOut).catch(() => undefined);
+    expect(gate.available).toBe(true);
+    // Failures one after another, with no answer between them: down.
+    await gate.run("a", timedOut).catch(() => undefined);
+    expect(gate.available).toBe(false);
+    expect(changes).toEqual([false]);
+    gate.close();
+  });
+
+  it("in a cluster, keeps a dead master down while the slot map still names it, though its connection left the client's pool", async () => {
+    const cluster = new FakeCluster();
+    const clock = manualClock();
+    const gate = new RedisGate(cluster as unknown as Redis, { failuresToDown: 2, probeIntervalMs: 500, firstConnectMs: 2000, deadlineMs: 1000, clock });
+    cluster.owners = ["127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"];
+    await gate.run("foo", timedOut).catch(() => undefined);
+    await gate.run("foo", timedOut).catch(() => undefined);
+    expect(gate.availableFor("foo")).toBe(false);
+    // No connection to it any more (ioredis drops a node whose connection ended), but its slots are still its own.
+    clock.runAll();
+    await settle();
+    expect(gate.availableFor("foo")).toBe(false);
+    expect(cluster.refreshes).toBe(1);
+    // Its replica took over: the next probe forgets it.
+    cluster.owners = ["127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7005"];
+    clock.runAll();
+    await settle();
+    expect(clock.pending).toBe(0);
+    expect(gate.availableFor("foo")).toBe(true);
+    gate.close();
+  });
+
   it("in a cluster, stops waiting for a failing master only: keys of the other masters are sent as before", async () => {
     const cluster = new FakeCluster();
     const clock = manualClock();
