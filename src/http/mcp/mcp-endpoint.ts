@@ -9,6 +9,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
+import { type DirectToolCall, directToolCall, directToolCallResponse } from "./direct-tool-call.js";
 import { toWebRequest, writeWebResponse } from "./web-exchange.js";
 
 /** One MCP request admitted at the edge: what its per-request server is built for. */
@@ -25,6 +26,12 @@ export interface McpExchange {
 export interface McpEndpointOptions<Exchange extends McpExchange> {
   /** A fresh MCP server for one request (the SDK serves one exchange per instance). */
   serverFor(exchange: Exchange): Server;
+  /**
+   * Answers a tool call the endpoint recognised with certainty (`directToolCall`) without the SDK:
+   * the same runner as the SDK's `tools/call` handler; never throws (a failure is a tool error).
+   * Without it, the SDK serves every request (the comparison test's reference).
+   */
+  runDirect?: ((exchange: Exchange, call: DirectToolCall) => Promise<unknown>) | undefined;
   /** Comment keep-alives on SSE responses. */
   keepAliveMs: number;
   logger: Logger;
@@ -58,6 +65,12 @@ export class McpEndpoint<Exchange extends McpExchange> {
 
   /** Serves one POST whose JSON body the edge has read; writes the whole response. */
   async serve(request: IncomingMessage, response: ServerResponse, body: unknown, exchange: Exchange): Promise<void> {
+    const { runDirect } = this.options;
+    const direct = runDirect && directToolCall(request.headers, body);
+    if (runDirect && direct) {
+      await this.serveDirect(request, response, direct, exchange, runDirect);
+      return;
+    }
     const web = toWebRequest(request, exchange.controller.signal);
     if (!(await isLegacyRequest(web, body))) {
       const { principal } = exchange;
@@ -91,6 +104,33 @@ export class McpEndpoint<Exchange extends McpExchange> {
       if (key && this.cancellable.get(key) === exchange.controller) this.cancellable.delete(key);
       await transport.close().catch(() => undefined);
       await server.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * A plain 2025-era tool call, answered on the runner's own writer (no SDK server, transport or
+   * web Request/Response per call; docs/architecture.md#mcp-tools): one JSON body, the bytes the
+   * SDK's stateless transport writes, cancellable as the SDK path's calls are.
+   */
+  private async serveDirect(
+    request: IncomingMessage,
+    response: ServerResponse,
+    call: DirectToolCall,
+    exchange: Exchange,
+    runDirect: (exchange: Exchange, call: DirectToolCall) => Promise<unknown>,
+  ): Promise<void> {
+    const session = request.headers["mcp-session-id"];
+    const key = typeof session === "string" && session !== "" ? callKey(exchange.principal, session, call.id) : undefined;
+    if (key) this.cancellable.set(key, exchange.controller);
+    try {
+      const text = directToolCallResponse(call.id, await runDirect(exchange, call));
+      if (response.destroyed) return;
+      response.statusCode = 200;
+      response.setHeader("content-type", "application/json");
+      response.setHeader("content-length", Buffer.byteLength(text));
+      response.end(text);
+    } finally {
+      if (key && this.cancellable.get(key) === exchange.controller) this.cancellable.delete(key);
     }
   }
 

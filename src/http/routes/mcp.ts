@@ -59,6 +59,11 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
       new McpEndpoint<ToolExchange>({
         keepAliveMs: config.sseKeepAliveMs,
         logger: options.logger,
+        // A plain 2025 tool call the endpoint answers itself: no progress token, so nothing to notify.
+        runDirect: (exchange, { tool, arguments: args }) => {
+          const { signal } = exchange.controller;
+          return runTool({ tool, arguments: args, progressToken: undefined, signal, notify: async () => undefined }, exchange);
+        },
         serverFor: (exchange) =>
           createToolServer({
             version: options.version,

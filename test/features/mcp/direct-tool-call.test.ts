@@ -1,0 +1,157 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { toolError } from "../../../src/dialects/mcp/encode-tool-result.js";
+import { listedTools } from "../../../src/dialects/mcp/tool-definitions.js";
+import { McpEndpoint, type McpExchange } from "../../../src/http/mcp/mcp-endpoint.js";
+import { createToolServer } from "../../../src/http/mcp/tool-server.js";
+
+// The endpoint's direct path for plain 2025-era tool calls (src/http/mcp/direct-tool-call.ts)
+// against the SDK's stateless transport: the same requests through an endpoint that answers them
+// itself and one that hands every request to the SDK, over loopback; status, content type and
+// body bytes must be the same, and whatever the direct path is unsure of must reach the SDK.
+
+const QUESTION_ANSWER: CallToolResult = {
+  content: [{ type: "text", text: "Employees get 25 days [1] — “café” 😀\u2028line\n\nSources:\n[1] handbook.pdf" }],
+  structuredContent: {
+    answer: "Employees get 25 days [1] — “café” 😀\u2028line",
+    query_id: "0b0e8f2c-5e43-4c1a-9a55-3f1e2d6c7b8a",
+    mode: "ask",
+    sources: [{ n: 1, filename: "handbook.pdf", title: "Handbook", page: 4, snippet: "25 days", url: "urn:workspace-document:handbook.pdf", cited: true }],
+    steps: ["Searching", "Answering"],
+  },
+};
+
+/** What every tool answers here: a tool error for one question, the canned answer otherwise. */
+async function answer(name: string, args: unknown): Promise<CallToolResult> {
+  const values = args as Record<string, unknown>;
+  if (values.question === "fail" || values.query === "fail") return toolError("The workspace failed: try again");
+  if (name === "fetch") return toolError(`'${String(values.id)}' is not an id that search returned`);
+  return QUESTION_ANSWER;
+}
+
+interface Served {
+  url: string;
+  sdkServers: number;
+  direct: number;
+}
+
+/** One loopback server around one endpoint; `direct: false` leaves every request to the SDK. */
+async function serve(direct: boolean, servers: Server[]): Promise<Served> {
+  const tools = listedTools();
+  const served: Served = { url: "", sdkServers: 0, direct: 0 };
+  const endpoint = new McpEndpoint<McpExchange>({
+    keepAliveMs: 60_000,
+    logger: pino({ level: "silent" }),
+    ...(direct
+      ? {
+          runDirect: (_exchange, call) => {
+            served.direct += 1;
+            return answer(call.tool.name, call.arguments);
+          },
+        }
+      : {}),
+    serverFor: (exchange) => {
+      served.sdkServers += 1;
+      return createToolServer({ version: "1.0.0", instructions: "test", revision: exchange.revision, tools, run: (call) => answer(call.tool.name, call.arguments) });
+    },
+  });
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    let text = "";
+    request.setEncoding("utf8");
+    request.on("data", (chunk: string) => (text += chunk));
+    request.on("end", () => {
+      const revision = request.headers["mcp-protocol-version"];
+      const exchange: McpExchange = { principal: "p", revision: typeof revision === "string" ? revision : undefined, controller: new AbortController() };
+      void endpoint.serve(request, response, JSON.parse(text), exchange);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  servers.push(server);
+  served.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  return served;
+}
+
+const servers: Server[] = [];
+let sdk: Served;
+let direct: Served;
+beforeAll(async () => {
+  sdk = await serve(false, servers);
+  direct = await serve(true, servers);
+});
+afterAll(async () => {
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+});
+
+const ACCEPT = "application/json, text/event-stream";
+
+async function post(url: string, headers: Record<string, string>, body: unknown) {
+  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  return { status: response.status, contentType: response.headers.get("content-type"), sessionId: response.headers.get("mcp-session-id"), body: await response.text() };
+}
+
+/** Sends one request to both endpoints; returns both answers and which path each took. */
+async function both(headers: Record<string, string>, body: unknown) {
+  const before = { sdk: sdk.sdkServers, direct: direct.direct, directSdk: direct.sdkServers };
+  const bySdk = await post(sdk.url, headers, body);
+  const byDirect = await post(direct.url, headers, body);
+  return { bySdk, byDirect, tookDirect: direct.direct - before.direct === 1 && direct.sdkServers === before.directSdk };
+}
+
+const call = (name: string, args: unknown, id: string | number = 7, extra: Record<string, unknown> = {}) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name, arguments: args, ...extra },
+});
+
+describe.each(["2025-03-26", "2025-06-18", "2025-11-25"])("a plain tools/call on revision %s", (revision) => {
+  const headers = { accept: ACCEPT, "mcp-protocol-version": revision };
+  it.each([
+    ["ask, an answer, numeric id", call("ask", { question: "How much leave?" }, 7)],
+    ["reason, an answer, string id", call("reason", { question: "How much leave?", query_id: null }, "req-1")],
+    ["search, an answer", call("search", { query: "leave" })],
+    ["ask, a tool error", call("ask", { question: "fail" })],
+    ["fetch, a tool error", call("fetch", { id: "nope" })],
+    ["ask with an empty _meta", call("ask", { question: "How much leave?" }, 0, { _meta: {} })],
+  ])("%s: the direct path writes the SDK's status, content type and bytes", async (_name, body) => {
+    const { bySdk, byDirect, tookDirect } = await both(headers, body);
+    expect(tookDirect).toBe(true);
+    expect(bySdk.status).toBe(200);
+    expect(bySdk.contentType).toBe("application/json");
+    expect(byDirect).toEqual(bySdk);
+    expect(JSON.parse(byDirect.body)).toMatchObject({ jsonrpc: "2.0", id: body.id, result: { content: expect.any(Array) } });
+  });
+});
+
+describe("requests the direct path leaves to the SDK", () => {
+  const legacy = { accept: ACCEPT, "mcp-protocol-version": "2025-11-25" };
+  const modernMeta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": { name: "test", version: "1.0.0" },
+    "io.modelcontextprotocol/clientCapabilities": {},
+  };
+  it.each([
+    ["a progress token (an SSE stream)", legacy, call("ask", { question: "How much leave?" }, 1, { _meta: { progressToken: 1 } })],
+    ["invalid arguments (a tool error from 2025-11-25)", legacy, call("ask", { question: " " })],
+    ["invalid arguments (a protocol error before 2025-11-25)", { ...legacy, "mcp-protocol-version": "2025-06-18" }, call("ask", { question: 3 })],
+    ["an unknown argument", legacy, call("ask", { question: "q", extra: 1 })],
+    ["an unknown tool", legacy, call("nope", { question: "q" })],
+    ["arguments that are not an object", legacy, call("ask", ["q"])],
+    ["no protocol version header", { accept: ACCEPT }, call("ask", { question: "How much leave?" })],
+    ["an unsupported protocol version", { ...legacy, "mcp-protocol-version": "2024-01-01" }, call("ask", { question: "How much leave?" })],
+    ["a client that does not accept SSE", { ...legacy, accept: "application/json" }, call("ask", { question: "How much leave?" })],
+    ["a 2026-07-28 envelope", { ...legacy, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "ask" }, call("ask", { question: "How much leave?" }, 1, { _meta: modernMeta })],
+    ["a batch", legacy, [call("ask", { question: "How much leave?" })]],
+    ["a null id", legacy, call("ask", { question: "How much leave?" }, null as unknown as number)],
+    ["tools/list", legacy, { jsonrpc: "2.0", id: 1, method: "tools/list" }],
+  ])("%s", async (_name, headers, body) => {
+    const { bySdk, byDirect, tookDirect } = await both(headers, body);
+    expect(tookDirect).toBe(false);
+    expect(byDirect.status).toBe(bySdk.status);
+    expect(byDirect.contentType).toBe(bySdk.contentType);
+    if (bySdk.contentType === "application/json") expect(byDirect.body).toBe(bySdk.body);
+  });
+});
