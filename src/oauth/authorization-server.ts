@@ -115,7 +115,13 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
   const secure = addresses.origin.startsWith("https:");
   const cookie = { httpOnly: true, sameSite: "lax" as const, secure, signed: true };
   const configuration: Configuration = {
-    adapter: providerAdapter(options.storage, () => new errors.InvalidGrant("grant request is invalid")),
+    adapter: providerAdapter(
+      options.storage,
+      () => new errors.InvalidGrant("grant request is invalid"),
+      // RFC 6749's temporarily_unavailable, sent as a 503 (the library's own class says 400): the grant
+      // store did not answer, which is neither the client's fault nor an error of ours to hide as a 500.
+      (cause) => Object.assign(new errors.TemporarilyUnavailable("the grant store does not answer now; try again shortly", { cause }), { status: 503, statusCode: 503, expose: true }),
+    ),
     clients: [],
     jwks: { keys: [signingKey(box)] },
     enabledJWA: { idTokenSigningAlgValues: ["EdDSA"] },

@@ -1,5 +1,6 @@
 import { hash } from "node:crypto";
 import type { Adapter, AdapterPayload } from "oidc-provider";
+import { ServiceUnavailableError } from "../errors/adapter-error.js";
 import type { OAuthStorage } from "./oauth-storage.js";
 
 /**
@@ -22,47 +23,79 @@ const SECRET_IDS = new Set(["AccessToken", "AuthorizationCode", "RefreshToken", 
  * an atomic one-time `consume` (two redemptions of one code at once: one wins, on any replica; the
  * other gets `alreadyConsumed()`, the library's `invalid_grant`).
  * Ids that are bearer secrets (codes, tokens) are stored under their SHA-256, not themselves.
+ * A store that does not answer (Redis down or slow: a `ServiceUnavailableError`) becomes
+ * `unavailable(cause)`, an error the library sends as itself (a 503 to try again), where the
+ * library would otherwise answer any error it does not know with a 500 `server_error`.
  */
-export function providerAdapter(storage: OAuthStorage, alreadyConsumed: () => Error): (model: string) => Adapter {
-  return (model) => {
-    const key = (id: string) => `${model}:${SECRET_IDS.has(model) ? hash("sha256", id, "base64url") : id}`;
-    const grantKey = (grantId: string) => `grant:${grantId}`;
-    const consumedKey = (id: string) => `consumed:${key(id)}`;
-    const read = async (id: string): Promise<AdapterPayload | undefined> => {
-      const text = await storage.get(key(id));
-      if (text === undefined) return undefined;
-      const payload = JSON.parse(text) as AdapterPayload;
-      const consumed = await storage.get(consumedKey(id));
-      return consumed === undefined ? payload : { ...payload, consumed: Number(consumed) };
+export function providerAdapter(
+  storage: OAuthStorage,
+  alreadyConsumed: () => Error,
+  unavailable: (cause: ServiceUnavailableError) => Error = (cause) => cause,
+): (model: string) => Adapter {
+  return (model) => guarded(unguardedAdapter(storage, alreadyConsumed, model), unavailable);
+}
+
+/** Every method of `adapter`, with a store's `ServiceUnavailableError` turned into `unavailable(cause)`. */
+function guarded(adapter: Adapter, unavailable: (cause: ServiceUnavailableError) => Error): Adapter {
+  const guard =
+    <A extends unknown[], R>(method: (...parameters: A) => Promise<R>) =>
+    async (...parameters: A): Promise<R> => {
+      try {
+        return await method(...parameters);
+      } catch (error) {
+        throw error instanceof ServiceUnavailableError ? unavailable(error) : error;
+      }
     };
-    return {
-      async upsert(id, payload, expiresIn) {
-        const ttl = typeof expiresIn === "number" && expiresIn > 0 ? expiresIn : model === "Client" ? CLIENT_TTL_SECONDS : undefined;
-        await storage.set(key(id), JSON.stringify(payload), ttl);
-        if (GRANTABLE.has(model) && payload.grantId) await storage.addMember(grantKey(payload.grantId), key(id), ttl);
-        if (model === "Session" && payload.uid) await storage.set(`sessionUid:${payload.uid}`, id, ttl);
-      },
-      find: read,
-      async findByUid(uid) {
-        const id = await storage.get(`sessionUid:${uid}`);
-        return id === undefined ? undefined : read(id);
-      },
-      async findByUserCode() {
-        return undefined;
-      },
-      async consume(id) {
-        const payload = await storage.get(key(id));
-        const now = Math.floor(Date.now() / 1000);
-        const ttl = payload ? Math.max(1, ((JSON.parse(payload) as AdapterPayload).exp ?? 0) - now) : 60;
-        if (!(await storage.setIfAbsent(consumedKey(id), String(now), ttl))) throw alreadyConsumed();
-      },
-      async destroy(id) {
-        await storage.delete([key(id), consumedKey(id)]);
-      },
-      async revokeByGrantId(grantId) {
-        const members = await storage.members(grantKey(grantId));
-        await storage.delete([...members, ...members.map((member) => `consumed:${member}`), grantKey(grantId)]);
-      },
-    };
+  return {
+    upsert: guard(adapter.upsert.bind(adapter)),
+    find: guard(adapter.find.bind(adapter)),
+    findByUid: guard(adapter.findByUid.bind(adapter)),
+    findByUserCode: guard(adapter.findByUserCode.bind(adapter)),
+    consume: guard(adapter.consume.bind(adapter)),
+    destroy: guard(adapter.destroy.bind(adapter)),
+    revokeByGrantId: guard(adapter.revokeByGrantId.bind(adapter)),
+  };
+}
+
+/** The adapter of one model, before `guarded`. */
+function unguardedAdapter(storage: OAuthStorage, alreadyConsumed: () => Error, model: string): Adapter {
+  const key = (id: string) => `${model}:${SECRET_IDS.has(model) ? hash("sha256", id, "base64url") : id}`;
+  const grantKey = (grantId: string) => `grant:${grantId}`;
+  const consumedKey = (id: string) => `consumed:${key(id)}`;
+  const read = async (id: string): Promise<AdapterPayload | undefined> => {
+    const text = await storage.get(key(id));
+    if (text === undefined) return undefined;
+    const payload = JSON.parse(text) as AdapterPayload;
+    const consumed = await storage.get(consumedKey(id));
+    return consumed === undefined ? payload : { ...payload, consumed: Number(consumed) };
+  };
+  return {
+    async upsert(id, payload, expiresIn) {
+      const ttl = typeof expiresIn === "number" && expiresIn > 0 ? expiresIn : model === "Client" ? CLIENT_TTL_SECONDS : undefined;
+      await storage.set(key(id), JSON.stringify(payload), ttl);
+      if (GRANTABLE.has(model) && payload.grantId) await storage.addMember(grantKey(payload.grantId), key(id), ttl);
+      if (model === "Session" && payload.uid) await storage.set(`sessionUid:${payload.uid}`, id, ttl);
+    },
+    find: read,
+    async findByUid(uid) {
+      const id = await storage.get(`sessionUid:${uid}`);
+      return id === undefined ? undefined : read(id);
+    },
+    async findByUserCode() {
+      return undefined;
+    },
+    async consume(id) {
+      const payload = await storage.get(key(id));
+      const now = Math.floor(Date.now() / 1000);
+      const ttl = payload ? Math.max(1, ((JSON.parse(payload) as AdapterPayload).exp ?? 0) - now) : 60;
+      if (!(await storage.setIfAbsent(consumedKey(id), String(now), ttl))) throw alreadyConsumed();
+    },
+    async destroy(id) {
+      await storage.delete([key(id), consumedKey(id)]);
+    },
+    async revokeByGrantId(grantId) {
+      const members = await storage.members(grantKey(grantId));
+      await storage.delete([...members, ...members.map((member) => `consumed:${member}`), grantKey(grantId)]);
+    },
   };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MemoryOAuthStorage } from "../../../src/oauth/oauth-storage.js";
+import { MemoryOAuthStorage, type OAuthStorage } from "../../../src/oauth/oauth-storage.js";
+import { StoreUnavailableError } from "../../../src/redis/store-unavailable-error.js";
 import { CLIENT_TTL_SECONDS, providerAdapter } from "../../../src/oauth/provider-adapter.js";
 
 class AlreadyUsed extends Error {}
@@ -39,5 +40,20 @@ describe("the authorization server's storage adapter", () => {
     expect(await tokens.find("wsoauth_secret-token")).toBeUndefined();
     expect(await refresh.find("wsoauth_refresh")).toBeUndefined();
     expect(await tokens.find("wsoauth_other")).toEqual({ grantId: "g2" });
+  });
+
+  it("turns a store that does not answer into the error it is given for that (the library would send a 500 for an error it does not know)", async () => {
+    const silent = new Proxy(new MemoryOAuthStorage(clock), {
+      get: (target, name) => (typeof name === "string" && name !== "constructor" ? () => Promise.reject(new StoreUnavailableError("timed out")) : Reflect.get(target, name)),
+    }) as OAuthStorage;
+    class Unavailable extends Error {}
+    const clients = providerAdapter(silent, () => new AlreadyUsed(), (cause) => new Unavailable(cause.message))("Client");
+    await expect(clients.find("client-1")).rejects.toBeInstanceOf(Unavailable);
+    await expect(clients.upsert("client-1", { client_id: "client-1" })).rejects.toBeInstanceOf(Unavailable);
+    // Other errors pass as they are: a second consume is still the library's invalid_grant.
+    const codes = providerAdapter(new MemoryOAuthStorage(clock), () => new AlreadyUsed(), (cause) => new Unavailable(cause.message))("AuthorizationCode");
+    await codes.upsert("code-1", { grantId: "g", exp: 2_000_000_000 }, 60);
+    await codes.consume("code-1");
+    await expect(codes.consume("code-1")).rejects.toBeInstanceOf(AlreadyUsed);
   });
 });
