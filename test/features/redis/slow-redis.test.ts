@@ -188,11 +188,14 @@ describeWith(REDIS_SERVERS, "a Redis that hangs", () => {
       expectRefused(await ask(replica.url, unknown), "conversation_unavailable");
       expect(performance.now() - waited).toBeGreaterThanOrEqual(380); // a slow Redis gets its whole bound
       expectRefused(await ask(replica.url, unknown), "conversation_unavailable");
-      // Two failures in a row: Redis is down, and commands are skipped at once: not sent, so not timed out.
+      // Two bounds in a row with no answer: Redis is down, and commands are skipped at once: not sent, so not
+      // timed out. (How many commands timed out by then depends on how many a busy machine had in flight
+      // together, which count once: at least the two asks'.)
       const failed = () => metricSum([replica], "adapter_redis_command_duration_seconds", { outcome: "failed" }).then(([count]) => count);
-      expect(await failed()).toBe(2);
+      const failedWhenDown = await failed();
+      expect(failedWhenDown).toBeGreaterThanOrEqual(2);
       expectRefused(await ask(replica.url, unknown), "conversation_unavailable");
-      expect(await failed()).toBe(2);
+      expect(await failed()).toBe(failedWhenDown);
       expect((await ask(replica.url, followUp("carry over?"))).queryId).toBe(one.queryId);
       const metrics = await (await fetch(`${replica.url}/metrics`)).text();
       expect(metrics).toMatch(/^adapter_redis_available 0$/m);
