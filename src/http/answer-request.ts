@@ -75,30 +75,24 @@ export async function readAnswerRequest<Schema extends z.ZodType<{ model: string
   return { identity, body, model, workspace };
 }
 
-/** A valid request admitted under the caps and the key's rate limits (`admit`), until the response ends. */
+/**
+ * The admission of an answer route's valid request (`admit`), until the response ends. A chat UI's
+ * housekeeping (`task`, answered by the adapter: docs/chat-ui-tasks.md) takes its place under the
+ * per-process caps like any answer but is not counted against the key's rate limits, and is told in
+ * the log and the `Service-Chat-Ui-Task` header.
+ */
 export async function admitValidRequest<Body>(
   response: ServerResponse,
   valid: ValidAnswerRequest<Body>,
   options: AdmissionOptions,
+  task?: ChatUiTask,
 ): Promise<AdmittedRequest<Body>> {
-  const admitted = admit(response, valid.identity.principal, valid.workspace, true, options);
+  const admitted = admit(response, valid.identity.principal, valid.workspace, task === undefined, options);
+  if (task) {
+    Object.assign(options.facts.of(response), { workspace: valid.workspace, mode: valid.model.mode, chatUiTask: taskName(task) });
+    response.setHeader("service-chat-ui-task", taskName(task));
+  }
   return { ...valid, admission: (admitted instanceof Promise ? await admitted : admitted).meter };
-}
-
-/**
- * The admission of a chat UI's housekeeping, which the adapter answers itself (docs/chat-ui-tasks.md):
- * a place under the per-process caps until the response closes, and not counted against the key's
- * rate limits; told in the log and the `Service-Chat-Ui-Task` header.
- */
-export function admitLocalTask(
-  response: ServerResponse,
-  valid: ValidAnswerRequest<unknown>,
-  task: ChatUiTask,
-  options: AdmissionOptions,
-): void {
-  admit(response, valid.identity.principal, valid.workspace, false, options);
-  Object.assign(options.facts.of(response), { workspace: valid.workspace, mode: valid.model.mode, chatUiTask: taskName(task) });
-  response.setHeader("service-chat-ui-task", taskName(task));
 }
 
 /** An MCP request's JSON body, read within the limits of every route (size, media type, nesting). */

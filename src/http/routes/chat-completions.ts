@@ -11,7 +11,7 @@ import { ChatCompletionEncoder, completionId } from "../../dialects/chat-complet
 import { extractPrompt, plainMessages } from "../../dialects/chat-completions/extract-prompt.js";
 import { localReply } from "../../chat-ui-tasks/local-reply.js";
 import { asksChatJson, forcesChatToolCall, unsupportedChatParameters } from "../../dialects/chat-completions/unsupported-parameters.js";
-import { admitLocalTask, admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest } from "../answer-request.js";
+import { admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest } from "../answer-request.js";
 import { AnswerRunner, json, type Prepared, sse } from "../answer-runner.js";
 import type { ChatUiHousekeeping } from "../chat-ui-housekeeping.js";
 import { type ParameterPolicy, refuseUnsupported } from "../unsupported-parameters.js";
@@ -65,7 +65,7 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     const messages = plainMessages(body.messages);
     const task = options.housekeeping.localTask(messages, forcesChatToolCall(body));
     if (task) {
-      admitLocalTask(response, valid, task, options);
+      await admitValidRequest(response, valid, options, task);
       const id = `local-${randomUUID()}`;
       const prompt = plainMessages(body.messages.slice(-1))[0]?.text ?? "";
       const text = localReply(task, asksChatJson(body));

@@ -13,7 +13,7 @@ import { localReply } from "../../chat-ui-tasks/local-reply.js";
 import { asksResponseJson, forcesResponseToolCall, unsupportedResponseParameters } from "../../dialects/responses/unsupported-parameters.js";
 import type { ResponseStore } from "../../stores/response-store.js";
 import type { RetryOutcome } from "../../util/retry-briefly.js";
-import { admitLocalTask, admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest } from "../answer-request.js";
+import { admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest } from "../answer-request.js";
 import { AnswerRunner, type Delivery, json, sse } from "../answer-runner.js";
 import { admitHeld } from "../admission.js";
 import { sendBackground, streamBackground } from "../background-delivery.js";
@@ -95,7 +95,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const task = options.housekeeping.localTask(framed, forcesResponseToolCall(valid.body));
     if (task) {
       // Answered by the adapter (docs/chat-ui-tasks.md), and not stored: no query a later response could continue.
-      admitLocalTask(response, valid, task, options);
+      await admitValidRequest(response, valid, options, task);
       const text = localReply(task, asksResponseJson(valid.body));
       const prompt = input.messages.at(-1)?.text ?? "";
       const answer = options.answers.answerLocally({ prompt, text, choices: 1, id: `local-${randomUUID()}` });

@@ -196,6 +196,32 @@ describe("chat UIs' housekeeping, replayed from their own prompts", () => {
   });
 });
 
+describe("housekeeping under the key's rate limits", () => {
+  it("is not counted against RATE_LIMIT_RPM (a UI's title after each answer does not halve the key's questions); the next real question is", async () => {
+    const limited = await startStack({ RATE_LIMIT_RPM: "1" });
+    try {
+      const post = (content: string) =>
+        fetch(`${limited.url}/v1/chat/completions`, { method: "POST", headers: headers(), body: JSON.stringify({ model: "ask", messages: [{ role: "user", content }] }) });
+      const title = renderOpenWebUi(prompt("open-webui/0.6/title.txt"), [{ role: "user", content: QUESTION }]);
+      const first = await post(QUESTION);
+      expect(first.status).toBe(200);
+      await first.text();
+      for (let i = 0; i < 3; i++) {
+        const housekeeping = await post(title);
+        expect(housekeeping.status).toBe(200);
+        expect(housekeeping.headers.get("service-chat-ui-task")).toBe("open-webui/title");
+        expect(housekeeping.headers.get("x-ratelimit-remaining-requests")).toBeNull();
+        await housekeeping.text();
+      }
+      const second = await post(QUESTION);
+      expect(second.status).toBe(429);
+      expect(((await second.json()) as { error: { type: string } }).error.type).toBe("rate_limit_error");
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe("housekeeping and bad input", () => {
   it("answers a Task frame with an empty history, a history of non-text content, an enormous history: never a 500", async () => {
     const before = creates();

@@ -5,7 +5,9 @@ import { sourceLinker } from "../../../src/answer/source-links.js";
 import type { SseFrame } from "../../../src/core/sse-frame.js";
 import { ChatChunkEncoder } from "../../../src/dialects/chat-completions/encode-chunks.js";
 import { ChatCompletionEncoder } from "../../../src/dialects/chat-completions/encode-completion.js";
-import { ResponseBodyEncoder, type ResponseMeta, ResponseStreamEncoder } from "../../../src/dialects/responses/encode-response.js";
+import { ResponseBodyEncoder, ResponseStreamEncoder } from "../../../src/dialects/responses/encode-response.js";
+import { metaOf } from "../../../src/dialects/responses/response-meta.js";
+import { responseRequestSchema } from "../../../src/dialects/responses/response-request.js";
 import { QueryFailedError } from "../../../src/errors/adapter-error.js";
 import { formatFrame } from "../../../src/http/sse-writer.js";
 import { openAIErrors, responseEventErrors } from "../../helpers/openai-schemas.js";
@@ -20,24 +22,8 @@ const events = JSON.parse(readFileSync(new URL("leave-policy.events.json", folde
 const usage: TokenUsage = { promptTokens: 12, completionTokens: 31, reasoningTokens: 14 };
 const links = sourceLinker({ template: "https://docs.example.com/{workspace}/{filename}", documentPage: undefined }, "acme");
 const chatMeta = { id: "chatcmpl-q1", created: 1_767_225_600, model: "ask", choices: 1 };
-const responseMeta: ResponseMeta = {
-  id: "resp_0123456789abcdef",
-  createdAt: 1_767_225_600,
-  model: "ask",
-  instructions: null,
-  previousResponseId: null,
-  store: true,
-  metadata: {},
-  temperature: 1,
-  topP: 1,
-  maxOutputTokens: null,
-  parallelToolCalls: true,
-  user: null,
-  truncation: "disabled",
-  tools: [],
-  toolChoice: "auto",
-  reasoning: { effort: null, summary: null },
-};
+// The echo of a plain `{model: "ask"}` request, as the route makes it.
+const responseMeta = metaOf("resp_0123456789abcdef", responseRequestSchema({ maxMessages: 10 }).parse({ model: "ask", input: "Leave policy?" }), 1_767_225_600, null);
 
 /** The SSE text of an encoder's whole stream, as the writer sends it. */
 function streamOf(encoder: { open(): SseFrame[]; encode(event: AnswerEvent): SseFrame[]; close(usage: TokenUsage | undefined): SseFrame[] }, withUsage: boolean): SseFrame[] {

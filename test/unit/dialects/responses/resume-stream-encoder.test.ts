@@ -3,30 +3,15 @@ import type { AnswerEvent } from "../../../../src/answer/answer-events.js";
 import { stepsSent } from "../../../../src/answer/choice-progress.js";
 import { renderSteps } from "../../../../src/answer/render-steps.js";
 import type { SseFrame } from "../../../../src/core/sse-frame.js";
-import { type ResponseMeta, ResponseStreamEncoder, resumeStreamEncoder } from "../../../../src/dialects/responses/encode-response.js";
+import { ResponseStreamEncoder, resumeStreamEncoder } from "../../../../src/dialects/responses/encode-response.js";
+import { metaOf } from "../../../../src/dialects/responses/response-meta.js";
+import { responseRequestSchema } from "../../../../src/dialects/responses/response-request.js";
 
 // A background answer taken over by another replica (docs/responses-api.md#background-mode): the
 // encoder rebuilt from the log gives the same frames, with the same numbers, as the one that died.
 
-const meta: ResponseMeta = {
-  id: "resp_abc",
-  createdAt: 1,
-  model: "reason",
-  instructions: null,
-  previousResponseId: null,
-  store: true,
-  metadata: {},
-  temperature: 1,
-  topP: 1,
-  maxOutputTokens: null,
-  parallelToolCalls: true,
-  user: null,
-  truncation: "disabled",
-  tools: [],
-  toolChoice: "auto",
-  reasoning: { effort: null, summary: null },
-  background: true,
-};
+// A background `{model: "reason"}` request's echo, as the route makes it.
+const meta = { ...metaOf("resp_abc", responseRequestSchema({ maxMessages: 10 }).parse({ model: "reason", input: "Leave?" }), 1, null), background: true };
 const now = () => 2;
 
 const events: AnswerEvent[] = [
