@@ -9,7 +9,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
-import { type DirectToolCall, directToolCall, directToolCallResponse, type ServerIdentity } from "./direct-tool-call.js";
+import { type DirectToolCall, directToolCall, directToolCallResponse, EnvelopeMemo, type ServerIdentity } from "./direct-tool-call.js";
 import { toWebRequest, writeWebResponse } from "./web-exchange.js";
 
 /** One MCP request admitted at the edge: what its per-request server is built for. */
@@ -56,6 +56,8 @@ export class McpEndpoint<Exchange extends McpExchange> {
   private readonly modern: McpHttpHandler;
   /** 2025-era tool calls in flight here, by principal, session and request id: what a cancellation aborts. */
   private readonly cancellable = new Map<string, AbortController>();
+  /** 2026-07-28 envelopes found valid: checked once per client, not once per call. */
+  private readonly envelopes = new EnvelopeMemo();
 
   constructor(private readonly options: McpEndpointOptions<Exchange>) {
     this.modern = createMcpHandler((context) => options.serverFor(exchangeOf<Exchange>(context.authInfo)), {
@@ -69,7 +71,7 @@ export class McpEndpoint<Exchange extends McpExchange> {
   /** Serves one POST whose JSON body the edge has read; writes the whole response. */
   async serve(request: IncomingMessage, response: ServerResponse, body: unknown, exchange: Exchange): Promise<void> {
     const { runDirect } = this.options;
-    const direct = runDirect && directToolCall(request.headers, body);
+    const direct = runDirect && directToolCall(request.headers, body, this.envelopes);
     if (runDirect && direct) {
       await this.serveDirect(request, response, direct, exchange, runDirect);
       return;
