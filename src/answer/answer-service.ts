@@ -39,10 +39,10 @@ export interface AnswerJob {
   /** Whether the encoder will report usage: the prompt is then counted while the upstream answers. */
   countsUsage: boolean;
   /**
-   * The answer's span, when the request is traced (docs/observability.md): the service reports
-   * the plan, each query created and each snapshot to it, and the upstream calls go under it.
+   * The answer's trace (docs/observability.md; `UNTRACED_ANSWER` when nothing records it): the
+   * service reports the plan, each query created and each snapshot to it.
    */
-  trace?: AnswerTrace | undefined;
+  trace: AnswerTrace;
 }
 
 /**
@@ -62,8 +62,8 @@ export interface RunningAnswer {
   events(streamed: Following): AsyncGenerator<AnswerEvent>;
   /** Token usage of what the encoder sent, counting the prompt once per choice. */
   usage(sent: readonly ChoiceSent[]): Promise<TokenUsage>;
-  /** The answer's span, when traced (`AnswerJob.trace`): the writer reports what it delivered. */
-  readonly trace: AnswerTrace | undefined;
+  /** The answer's trace (`AnswerJob.trace`): the delivery reports what it delivered. */
+  readonly trace: AnswerTrace;
 }
 
 /** How closely `RunningAnswer.events` follows a query: every snapshot, its steps only, or its end. */
@@ -84,7 +84,7 @@ export class AnswerService {
   async start(job: AnswerJob): Promise<RunningAnswer> {
     // Counted while the upstream answers (the create calls below are sent first).
     const promptTokens = job.countsUsage ? countSoon(this.options.tokens, job.plan.prompt) : undefined;
-    job.trace?.planned(job.plan);
+    job.trace.planned(job.plan);
     let initials: QuerySnapshot[];
     try {
       initials = await Promise.all(job.plan.queries.map((query, choice) => this.create(job, query, choice)));
@@ -153,9 +153,8 @@ export class AnswerService {
     const created = await createQuery(this.options.client, job.caller, query.createBody, {
       maxListPages: this.options.maxListPages,
       signal: job.controller.signal,
-      parent: job.trace?.span,
     });
-    job.trace?.created(choice, created.id);
+    job.trace.created(choice, created.id);
     return toQuerySnapshot(created);
   }
 
@@ -192,7 +191,7 @@ export class AnswerService {
         choice.stepsSeen = stepsSent(snapshot.steps, resumed.reasoning);
         stepsToCount = false;
       }
-      job.trace?.snapshot(index, snapshot);
+      job.trace.snapshot(index, snapshot);
       if (snapshot.status === "FAILED") throw queryFailed(snapshot);
       if (snapshot.status === "PROCESSED") {
         finished += 1;
@@ -213,7 +212,7 @@ export class AnswerService {
     } catch (error) {
       const failure = toAdapterError(error);
       if (!(failure instanceof ClientClosedError) && !job.controller.signal.aborted) {
-        job.trace?.fail(failure);
+        job.trace.fail(failure);
         yield { type: "failed", error: failure };
       }
     } finally {

@@ -2,6 +2,7 @@ import type { TokenCounter } from "../tokens/token-counter.js";
 import type { AnswerEvent } from "./answer-events.js";
 import type { RunningAnswer } from "./answer-service.js";
 import { countUsage } from "./count-usage.js";
+import { UNTRACED_ANSWER } from "../telemetry/answer-trace.js";
 
 /** An answer the adapter gives itself, without the workspace (a chat UI's housekeeping). */
 export interface LocalAnswerJob {
@@ -32,7 +33,7 @@ export function localAnswer(job: LocalAnswerJob, tokens: TokenCounter): RunningA
   }
   return {
     queryIds: Array.from({ length: job.choices }, () => job.id),
-    trace: undefined,
+    trace: UNTRACED_ANSWER,
     events,
     usage: (sent) =>
       countUsage(

@@ -42,7 +42,7 @@ export interface AnswerRun {
   readonly response: ServerResponse;
   readonly answer: RunningAnswer;
   readonly meter: UsageMeter;
-  readonly trace: AnswerTrace | undefined;
+  readonly trace: AnswerTrace;
   readonly remember: BeforeAnswerEnds | undefined;
   /** The answer's usage over what it sent: counted once (memoised) and charged to the meter once. */
   usage(sent: readonly ChoiceSent[]): Promise<TokenUsage>;
@@ -117,14 +117,16 @@ export class AnswerRunner {
     const { delivery, respondedAs, remember } = prepare(queryIds);
     if (delivery.namesQueries) response.setHeader("service-query-id", queryIds.join(", "));
     const trace = facts.traceAnswer(response, { ...order.trace, mode: plan.mode, workspace, principal: identity.principal });
-    if (respondedAs !== undefined) trace?.respondedAs(respondedAs);
-    const answer = await this.options.answers.start({
+    if (respondedAs !== undefined) trace.respondedAs(respondedAs);
+    const job = {
       plan,
       caller: { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey },
       controller: order.controller ?? abortWhenClientLeaves(response, facts),
       countsUsage: delivery.reportsUsage || meter.countsTokens,
       trace,
-    });
+    };
+    // The queries are created under the answer's span: the upstream client finds it in the adapter's context.
+    const answer = await trace.within(() => this.options.answers.start(job));
     return delivery.deliver(metered(response, answer, meter, remember), this.options);
   }
 
@@ -180,7 +182,7 @@ export function json<Body>(encoder: BodyEncoder<Body>): Delivery<Body> {
       await run.remember?.(sent);
       response.setHeader("cache-control", "no-store");
       sendJson(response, body);
-      run.trace?.delivered(sent, usage);
+      run.trace.delivered(sent, usage);
       return body;
     },
   };
@@ -221,17 +223,17 @@ export function sse(encoder: StreamEncoder, sweep: KeepAliveSweep): Delivery<voi
         const usage = encoder.needsUsage ? await run.usage(sent) : undefined;
         const closing = encoder.close(usage);
         // Charged as the stream ends even when the client did not ask for usage (the TPM limit).
-        const counting = usage === undefined && (run.meter.countsTokens || trace?.recording) ? run.usage(sent) : undefined;
+        const counting = usage === undefined && (run.meter.countsTokens || trace.recording) ? run.usage(sent) : undefined;
         counting?.catch(() => undefined);
         await run.remember?.(sent);
         for (const frame of closing) await writer.send(frame);
         if (writer.isClosed) return;
         writer.end();
-        trace?.delivered(sent, usage ?? (trace.recording ? counting : undefined));
+        trace.delivered(sent, usage ?? (trace.recording ? counting : undefined));
       } catch (error) {
         const failure = toAdapterError(error);
         if (writer.isClosed || failure instanceof ClientClosedError) return;
-        trace?.fail(failure);
+        trace.fail(failure);
         context.logger.warn({ err: { message: failure.message } }, "stream failed");
         await writer.fail(failure);
       } finally {
@@ -288,9 +290,9 @@ export function collect<Encoder extends CollectEncoder>(
         if (shutdown) return shutdown;
         if (!encoder.finished) return new ClientClosedError();
         const sent = encoder.sent();
-        const usage = run.meter.countsTokens || trace?.recording ? run.usage(sent) : undefined;
+        const usage = run.meter.countsTokens || trace.recording ? run.usage(sent) : undefined;
         usage?.catch(() => undefined);
-        trace?.delivered(sent, usage);
+        trace.delivered(sent, usage);
         return encoder;
       } catch (error) {
         return options.shutdown() ?? toAdapterError(error);

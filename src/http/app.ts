@@ -241,7 +241,6 @@ export function createApp(dependencies: AppDependencies): RequestListener {
   return (request: IncomingMessage, response: ServerResponse) => {
     const known = facts.observe(request, response);
     // Traced, the request's log lines carry its trace and span ids (docs/observability.md).
-    if (known.span) facts.within(known, () => dispatch(request, response, known));
-    else dispatch(request, response, known);
+    facts.handle(known, request, response, dispatch);
   };
 }

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Span } from "@opentelemetry/api";
 import type { Logger } from "pino";
 import type { Metrics } from "../metrics/metrics.js";
-import { type AnswerStart, AnswerTrace } from "../telemetry/answer-trace.js";
+import { type AnswerStart, type AnswerTrace, SpanAnswerTrace, UNTRACED_ANSWER } from "../telemetry/answer-trace.js";
 import { endRequestSpan, startRequestSpan } from "../telemetry/http-spans.js";
 import { logFieldsOf, type Tracing } from "../telemetry/tracing.js";
 
@@ -29,6 +29,9 @@ export interface RequestFacts {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A request's handling once it is observed: what `ResponseFacts.handle` runs. */
+export type RequestHandler = (request: IncomingMessage, response: ServerResponse, known: RequestFacts) => void;
 
 /**
  * The facts of every response one adapter is answering, and its one 'close' listener per
@@ -73,20 +76,24 @@ export class ResponseFacts {
 
   /**
    * Starts the span of an admitted request's answer (`chat {model}`, `execute_tool {name}`) under
-   * its server span; undefined when tracing is off. Ends when the response closes. Every answer
-   * route calls it once and hands the trace to the answer service (`AnswerJob.trace`).
+   * its server span; `UNTRACED_ANSWER` when tracing is off. Ends when the response closes. The
+   * runner calls it once per answer and hands the trace to the answer service (`AnswerJob.trace`).
    */
-  traceAnswer(response: ServerResponse, start: AnswerStart): AnswerTrace | undefined {
+  traceAnswer(response: ServerResponse, start: AnswerStart): AnswerTrace {
     const known = this.facts.get(response);
-    if (!this.tracing || !known?.span) return undefined;
-    known.answer = new AnswerTrace(this.tracing, known.span, start);
+    if (!this.tracing || !known?.span) return UNTRACED_ANSWER;
+    known.answer = new SpanAnswerTrace(this.tracing, known.span, start);
     return known.answer;
   }
 
-  /** Runs a request's handling with its server span as the span of its log lines (tracing on). */
-  within(known: RequestFacts, work: () => void): void {
-    if (this.tracing && known.span) this.tracing.withLogSpan(known.span, work);
-    else work();
+  /**
+   * Handles a request, with its server span as the span of its log lines when traced (the
+   * request and response go as arguments: an untraced request costs no closure).
+   */
+  handle(known: RequestFacts, request: IncomingMessage, response: ServerResponse, handler: RequestHandler): void {
+    const { span } = known;
+    if (this.tracing && span) this.tracing.withLogSpan(span, () => handler(request, response, known));
+    else handler(request, response, known);
   }
 
   /**

@@ -207,7 +207,7 @@ class RedisSharedGroup implements SharedGroup {
     }
   }
 
-  share(items: UpstreamQuery[], trace?: string): void {
+  share(items: UpstreamQuery[], trace: string | undefined): void {
     if (!this.holding) return;
     const { channels, replica, options } = this.sharing.context;
     const message = JSON.stringify({ from: replica, items, trace } satisfies Message);

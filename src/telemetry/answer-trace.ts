@@ -33,6 +33,66 @@ interface CountedUsage {
 }
 
 /**
+ * What the layers of an answer report to tracing (docs/observability.md), called at the points the
+ * adapter already has: the runner starts it once a request is admitted, the answer core reports
+ * the plan, each query created and each snapshot, the watcher's realtime channel its publications,
+ * the delivery what was delivered and its usage, and the edge ends it when the response closes.
+ * Never optional: with tracing off (or before a request has a span) it is `UNTRACED_ANSWER`, whose
+ * methods do nothing, so no layer branches on whether it is traced.
+ */
+export interface AnswerTrace {
+  /** Whether the span is recorded (sampled): what only a recorded span needs is skipped otherwise. */
+  readonly recording: boolean;
+  /** Runs `work` (the answer's start) with the answer's span as the parent of the upstream calls it makes. */
+  within<T>(work: () => T): T;
+  /** Adds the answer's span to a poll's links (a poll serves the answers waiting on it). */
+  linkInto(spans: Span[]): void;
+  /** The answer core planned its queries: how many choices, whether it continues a query, and (opted in) the prompt. */
+  planned(plan: { prompt: string; queries: readonly unknown[]; continued: boolean }): void;
+  /** A choice's query exists upstream: the workspace query is the conversation. */
+  created(choice: number, queryId: string): void;
+  /** A snapshot of a choice's query reached the answer core. */
+  snapshot(choice: number, snapshot: QuerySnapshot): void;
+  /** A query's realtime channel starts being followed. */
+  startRealtime(wsUrl: string): ChannelTrace;
+  /** The id the client sees (`chatcmpl-…`, `resp_…`). */
+  respondedAs(id: string): void;
+  /** The answer was delivered: what each choice sent and its usage, counted or being counted. */
+  delivered(sent: readonly SentChoice[], usage: CountedUsage | Promise<CountedUsage> | undefined): void;
+  /** The answer failed (a FAILED query, a deadline, an upstream error). */
+  fail(error: Error): void;
+  /** The response closed: whether the client got it all. */
+  end(completed: boolean): void;
+}
+
+/** A query's realtime subscription as tracing sees it: its publications, and how it ended. */
+export interface ChannelTrace {
+  publication(): void;
+  /** The subscription ended: `closed` (the watch is over), or the reason it was given up. */
+  end(how: string): void;
+}
+
+const ignore = () => undefined;
+
+/** A realtime subscription nothing records (an untraced answer's, or a channel not subscribed). */
+export const UNTRACED_CHANNEL: ChannelTrace = { publication: ignore, end: ignore };
+
+/** The trace of an answer nothing records (tracing off, an answer the adapter gives itself): every report costs a call that does nothing. */
+export const UNTRACED_ANSWER: AnswerTrace = {
+  recording: false,
+  within: (work) => work(),
+  linkInto: ignore,
+  planned: ignore,
+  created: ignore,
+  snapshot: ignore,
+  startRealtime: () => UNTRACED_CHANNEL,
+  respondedAs: ignore,
+  delivered: ignore,
+  fail: ignore,
+  end: ignore,
+};
+
+/**
  * One answer's span — `chat {model}`, or `execute_tool {name}` — and everything recorded on it,
  * called at the points the adapter already has: the edge starts it once a request is admitted,
  * the answer core reports the plan, each query created and each snapshot (first step, first
@@ -41,7 +101,7 @@ interface CountedUsage {
  * the response closes. Upstream calls made for the answer are its children. Message content goes
  * on it only when the operator opted in (`Tracing.capturesContent`).
  */
-export class AnswerTrace {
+export class SpanAnswerTrace implements AnswerTrace {
   readonly span: Span;
   private sawStep = false;
   private sawText = false;
@@ -71,9 +131,16 @@ export class AnswerTrace {
     this.span = tracing.startSpan(name, { kind: KIND.internal, attributes }, parent);
   }
 
-  /** Whether the span is recorded (sampled): what only a recorded span needs is skipped otherwise. */
   get recording(): boolean {
     return this.span.isRecording();
+  }
+
+  within<T>(work: () => T): T {
+    return this.tracing.withParentSpan(this.span, work);
+  }
+
+  linkInto(spans: Span[]): void {
+    spans.push(this.span);
   }
 
   /** The answer core planned its queries: how many choices, whether it continues a query, and (opted in) the prompt. */
@@ -115,7 +182,7 @@ export class AnswerTrace {
       { kind: KIND.client, attributes: { [HTTP.serverAddress]: url.hostname, [HTTP.serverPort]: Number(url.port || (url.protocol === "wss:" ? 443 : 80)) } },
       this.span,
     );
-    return new ChannelTrace(span, () => {
+    return new ChannelSpan(span, () => {
       if (this.sawPublication) return;
       this.sawPublication = true;
       this.span.addEvent(EVENT.firstPublication);
@@ -176,7 +243,7 @@ export class AnswerTrace {
 }
 
 /** A query's realtime subscription span: its publications counted, the first one an event on the answer. */
-export class ChannelTrace {
+class ChannelSpan implements ChannelTrace {
   private publications = 0;
   private ended = false;
 
@@ -190,7 +257,6 @@ export class ChannelTrace {
     this.publications += 1;
   }
 
-  /** The subscription ended: `closed` (the watch is over), or the reason it was given up. */
   end(how: string): void {
     if (this.ended) return;
     this.ended = true;

@@ -33,11 +33,30 @@ export function endRequestSpan(span: Span, method: string | undefined, route: st
   span.end();
 }
 
+/** One attempt of an upstream call, as tracing sees it: the headers that carry its context (none untraced), and its end. */
+export interface CallAttempt {
+  readonly headers: Readonly<Record<string, string>> | undefined;
+  /** The attempt's status, or the error that ended it. */
+  end(outcome: { status: number } | { error: unknown }): void;
+}
+
+const UNTRACED_ATTEMPT: CallAttempt = { headers: undefined, end: () => undefined };
+
 /**
- * A call to the workspace service (semantic conventions for HTTP clients): one span per attempt,
- * `{method} {path}` without the query string, a retry counted in `http.request.resend_count`.
+ * An attempt of a call to the workspace service, made within the span the adapter's context names
+ * (`Tracing.parentSpan`: an answer's, a poll's): a client span (semantic conventions for HTTP
+ * clients: `{method} {path}` without the query string, a retry counted in
+ * `http.request.resend_count`) whose context goes along as `traceparent`. Outside any span, or
+ * with tracing off, nothing (`url` is not even built).
  */
-export function startUpstreamSpan(tracing: Tracing, parent: Span, method: string, url: URL, attempt: number): Span {
+export function traceAttempt(tracing: Tracing | undefined, method: string, url: () => URL, attempt: number): CallAttempt {
+  const parent = tracing?.parentSpan();
+  if (!tracing || !parent) return UNTRACED_ATTEMPT;
+  const span = startUpstreamSpan(tracing, parent, method, url(), attempt);
+  return { headers: traceHeaders(span), end: (outcome) => endUpstreamSpan(span, outcome) };
+}
+
+function startUpstreamSpan(tracing: Tracing, parent: Span, method: string, url: URL, attempt: number): Span {
   return tracing.startSpan(
     `${method} ${url.pathname}`,
     {
@@ -55,7 +74,7 @@ export function startUpstreamSpan(tracing: Tracing, parent: Span, method: string
 }
 
 /** Ends an upstream call's span with its status, or with the error that ended it (its code, else its class). */
-export function endUpstreamSpan(span: Span, outcome: { status: number } | { error: unknown }): void {
+function endUpstreamSpan(span: Span, outcome: { status: number } | { error: unknown }): void {
   if ("status" in outcome) {
     span.setAttribute(HTTP.statusCode, outcome.status);
     if (outcome.status >= 400) {
@@ -72,7 +91,7 @@ export function endUpstreamSpan(span: Span, outcome: { status: number } | { erro
 }
 
 /** The W3C trace context headers of a call made within `span`: `traceparent`, and `tracestate` when there is one. */
-export function traceHeaders(span: Span): Record<string, string> {
+function traceHeaders(span: Span): Record<string, string> {
   const state = span.spanContext().traceState?.serialize();
   return state ? { traceparent: traceparentOf(span), tracestate: state } : { traceparent: traceparentOf(span) };
 }

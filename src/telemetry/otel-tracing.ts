@@ -60,6 +60,8 @@ export async function createOtelTracing(env: Environment, options: TracingOption
 class OtelTracing implements Tracing {
   /** The span whose ids the log lines written now carry (per request, or per poll). */
   private readonly logSpan = new AsyncLocalStorage<Span>();
+  /** The span upstream calls made now go under (an answer's, or a poll's). */
+  private readonly callParent = new AsyncLocalStorage<Span>();
   private readonly propagator = new W3CTraceContextPropagator();
 
   constructor(
@@ -79,12 +81,20 @@ class OtelTracing implements Tracing {
     return this.tracer.startSpan(name, { ...start, root: parent === undefined }, this.contextOf(parent));
   }
 
+  withParentSpan<T>(span: Span, work: () => T): T {
+    return this.callParent.run(span, work);
+  }
+
+  parentSpan(): Span | undefined {
+    return this.callParent.getStore();
+  }
+
   withLogSpan<T>(span: Span, work: () => T): T {
     return this.logSpan.run(span, work);
   }
 
   withoutLogSpan<T>(work: () => T): T {
-    return this.logSpan.exit(work);
+    return this.logSpan.exit(() => this.callParent.exit(work));
   }
 
   logFields(): Record<string, string> {

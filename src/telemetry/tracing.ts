@@ -11,9 +11,11 @@ export interface SpanStart {
 /**
  * The adapter's tracing, when the standard `OTEL_*` variables turn it on (`startTracing`). Owned
  * by whoever started it (`main.ts`), handed to `createAdapter`; everything that traces holds it as
- * an optional dependency, so with tracing off each point that would trace costs one check of
- * `undefined` and the SDK is never loaded. Spans are parented explicitly (no global context
- * manager): two adapters in one process trace apart.
+ * an optional dependency of the composition (the request log, the upstream client, the poller),
+ * so with tracing off the SDK is never loaded; the layers below take no span at all. Context is
+ * the adapter's own (no global context manager, so two adapters in one process trace apart): an
+ * answer's span is the parent of the upstream calls made within it (`withParentSpan`), found by
+ * the client through `parentSpan()` rather than handed down each layer.
  */
 export interface Tracing {
   /** Whether prompts and answers may go on spans (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`). */
@@ -25,9 +27,17 @@ export interface Tracing {
    * elsewhere (another replica), or nothing for a new trace.
    */
   startSpan(name: string, start: SpanStart, parent?: Span | string): Span;
+  /**
+   * Runs `work` with `span` as the parent of every upstream call started meanwhile, in its async
+   * continuations too (an answer's queries are created under its span, a poll's list calls under
+   * the poll's).
+   */
+  withParentSpan<T>(span: Span, work: () => T): T;
+  /** The span an upstream call made now goes under (`withParentSpan`), or none: the call is then not traced. */
+  parentSpan(): Span | undefined;
   /** Runs `work` with `span` as the span of every log line written meanwhile, in its async continuations too. */
   withLogSpan<T>(span: Span, work: () => T): T;
-  /** Runs `work` with no span for its log lines (shared work that merely starts while a request is served). */
+  /** Runs `work` with no span for its log lines nor parent for its calls (shared work that merely starts while a request is served). */
   withoutLogSpan<T>(work: () => T): T;
   /** The trace fields of a log line written now (a pino mixin): `trace_id`, `span_id`, `trace_flags`, or none. */
   logFields(): Record<string, string>;

@@ -1,4 +1,3 @@
-import type { Span } from "@opentelemetry/api";
 import { GatewayTimeoutError, UpstreamError } from "../errors/adapter-error.js";
 import { followPages, type PageRequest } from "./follow-pages.js";
 import type { UpstreamQuery } from "./query-schemas.js";
@@ -14,10 +13,10 @@ export async function createQuery(
   client: WorkspaceClient,
   caller: Caller,
   body: Record<string, unknown> & { id: string },
-  options: { maxListPages: number; signal: AbortSignal; parent?: Span | undefined },
+  options: { maxListPages: number; signal: AbortSignal },
 ): Promise<UpstreamQuery> {
   try {
-    return await client.createQuery(caller, body, options.signal, options.parent);
+    return await client.createQuery(caller, body, options.signal);
   } catch (error) {
     const outcomeUnknown = error instanceof UpstreamError || error instanceof GatewayTimeoutError;
     if (!outcomeUnknown || options.signal.aborted) throw error;
@@ -32,9 +31,9 @@ export async function findQuery(
   client: WorkspaceClient,
   caller: Caller,
   id: string,
-  options: { maxListPages: number; signal: AbortSignal; parent?: Span | undefined },
+  options: { maxListPages: number; signal: AbortSignal },
 ): Promise<UpstreamQuery | null> {
-  const list = (request: PageRequest) => client.listQueries(caller, request, options.signal, options.parent);
+  const list = (request: PageRequest) => client.listQueries(caller, request, options.signal);
   for await (const page of followPages(list, options.maxListPages)) {
     const found = page.items.find((item) => item.id === id);
     if (found) return found;

@@ -8,8 +8,8 @@ export interface Waiter extends PacedWaiter {
   readonly id: string;
   deliver(snapshot: QuerySnapshot): void;
   fail(error: unknown): void;
-  /** The span of the answer it waits for, when traced: the polls that serve it link to it. */
-  readonly trace: AnswerTrace | undefined;
+  /** The trace of the answer it waits for: the polls that serve it link to it. */
+  readonly trace: AnswerTrace;
 }
 
 /**
@@ -33,7 +33,7 @@ export class Mailbox implements Waiter {
     private seen: QuerySnapshot,
     readonly since: number,
     private readonly signal: AbortSignal,
-    readonly trace: AnswerTrace | undefined,
+    readonly trace: AnswerTrace,
   ) {
     this.id = seen.id;
     signal.addEventListener("abort", this);

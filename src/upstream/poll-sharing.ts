@@ -24,7 +24,7 @@ export interface SharedGroup {
    */
   turn(ownIds: readonly string[]): Promise<{ poll: boolean; othersWaitFor: string[] }>;
   /** After a poll: shares the items the group waits for (an empty list still says the holder is alive), and the poll's trace context. */
-  share(items: UpstreamQuery[], pollTraceparent?: string): void;
+  share(items: UpstreamQuery[], pollTraceparent: string | undefined): void;
   /** This replica waits for this id no more. */
   forget(id: string): void;
   /** This replica waits for nothing in the group any more: hands the lease over. */

@@ -1,7 +1,7 @@
-import type { Span } from "@opentelemetry/api";
 import type { AdapterError } from "../errors/adapter-error.js";
-import { endPollSpan, recordSharedPoll, startPollSpan } from "../telemetry/poll-spans.js";
-import { traceparentOf, type Tracing } from "../telemetry/tracing.js";
+import type { AnswerTrace } from "../telemetry/answer-trace.js";
+import { type PollRound, type PollTracer, pollTracer } from "../telemetry/poll-spans.js";
+import type { Tracing } from "../telemetry/tracing.js";
 import type { Clock } from "../util/clock.js";
 import { followPages, type PageRequest } from "./follow-pages.js";
 import type { Waiter } from "./mailbox.js";
@@ -32,6 +32,7 @@ export interface PollerOptions {
 /** The poller of one (credential, workspace): one list call per interval for all its waiters. */
 export class WorkspacePoller {
   private readonly waiters = new Map<string, Set<Waiter>>();
+  private readonly tracer: PollTracer;
   private timer: unknown = null;
   private dueAt = Number.POSITIVE_INFINITY;
   private inFlight: AbortController | null = null;
@@ -48,6 +49,7 @@ export class WorkspacePoller {
     credentialKey: string,
     private readonly onIdle: () => void,
   ) {
+    this.tracer = pollTracer(options.tracing);
     const group = `${credentialKey}:${caller.workspace}`;
     this.shared = options.sharing?.join(group, (items, trace) => this.deliverShared(items, trace), () => this.pollSoon()) ?? null;
   }
@@ -111,13 +113,11 @@ export class WorkspacePoller {
   /** What another replica's poll found (the lease holder's); traced in that poll's trace when it sent one. */
   private deliverShared(items: readonly UpstreamQuery[], pollTraceparent: string | undefined): void {
     this.deliverAll(items);
-    const { tracing } = this.options;
-    if (!tracing || pollTraceparent === undefined) return;
-    const served: Span[] = [];
-    for (const item of items) {
-      for (const waiter of this.waiters.get(item.id) ?? []) if (waiter.trace) served.push(waiter.trace.span);
+    const waiters = this.waiters;
+    function* fed(): Generator<AnswerTrace> {
+      for (const item of items) for (const waiter of waiters.get(item.id) ?? []) yield waiter.trace;
     }
-    recordSharedPoll(tracing, pollTraceparent, this.caller.workspace, served, items.length);
+    this.tracer.receivedShared(pollTraceparent, this.caller.workspace, fed, items.length);
   }
 
   /** Polls in `delay` ms unless a poll is already due sooner or running. */
@@ -133,8 +133,8 @@ export class WorkspacePoller {
       void this.poll();
     };
     // A poll is no request's work: its timer must not carry the log span of the request that set it.
-    const { tracing, clock } = this.options;
-    this.timer = tracing ? tracing.withoutLogSpan(() => clock.setTimeout(fire, delay)) : clock.setTimeout(fire, delay);
+    const { clock } = this.options;
+    this.timer = this.tracer.detached(() => clock.setTimeout(fire, delay));
   }
 
   /** The delay before the next poll, as the waiters' ages and paces and the recent failures ask (poll-pace.ts). */
@@ -158,11 +158,8 @@ export class WorkspacePoller {
       this.again = false;
       return;
     }
-    const { tracing } = this.options;
-    const others = turn.othersWaitFor.length;
-    const span = tracing ? startPollSpan(tracing, this.caller.workspace, this.servedSpans(), others) : undefined;
-    const round = () => this.listRound(controller, turn.othersWaitFor, span);
-    const goesOn = span && tracing ? await tracing.withLogSpan(span, round) : await round();
+    const round = this.tracer.startRound(this.caller.workspace, () => this.waitingTraces(), turn.othersWaitFor.length);
+    const goesOn = await round.run(() => this.listRound(controller, turn.othersWaitFor, round));
     if (!goesOn) return;
     const again = this.again;
     this.again = false;
@@ -170,18 +167,18 @@ export class WorkspacePoller {
   }
 
   /**
-   * One round of list calls, under the poll's span when traced: pages until every waited-for id
+   * One round of list calls (traced as `round`): pages until every waited-for id
    * is found, the findings delivered and shared. Returns whether polling goes on (not after an
    * abort, nor after a failure that was handed to the waiters).
    */
-  private async listRound(controller: AbortController, othersWaitFor: readonly string[], span?: Span): Promise<boolean> {
+  private async listRound(controller: AbortController, othersWaitFor: readonly string[], round: PollRound): Promise<boolean> {
     const missing = new Set([...this.waiters.keys(), ...othersWaitFor]);
     const found: UpstreamQuery[] = [];
     let pages = 0;
     let failure: unknown;
     try {
       const { client } = this.options;
-      const list = (request: PageRequest) => client.listQueries(this.caller, request, controller.signal, span);
+      const list = (request: PageRequest) => client.listQueries(this.caller, request, controller.signal);
       // Later pages are read only while some waited-for query is still missing.
       for await (const page of followPages(list, this.options.maxListPages)) {
         pages += 1;
@@ -190,7 +187,7 @@ export class WorkspacePoller {
       }
       this.failures = 0;
       this.deliverAll(found);
-      this.shared?.share(found, span ? traceparentOf(span) : undefined);
+      this.shared?.share(found, round.traceparent);
     } catch (error) {
       if (controller.signal.aborted) return false;
       failure = error;
@@ -203,16 +200,14 @@ export class WorkspacePoller {
     } finally {
       if (this.inFlight === controller) this.inFlight = null;
       this.options.onPoll?.({ workspace: this.caller.workspace, pages, waiting: this.waiters.size });
-      if (span) endPollSpan(span, pages, found.length, failure);
+      round.end(pages, found.length, failure);
     }
     return true;
   }
 
-  /** The answer spans of the requests waiting here (traced ones): what a poll links to. */
-  private servedSpans(): Span[] {
-    const spans: Span[] = [];
-    for (const set of this.waiters.values()) for (const waiter of set) if (waiter.trace) spans.push(waiter.trace.span);
-    return spans;
+  /** The traces of the answers waiting here: what a poll links to. */
+  private *waitingTraces(): Generator<AnswerTrace> {
+    for (const waiter of this.allWaiters()) yield waiter.trace;
   }
 }
 

@@ -30,8 +30,8 @@ export interface WatchRequest {
   channel?: RealtimeChannel;
   /** Told once how the watch ended: the terminal status, a timeout, an error, or cancelled. */
   onEnd?: (end: WatchEnd) => void;
-  /** The answer's span, when traced: polls link to it, the realtime channel reports to it. */
-  trace?: AnswerTrace | undefined;
+  /** The answer's trace: polls link to it, the realtime channel reports to it. */
+  trace: AnswerTrace;
 }
 
 /** How a watch ended (for metrics). */

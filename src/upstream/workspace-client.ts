@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Span } from "@opentelemetry/api";
 import { Agent, type Dispatcher, errors as undiciErrors } from "undici";
 import type { z } from "zod";
 import {
@@ -13,7 +12,7 @@ import {
   UpstreamError,
   type ValidationIssue,
 } from "../errors/adapter-error.js";
-import { endUpstreamSpan, startUpstreamSpan, traceHeaders } from "../telemetry/http-spans.js";
+import { traceAttempt } from "../telemetry/http-spans.js";
 import type { Tracing } from "../telemetry/tracing.js";
 import type { PageLink } from "./follow-pages.js";
 import { getRetryPolicy } from "./get-retry-policy.js";
@@ -73,8 +72,6 @@ interface Call<T extends z.ZodType> {
   /** Sent as JSON when given. */
   body?: unknown;
   signal?: AbortSignal | undefined;
-  /** The span the call is made within, when traced. */
-  parent?: Span | undefined;
 }
 
 /** An upstream answer, read whole. */
@@ -94,15 +91,10 @@ export interface WorkspacePage {
 /** The calls the adapter makes to the Workspace Knowledge Service (docs/architecture.md#queries, Queries area). */
 export interface WorkspaceClient {
   readonly baseUrl: string;
-  /** `POST /queries`; with tracing, a client span under `parent` (an answer's span) and its `traceparent` sent along. */
-  createQuery(caller: Caller, body: Record<string, unknown>, signal?: AbortSignal, parent?: Span): Promise<UpstreamQuery>;
-  /** One page of `GET /queries`; `parent` as for `createQuery` (an answer's span, or a poll's). */
-  listQueries(
-    caller: Caller,
-    page: { limit: number; cursor?: string },
-    signal?: AbortSignal,
-    parent?: Span,
-  ): Promise<QueryPage>;
+  /** `POST /queries`; made within a span (an answer's: `Tracing.withParentSpan`), a client span of its own and its `traceparent` sent along. */
+  createQuery(caller: Caller, body: Record<string, unknown>, signal?: AbortSignal): Promise<UpstreamQuery>;
+  /** One page of `GET /queries`; traced as `createQuery` is (within an answer's span, or a poll's). */
+  listQueries(caller: Caller, page: { limit: number; cursor?: string }, signal?: AbortSignal): Promise<QueryPage>;
   /** `GET /workspaces` (docs/architecture.md#queries): one page of the workspaces the credential can list. */
   listWorkspaces(credential: string, page: { limit: number; cursor?: string }, signal?: AbortSignal): Promise<WorkspacePage>;
   /** `GET /health`: whether the upstream answers at all (no credential, docs/architecture.md#authentication-and-workspaces). */
@@ -128,7 +120,7 @@ export interface WorkspaceClientOptions {
   dispatcher?: Dispatcher;
   /** Told of every exchange (after retries): for metrics. */
   onCall?: (event: { endpoint: string; outcome: string; seconds: number }) => void;
-  /** Traces the calls made within a span (docs/observability.md); without it, or without a parent span, nothing is traced. */
+  /** Traces the calls made within a span (docs/observability.md: `Tracing.withParentSpan`); without it, or outside any span, nothing is traced. */
   tracing?: Tracing | undefined;
 }
 
@@ -158,10 +150,11 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
 
   /**
    * One HTTP exchange, the whole body read within `maxResponseBytes`, tried again as the
-   * retry policy says (get-retry-policy.ts: reads only, within the caller's signal). Within a span
-   * (`parent`), each attempt is a client span whose context the upstream receives as `traceparent`.
+   * retry policy says (get-retry-policy.ts: reads only, within the caller's signal). Made within a
+   * span (the adapter's context: `Tracing.parentSpan`), each attempt is a client span whose context
+   * the upstream receives as `traceparent`.
    */
-  async function send(outgoing: Outgoing, signal: AbortSignal | undefined, parent?: Span): Promise<Exchange> {
+  async function send(outgoing: Outgoing, signal: AbortSignal | undefined): Promise<Exchange> {
     const { tracing } = options;
     const started = performance.now();
     const endpoint = endpointOf(outgoing);
@@ -171,19 +164,17 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
       for (let attempt = 0; ; attempt += 1) {
         const retriesLeft = attempt < retries;
         let response: Exchange;
-        const span = parent && tracing
-          ? startUpstreamSpan(tracing, parent, outgoing.method, new URL(`${pathPrefix}${pathWithSearch(outgoing)}`, target), attempt)
-          : undefined;
+        const traced = traceAttempt(tracing, outgoing.method, () => new URL(`${pathPrefix}${pathWithSearch(outgoing)}`, target), attempt);
         try {
-          const sent = span ? { ...outgoing, headers: { ...outgoing.headers, ...traceHeaders(span) } } : outgoing;
+          const sent = traced.headers ? { ...outgoing, headers: { ...outgoing.headers, ...traced.headers } } : outgoing;
           response = await exchange(sent, signal);
         } catch (error) {
-          if (span) endUpstreamSpan(span, { error });
+          traced.end({ error });
           if (!retriesLeft || signal?.aborted || !retry.retriesError(error)) throw error;
           await sleep(retry.delayMs(attempt), undefined, signal ? { signal } : undefined);
           continue;
         }
-        if (span) endUpstreamSpan(span, { status: response.statusCode });
+        traced.end({ status: response.statusCode });
         if (!retriesLeft || !retry.retriesStatus(response.statusCode)) {
           report(String(response.statusCode));
           return response;
@@ -257,7 +248,7 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
 
   /** One JSON call: credential and workspace headers, the exchange, the status mapped, the body parsed. */
   async function call<T extends z.ZodType>(request: Call<T>): Promise<z.infer<T>> {
-    const { method, path, search, caller, schema, body, signal, parent } = request;
+    const { method, path, search, caller, schema, body, signal } = request;
     const headers: Record<string, string> = {
       accept: "application/json",
       "user-agent": "workspace-openai-adapter",
@@ -271,7 +262,7 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
     let response: Exchange;
     try {
       const sent = body === undefined ? null : JSON.stringify(body);
-      response = await send({ method, path, search, headers, body: sent }, signal, parent);
+      response = await send({ method, path, search, headers, body: sent }, signal);
     } catch (error) {
       throw error instanceof UpstreamError ? error : transportError(error, what, signal);
     }
@@ -296,11 +287,10 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
 
   return {
     baseUrl,
-    createQuery: (caller, body, signal, parent) =>
-      call({ method: "POST", path: "/queries", caller, schema: upstreamQuerySchema, body, signal, parent }),
-    async listQueries(caller, page, signal, parent) {
+    createQuery: (caller, body, signal) => call({ method: "POST", path: "/queries", caller, schema: upstreamQuerySchema, body, signal }),
+    async listQueries(caller, page, signal) {
       const search = pageSearch(page);
-      const result = await call({ method: "GET", path: "/queries", search, caller, schema: upstreamPageSchema, signal, parent });
+      const result = await call({ method: "GET", path: "/queries", search, caller, schema: upstreamPageSchema, signal });
       return readPage(result, readQuery);
     },
     async listWorkspaces(credential, page, signal) {

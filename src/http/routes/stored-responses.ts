@@ -14,6 +14,7 @@ import type { AnswerRouteOptions } from "../answer-request.js";
 import { errorResponse } from "../openapi.js";
 import type { Route } from "../route-table.js";
 import { SseWriter } from "../sse-writer.js";
+import { UNTRACED_ANSWER } from "../../telemetry/answer-trace.js";
 
 /** What the stored-response routes need. */
 export interface StoredResponseRouteOptions extends Pick<AnswerRouteOptions, "authenticate" | "facts" | "sweeps" | "lifecycle" | "logger" | "answers" | "clock" | "limit"> {
@@ -165,6 +166,8 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
           caller: { credential: identity.upstreamCredential, workspace: record.workspace, credentialKey: identity.upstreamKey },
           controller,
           countsUsage: true,
+          // Taken over from a replica that died: its span died with it.
+          trace: UNTRACED_ANSWER,
         });
         const beforeEnd = () => stored.storeTurn(resume.turn, encoder);
         return { record, answer, encoder, controller, beforeEnd, release };

@@ -1,6 +1,6 @@
 import type { QuerySnapshot } from "../../core/query-snapshot.js";
 import type { RealtimeChannel } from "../../core/realtime-channel.js";
-import type { AnswerTrace, ChannelTrace } from "../../telemetry/answer-trace.js";
+import { type AnswerTrace, type ChannelTrace, UNTRACED_CHANNEL } from "../../telemetry/answer-trace.js";
 import type { Clock } from "../../util/clock.js";
 import type { PollPace } from "../poll-pace.js";
 import { ChannelView } from "./channel-view.js";
@@ -31,8 +31,8 @@ export class ChannelFollow implements ChannelListener {
   /** When the channel showed a terminal status (null before). */
   private endedAt: number | null = null;
   private silenceReported = false;
-  /** The subscription's span, when the answer is traced. */
-  private readonly traced: ChannelTrace | undefined;
+  /** The subscription's trace (`UNTRACED_CHANNEL` when nothing records it, or nothing is subscribed). */
+  private readonly traced: ChannelTrace;
 
   constructor(
     initial: QuerySnapshot,
@@ -42,13 +42,13 @@ export class ChannelFollow implements ChannelListener {
     private readonly clock: Clock,
     /** Quiet time after which a live channel no longer relaxes polling. */
     private readonly silenceMs: number,
-    trace?: AnswerTrace,
+    trace: AnswerTrace,
   ) {
     this.view = new ChannelView(initial, channel.since.offset);
     this.list = initial;
     this.heardAt = clock.now();
     this.subscription = subscriber.subscribe(channel, this);
-    this.traced = this.subscription ? trace?.startRealtime(channel.wsUrl) : undefined;
+    this.traced = this.subscription ? trace.startRealtime(channel.wsUrl) : UNTRACED_CHANNEL;
   }
 
   /** A list snapshot, merged with what the channel has shown. */
@@ -74,7 +74,7 @@ export class ChannelFollow implements ChannelListener {
 
   publication(data: unknown, offset: number | undefined): void {
     this.heardAt = this.clock.now();
-    this.traced?.publication();
+    this.traced.publication();
     const effect = this.view.apply(data, offset);
     if (effect === "gap") {
       this.giveUp("unrecoverable");
@@ -99,7 +99,7 @@ export class ChannelFollow implements ChannelListener {
   }
 
   failed(reason: FallbackReason): void {
-    this.traced?.end(reason);
+    this.traced.end(reason);
     this.subscription = null;
     this.live = false;
     this.hooks.repace();
@@ -107,7 +107,7 @@ export class ChannelFollow implements ChannelListener {
 
   /** Unsubscribes (the watch is over). */
   close(): void {
-    this.traced?.end("closed");
+    this.traced.end("closed");
     this.subscription?.close();
     this.subscription = null;
   }
@@ -120,7 +120,7 @@ export class ChannelFollow implements ChannelListener {
 
   private giveUp(reason: FallbackReason): void {
     if (!this.subscription) return;
-    this.traced?.end(reason);
+    this.traced.end(reason);
     this.subscriber.fellBack(reason, this.channel);
     this.close();
     this.live = false;

@@ -11,7 +11,7 @@ import { AnswerRunner, type CollectEncoder, collect, json, sse, type UsageMeter 
 import { Lifecycle } from "../../../src/http/lifecycle.js";
 import type { RequestFacts, ResponseFacts } from "../../../src/http/request-log.js";
 import { KeepAliveSweeps } from "../../../src/http/sse-writer.js";
-import type { AnswerTrace } from "../../../src/telemetry/answer-trace.js";
+import { type AnswerTrace, UNTRACED_ANSWER } from "../../../src/telemetry/answer-trace.js";
 
 const USAGE: TokenUsage = { promptTokens: 7, completionTokens: 5, reasoningTokens: 0 } as TokenUsage;
 const identity = { principal: "hash", upstreamCredential: "sk", upstreamKey: "key" } as unknown as Identity;
@@ -44,7 +44,7 @@ function fakeAnswers(events: AnswerEvent[], trace?: AnswerTrace) {
   const calls = { starts: [] as AnswerJob[], usage: 0 };
   const running = (job?: AnswerJob): RunningAnswer => ({
     queryIds: job ? job.plan.queries.map((query) => query.queryId) : ["local"],
-    trace: job?.trace ?? undefined,
+    trace: job?.trace ?? UNTRACED_ANSWER,
     async *events() {
       yield* events;
     },
@@ -71,19 +71,19 @@ function fakeFacts(trace?: AnswerTrace): ResponseFacts {
       if (!known.has(response)) known.set(response, { requestId: "r", route: "other" } as RequestFacts);
       return known.get(response) as RequestFacts;
     },
-    traceAnswer: () => trace,
+    traceAnswer: () => trace ?? UNTRACED_ANSWER,
   } as unknown as ResponseFacts;
 }
 
 /** A span that records what the runner told it. */
 function fakeTrace() {
   const told: { delivered: unknown[][]; respondedAs: string[] } = { delivered: [], respondedAs: [] };
-  const trace = {
+  const trace: AnswerTrace = {
+    ...UNTRACED_ANSWER,
     recording: true,
     delivered: (...args: unknown[]) => told.delivered.push(args),
     respondedAs: (id: string) => told.respondedAs.push(id),
-    fail: () => undefined,
-  } as unknown as AnswerTrace;
+  };
   return { trace, told };
 }
 

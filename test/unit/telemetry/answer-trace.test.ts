@@ -2,7 +2,7 @@ import { ExportResultCode } from "@opentelemetry/core";
 import { InMemorySpanExporter, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace";
 import { afterEach, describe, expect, it } from "vitest";
 import type { QuerySnapshot } from "../../../src/core/query-snapshot.js";
-import { AnswerTrace } from "../../../src/telemetry/answer-trace.js";
+import { SpanAnswerTrace } from "../../../src/telemetry/answer-trace.js";
 import { startTracing } from "../../../src/telemetry/start-tracing.js";
 import type { Tracing } from "../../../src/telemetry/tracing.js";
 
@@ -33,7 +33,7 @@ describe("an answer's span", () => {
     const exporter = new InMemorySpanExporter();
     const tracing = await tracingWith(exporter);
     const parent = tracing.startSpan("parent", { kind: 1 });
-    const trace = new AnswerTrace(tracing, parent, START);
+    const trace = new SpanAnswerTrace(tracing, parent, START);
     trace.planned({ prompt: "secret prompt", queries: [{}, {}], continued: false });
     trace.created(1, "q2");
     trace.created(0, "q1");
@@ -67,7 +67,7 @@ describe("an answer's span", () => {
     const exporter = new InMemorySpanExporter();
     const tracing = await tracingWith(exporter);
     const parent = tracing.startSpan("POST /mcp", { kind: 1 });
-    new AnswerTrace(tracing, parent, { ...START, operation: "execute_tool", tool: "ask_workspace", model: "ask", mode: "ask", stream: false }).end(true);
+    new SpanAnswerTrace(tracing, parent, { ...START, operation: "execute_tool", tool: "ask_workspace", model: "ask", mode: "ask", stream: false }).end(true);
     await tracing.flush();
     const [span] = exporter.getFinishedSpans();
     expect(span?.name).toBe("execute_tool ask_workspace");
@@ -77,7 +77,7 @@ describe("an answer's span", () => {
   it("ends at the response's close, carrying usage counted after it, and ignores a failure reported after the end", async () => {
     const exporter = new InMemorySpanExporter();
     const tracing = await tracingWith(exporter, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true" });
-    const trace = new AnswerTrace(tracing, tracing.startSpan("parent", { kind: 1 }), START);
+    const trace = new SpanAnswerTrace(tracing, tracing.startSpan("parent", { kind: 1 }), START);
     trace.planned({ prompt: "the prompt", queries: [{}], continued: true });
     let count!: (usage: { promptTokens: number; completionTokens: number; reasoningTokens: number }) => void;
     trace.delivered([{ content: "the answer", reasoning: "" }], new Promise((resolve) => (count = resolve)));

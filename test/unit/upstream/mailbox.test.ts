@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { QuerySnapshot } from "../../../src/core/query-snapshot.js";
 import { Mailbox } from "../../../src/upstream/mailbox.js";
+import { UNTRACED_ANSWER } from "../../../src/telemetry/answer-trace.js";
 
 const snapshot = (output: string, status: QuerySnapshot["status"] = "PROCESSING"): QuerySnapshot => ({
   id: "q1",
@@ -13,7 +14,7 @@ const snapshot = (output: string, status: QuerySnapshot["status"] = "PROCESSING"
 
 describe("a watch's mailbox", () => {
   it("keeps only the newest snapshot for a slow consumer", async () => {
-    const box = new Mailbox(snapshot(""), 0, new AbortController().signal, undefined);
+    const box = new Mailbox(snapshot(""), 0, new AbortController().signal, UNTRACED_ANSWER);
     box.deliver(snapshot("a"));
     box.deliver(snapshot("ab"));
     box.deliver(snapshot("abc"));
@@ -21,7 +22,7 @@ describe("a watch's mailbox", () => {
   });
 
   it("drops a snapshot that shows nothing new, and wakes a waiting consumer for one that does", async () => {
-    const box = new Mailbox(snapshot("a"), 0, new AbortController().signal, undefined);
+    const box = new Mailbox(snapshot("a"), 0, new AbortController().signal, UNTRACED_ANSWER);
     box.deliver(snapshot("a"));
     const taken = box.take();
     box.deliver(snapshot("ab", "PROCESSED"));
@@ -29,7 +30,7 @@ describe("a watch's mailbox", () => {
   });
 
   it("throws the first failure to the consumer", async () => {
-    const box = new Mailbox(snapshot(""), 0, new AbortController().signal, undefined);
+    const box = new Mailbox(snapshot(""), 0, new AbortController().signal, UNTRACED_ANSWER);
     const taken = box.take();
     box.fail(new Error("first"));
     box.fail(new Error("second"));
@@ -38,12 +39,12 @@ describe("a watch's mailbox", () => {
 
   it("ends with null when its signal aborts, and stops listening to it once stopped", async () => {
     const controller = new AbortController();
-    const box = new Mailbox(snapshot(""), 0, controller.signal, undefined);
+    const box = new Mailbox(snapshot(""), 0, controller.signal, UNTRACED_ANSWER);
     const taken = box.take();
     controller.abort();
     expect(await taken).toBeNull();
     const other = new AbortController();
-    const stopped = new Mailbox(snapshot(""), 0, other.signal, undefined);
+    const stopped = new Mailbox(snapshot(""), 0, other.signal, UNTRACED_ANSWER);
     stopped.stop();
     other.abort();
     stopped.deliver(snapshot("x"));
@@ -51,6 +52,6 @@ describe("a watch's mailbox", () => {
   });
 
   it("paces normally without a realtime channel", () => {
-    expect(new Mailbox(snapshot(""), 5, new AbortController().signal, undefined).pace(10)).toBe("normal");
+    expect(new Mailbox(snapshot(""), 5, new AbortController().signal, UNTRACED_ANSWER).pace(10)).toBe("normal");
   });
 });

@@ -5,6 +5,7 @@ import type { Waiter } from "../../../src/upstream/mailbox.js";
 import { WorkspacePoller } from "../../../src/upstream/poller.js";
 import type { UpstreamQuery } from "../../../src/upstream/query-schemas.js";
 import type { QueryPage, WorkspaceClient } from "../../../src/upstream/workspace-client.js";
+import { UNTRACED_ANSWER } from "../../../src/telemetry/answer-trace.js";
 
 /** A clock whose time and timers move only when the test says so. */
 function manualClock() {
@@ -61,7 +62,7 @@ function fakeClient(pages: () => QueryPage | Error) {
 function recordingWaiter(id: string, since = 0): Waiter & { delivered: QuerySnapshot[]; failures: unknown[] } {
   const delivered: QuerySnapshot[] = [];
   const failures: unknown[] = [];
-  return { id, since, trace: undefined, delivered, failures, deliver: (snapshot) => delivered.push(snapshot), fail: (error) => failures.push(error), pace: () => "normal" };
+  return { id, since, trace: UNTRACED_ANSWER, delivered, failures, deliver: (snapshot) => delivered.push(snapshot), fail: (error) => failures.push(error), pace: () => "normal" };
 }
 
 function poller(client: WorkspaceClient, clock: ReturnType<typeof manualClock>, idle: () => void = () => {}) {

@@ -7,6 +7,7 @@ import type { ChannelListener, FallbackReason, RealtimeSubscriber } from "../../
 import type { QueryPage, WorkspaceClient } from "../../../src/upstream/workspace-client.js";
 import { type Clock, systemClock } from "../../../src/util/clock.js";
 import { waitFor } from "../../helpers/wait-for.js";
+import { UNTRACED_ANSWER } from "../../../src/telemetry/answer-trace.js";
 
 const caller = { credential: "sk-test", workspace: "acme" };
 const channel: RealtimeChannel = {
@@ -72,7 +73,7 @@ function recordingClock(): Clock & { delays: number[] } {
 function watchCollecting(watcher: QueryWatcher): { seen: QuerySnapshot[]; watching: Promise<void> } {
   const seen: QuerySnapshot[] = [];
   const watching = (async () => {
-    for await (const snapshot of watcher.watch({ caller, initial, deadlineMs: 10_000, label: "q", signal: new AbortController().signal, channel }))
+    for await (const snapshot of watcher.watch({ caller, initial, deadlineMs: 10_000, label: "q", trace: UNTRACED_ANSWER, signal: new AbortController().signal, channel }))
       seen.push(snapshot);
   })();
   return { seen, watching };
@@ -109,7 +110,7 @@ describe("QueryWatcher with a realtime channel", () => {
     const clock = recordingClock();
     const watching = (async () => {
       for await (const _snapshot of watcherOf(client, realtime.subscriber, 10, 1000, clock).watch({
-        caller, initial, deadlineMs: 10_000, label: "q", signal: controller.signal, channel,
+        caller, initial, deadlineMs: 10_000, label: "q", trace: UNTRACED_ANSWER, signal: controller.signal, channel,
       }));
     })();
     // The delays of the polls (the watch's deadline, 10 s, is a timer of the clock too).
@@ -180,14 +181,14 @@ describe("QueryWatcher with a realtime channel", () => {
     const watcher = watcherOf(client, realtime.subscriber, 5, 50);
     const controller = new AbortController();
     const left = (async () => {
-      for await (const _snapshot of watcher.watch({ caller, initial, deadlineMs: 10_000, label: "q", signal: controller.signal, channel }));
+      for await (const _snapshot of watcher.watch({ caller, initial, deadlineMs: 10_000, label: "q", trace: UNTRACED_ANSWER, signal: controller.signal, channel }));
     })();
     await waitFor(() => realtime.subscribed === 1, "the subscription");
     controller.abort();
     await left;
     expect(realtime.closed).toBe(1);
     const late = (async () => {
-      for await (const _snapshot of watcher.watch({ caller, initial, deadlineMs: 30, label: "q", signal: new AbortController().signal, channel }));
+      for await (const _snapshot of watcher.watch({ caller, initial, deadlineMs: 30, label: "q", trace: UNTRACED_ANSWER, signal: new AbortController().signal, channel }));
     })();
     await expect(late).rejects.toThrow(/did not finish/);
     expect(realtime.subscribed).toBe(2);
@@ -200,7 +201,7 @@ describe("QueryWatcher with a realtime channel", () => {
     state.item = { id: "q1", status: "PROCESSED", output: "done", steps: [] };
     const realtime = fakeRealtime();
     const run = async (watcher: QueryWatcher, request: { initial: QuerySnapshot; channel?: RealtimeChannel }) => {
-      for await (const _snapshot of watcher.watch({ caller, deadlineMs: 5000, label: "q", signal: new AbortController().signal, ...request }));
+      for await (const _snapshot of watcher.watch({ caller, deadlineMs: 5000, label: "q", trace: UNTRACED_ANSWER, signal: new AbortController().signal, ...request }));
     };
     await run(watcherOf(client, realtime.subscriber), { initial });
     await run(watcherOf(client, realtime.subscriber), { initial: { ...initial, status: "PROCESSED" }, channel });

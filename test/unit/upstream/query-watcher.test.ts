@@ -7,6 +7,7 @@ import { QueryWatcher, type WatchEnd } from "../../../src/upstream/query-watcher
 import type { QueryPage, WorkspaceClient } from "../../../src/upstream/workspace-client.js";
 import { waitFor } from "../../helpers/wait-for.js";
 import { systemClock } from "../../../src/util/clock.js";
+import { UNTRACED_ANSWER } from "../../../src/telemetry/answer-trace.js";
 
 const caller = { credential: "sk-test", workspace: "acme" };
 
@@ -71,6 +72,7 @@ function follow(
       deadlineMs: options.deadlineMs ?? 5000,
       label: options.label ?? "q",
       signal: options.signal ?? new AbortController().signal,
+      trace: UNTRACED_ANSWER,
       ...(options.onEnd ? { onEnd: options.onEnd } : {}),
     }),
   );
