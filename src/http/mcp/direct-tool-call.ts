@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
+import { classifyInboundRequest, SERVER_INFO_META_KEY } from "@modelcontextprotocol/server";
 import { type ToolDefinition, toolNamed } from "../../dialects/mcp/tool-definitions.js";
 
 /**
@@ -7,24 +8,52 @@ import { type ToolDefinition, toolNamed } from "../../dialects/mcp/tool-definiti
  */
 const DIRECT_REVISIONS: ReadonlySet<string> = new Set(["2025-03-26", "2025-06-18", "2025-11-25"]);
 
-/** A `tools/call` the endpoint answers itself: its id, tool and valid arguments. */
+/** The per-request revision (the `_meta` envelope) whose plain `tools/call` is answered directly too. */
+const MODERN_REVISION = "2026-07-28";
+
+/** The envelope keys a plain 2026-07-28 call carries, and nothing else (a progress token, a trace context: the SDK). */
+const ENVELOPE_KEYS: readonly string[] = [
+  "io.modelcontextprotocol/protocolVersion",
+  "io.modelcontextprotocol/clientInfo",
+  "io.modelcontextprotocol/clientCapabilities",
+];
+
+/** A `tools/call` the endpoint answers itself: its id, tool, valid arguments, and the revision it encodes for. */
 export interface DirectToolCall {
   id: string | number;
   tool: ToolDefinition;
   arguments: unknown;
+  /** `2026-07-28` (the result is stamped as that revision's codec stamps it), or a 2025 one (the result as it is). */
+  revision: string;
+}
+
+/** Who the server says it is, stamped on every 2026-07-28 result (`_meta`). */
+export interface ServerIdentity {
+  name: string;
+  title: string;
+  version: string;
 }
 
 /**
  * Recognises the one request the MCP endpoint answers without the SDK (docs/architecture.md#mcp-tools):
- * a single 2025-era `tools/call` (its `MCP-Protocol-Version` one of DIRECT_REVISIONS, no 2026
- * `_meta` envelope), from a client that accepts JSON and SSE, with a JSON content type, no
- * progress token (so the answer is one JSON body, no stream), of a known tool whose arguments fit
- * its zod schema. Anything else, or anything unsure, is `undefined`: the SDK serves it (and says
- * what is wrong with invalid arguments, an unknown tool or a malformed message).
+ * a single plain `tools/call` — on a 2025-era revision (its `MCP-Protocol-Version` one of
+ * DIRECT_REVISIONS, no `_meta` but an empty one), or on 2026-07-28 with exactly the three envelope
+ * keys, the envelope valid as the SDK's own classifier (`classifyInboundRequest`) judges it and
+ * the `Mcp-Method`/`Mcp-Name` headers naming the body's method and tool — from a client that
+ * accepts JSON and SSE, with a JSON content type, no progress token (so the answer is one JSON
+ * body, no stream), of a known tool whose arguments fit its zod schema. Anything else, or anything
+ * unsure, is `undefined`: the SDK serves it (and says what is wrong with a bad envelope, invalid
+ * arguments, an unknown tool or a malformed message).
  */
-export function directToolCall(headers: IncomingHttpHeaders, body: unknown): DirectToolCall | undefined {
+export function directToolCall(
+  headers: IncomingHttpHeaders,
+  body: unknown,
+  envelopes: EnvelopeMemo = new EnvelopeMemo(),
+): DirectToolCall | undefined {
   const revision = headers["mcp-protocol-version"];
-  if (typeof revision !== "string" || !DIRECT_REVISIONS.has(revision)) return undefined;
+  if (typeof revision !== "string") return undefined;
+  const modern = revision === MODERN_REVISION;
+  if (!modern && !DIRECT_REVISIONS.has(revision)) return undefined;
   const accept = headers.accept;
   if (typeof accept !== "string" || !accept.includes("application/json") || !accept.includes("text/event-stream")) return undefined;
   if (!isJsonContentType(headers["content-type"])) return undefined;
@@ -33,23 +62,82 @@ export function directToolCall(headers: IncomingHttpHeaders, body: unknown): Dir
   if (!((typeof id === "string" && id !== "") || (typeof id === "number" && Number.isInteger(id)))) return undefined;
   if (!onlyKeys(body, ["jsonrpc", "id", "method", "params"]) || !isPlainObject(params)) return undefined;
   if (!onlyKeys(params, ["name", "arguments", "_meta"]) || typeof params.name !== "string") return undefined;
-  if (params._meta !== undefined && !(isPlainObject(params._meta) && Object.keys(params._meta).length === 0)) return undefined;
+  const { _meta: meta } = params;
+  const plain = modern ? plainModernCall(headers, body, params.name, envelopes) : meta === undefined || isEmptyObject(meta);
+  if (!plain) return undefined;
   if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
   const tool = toolNamed(params.name);
   if (!tool) return undefined;
   const parsed = tool.input.safeParse(params.arguments ?? {});
   if (!parsed.success) return undefined;
-  return { id, tool, arguments: parsed.data };
+  return { id, tool, arguments: parsed.data, revision };
 }
 
 /**
- * The JSON-RPC response to a direct tool call, as the SDK's stateless transport writes it (the
- * same bytes: `result`, then `jsonrpc` and `id`). The result is the tool runner's: the answer
- * tools' `structuredContent` is an object under an object schema, which the 2025 wire codec
- * passes through unchanged.
+ * Whether a 2026-07-28 `tools/call` is one the SDK's modern path would serve, with nothing of its
+ * ladder left to say: exactly the envelope's three keys, which its classifier finds valid and in
+ * agreement with the headers; `Mcp-Method` and `Mcp-Name` present and equal to the body's method
+ * and tool (a Base64-encoded name, or any spacing, is left to the SDK).
  */
-export function directToolCallResponse(id: string | number, result: unknown): string {
-  return JSON.stringify({ result, jsonrpc: "2.0", id });
+function plainModernCall(headers: IncomingHttpHeaders, body: Record<string, unknown>, name: string, memo: EnvelopeMemo): boolean {
+  const meta = (body.params as Record<string, unknown>)._meta;
+  if (!isPlainObject(meta) || Object.keys(meta).length !== ENVELOPE_KEYS.length || !onlyKeys(meta, ENVELOPE_KEYS)) return false;
+  if (headers["mcp-method"] !== "tools/call" || headers["mcp-name"] !== name) return false;
+  const text = JSON.stringify(meta);
+  if (memo.has(text)) return true;
+  const route = classifyInboundRequest({
+    httpMethod: "POST",
+    protocolVersionHeader: MODERN_REVISION,
+    mcpMethodHeader: "tools/call",
+    mcpNameHeader: name,
+    body,
+  });
+  const valid = route.kind === "modern" && route.messageKind === "request" && route.classification.revision === MODERN_REVISION;
+  if (valid) memo.add(text);
+  return valid;
+}
+
+/** Envelopes remembered at most (a client sends one envelope with every call; a deployment sees a few clients' worth). */
+const ENVELOPES_REMEMBERED = 256;
+
+/**
+ * The 2026-07-28 envelopes the SDK's classifier already found valid, by their JSON text: a client
+ * sends the same envelope with every call, so its zod check (about 30 µs, a tenth of a call's CPU)
+ * runs once per client rather than once per call. The rest of each request is checked every time
+ * (`directToolCall`). Bounded: forgotten all at once when full.
+ */
+export class EnvelopeMemo {
+  private readonly valid = new Set<string>();
+
+  has(text: string): boolean {
+    return this.valid.has(text);
+  }
+
+  add(text: string): void {
+    if (this.valid.size >= ENVELOPES_REMEMBERED) this.valid.clear();
+    this.valid.add(text);
+  }
+}
+
+/**
+ * The JSON-RPC response to a direct tool call, as the SDK writes it (the same bytes: `result`,
+ * then `jsonrpc` and `id`). The result is the tool runner's: the answer tools' `structuredContent`
+ * is an object under an object schema, which both revisions' codecs pass through unchanged; on
+ * 2026-07-28 the codec then stamps `resultType: "complete"` and the server's identity in `_meta`
+ * (a result that already carries either keeps its own, as there).
+ */
+export function directToolCallResponse(call: Pick<DirectToolCall, "id" | "revision">, result: unknown, server: ServerIdentity): string {
+  const encoded = call.revision === MODERN_REVISION && isPlainObject(result) ? stampModern(result, server) : result;
+  return JSON.stringify({ result: encoded, jsonrpc: "2.0", id: call.id });
+}
+
+/** 2026-07-28's encode contract for a `tools/call` result: its `resultType`, then the server's identity. */
+function stampModern(result: Record<string, unknown>, server: ServerIdentity): Record<string, unknown> {
+  const stamped = result.resultType === undefined ? { ...result, resultType: "complete" } : result;
+  const meta = stamped._meta;
+  if (meta === undefined) return { ...stamped, _meta: { [SERVER_INFO_META_KEY]: server } };
+  if (!isPlainObject(meta) || meta[SERVER_INFO_META_KEY] !== undefined) return stamped;
+  return { ...stamped, _meta: { ...meta, [SERVER_INFO_META_KEY]: server } };
 }
 
 /** `application/json` exactly (other spellings the SDK may accept go to the SDK). */
@@ -59,6 +147,10 @@ function isJsonContentType(value: string | undefined): boolean {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return isPlainObject(value) && Object.keys(value).length === 0;
 }
 
 function onlyKeys(value: Record<string, unknown>, allowed: readonly string[]): boolean {

@@ -9,7 +9,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
-import { type DirectToolCall, directToolCall, directToolCallResponse } from "./direct-tool-call.js";
+import { type DirectToolCall, directToolCall, directToolCallResponse, EnvelopeMemo, type ServerIdentity } from "./direct-tool-call.js";
 import { toWebRequest, writeWebResponse } from "./web-exchange.js";
 
 /** One MCP request admitted at the edge: what its per-request server is built for. */
@@ -32,6 +32,8 @@ export interface McpEndpointOptions<Exchange extends McpExchange> {
    * Without it, the SDK serves every request (the comparison test's reference).
    */
   runDirect?: ((exchange: Exchange, call: DirectToolCall) => Promise<unknown>) | undefined;
+  /** Who the server says it is (the per-request servers' `serverInfo`): stamped on a direct 2026-07-28 result. */
+  identity: ServerIdentity;
   /** Comment keep-alives on SSE responses. */
   keepAliveMs: number;
   logger: Logger;
@@ -43,7 +45,8 @@ const EXCHANGE = "workspace-openai-adapter/exchange";
  * Streamable HTTP for every revision the adapter serves (docs/architecture.md#mcp-tools),
  * stateless: each POST gets a fresh server instance, so any replica answers any request.
  * 2026-07-28 requests (the `_meta` envelope) go through the SDK's `createMcpHandler`, which
- * answers JSON, or SSE once a handler sends progress. 2025-era requests are served here on the
+ * answers JSON, or SSE once a handler sends progress. A plain tool call of either era, the
+ * commonest request by far, is answered directly (`directToolCall`), byte for byte as the SDK would. 2025-era requests are served here on the
  * SDK's stateless transport, JSON unless the call asked for progress. A 2025 `initialize` is
  * answered with a random `Mcp-Session-Id` that nothing stores: clients echo it, which is what lets
  * a `notifications/cancelled` (a POST of its own) find the call it cancels on this replica
@@ -53,6 +56,8 @@ export class McpEndpoint<Exchange extends McpExchange> {
   private readonly modern: McpHttpHandler;
   /** 2025-era tool calls in flight here, by principal, session and request id: what a cancellation aborts. */
   private readonly cancellable = new Map<string, AbortController>();
+  /** 2026-07-28 envelopes found valid: checked once per client, not once per call. */
+  private readonly envelopes = new EnvelopeMemo();
 
   constructor(private readonly options: McpEndpointOptions<Exchange>) {
     this.modern = createMcpHandler((context) => options.serverFor(exchangeOf<Exchange>(context.authInfo)), {
@@ -66,7 +71,7 @@ export class McpEndpoint<Exchange extends McpExchange> {
   /** Serves one POST whose JSON body the edge has read; writes the whole response. */
   async serve(request: IncomingMessage, response: ServerResponse, body: unknown, exchange: Exchange): Promise<void> {
     const { runDirect } = this.options;
-    const direct = runDirect && directToolCall(request.headers, body);
+    const direct = runDirect && directToolCall(request.headers, body, this.envelopes);
     if (runDirect && direct) {
       await this.serveDirect(request, response, direct, exchange, runDirect);
       return;
@@ -108,9 +113,9 @@ export class McpEndpoint<Exchange extends McpExchange> {
   }
 
   /**
-   * A plain 2025-era tool call, answered on the runner's own writer (no SDK server, transport or
-   * web Request/Response per call; docs/architecture.md#mcp-tools): one JSON body, the bytes the
-   * SDK's stateless transport writes, cancellable as the SDK path's calls are.
+   * A plain tool call (2025-era, or 2026-07-28), answered on the runner's own writer (no SDK
+   * server, transport or web Request/Response per call; docs/architecture.md#mcp-tools): one JSON
+   * body, the bytes the SDK writes for that revision, cancellable as the SDK path's calls are.
    */
   private async serveDirect(
     request: IncomingMessage,
@@ -123,7 +128,7 @@ export class McpEndpoint<Exchange extends McpExchange> {
     const key = typeof session === "string" && session !== "" ? callKey(exchange.principal, session, call.id) : undefined;
     if (key) this.cancellable.set(key, exchange.controller);
     try {
-      const text = directToolCallResponse(call.id, await runDirect(exchange, call));
+      const text = directToolCallResponse(call, await runDirect(exchange, call), this.options.identity);
       if (response.destroyed) return;
       response.statusCode = 200;
       response.setHeader("content-type", "application/json");

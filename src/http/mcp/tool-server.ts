@@ -30,6 +30,11 @@ export interface ToolServerOptions {
   run: ToolRunner;
 }
 
+/** Who the server says it is (`initialize`'s `serverInfo`; on 2026-07-28 every result's `_meta`). */
+export function serverIdentity(version: string): { name: string; title: string; version: string } {
+  return { name: "workspace-openai-adapter", title: "Workspace", version };
+}
+
 /**
  * The first revision whose tool errors include invalid arguments (SEP-1303: the model sees the
  * message and can correct itself); before it, invalid arguments are a JSON-RPC invalid-params error.
@@ -44,7 +49,7 @@ const ARGUMENT_ERRORS_AS_TOOL_ERRORS = "2025-11-25";
  */
 export function createToolServer(options: ToolServerOptions): Server {
   const server = new Server(
-    { name: "workspace-openai-adapter", title: "Workspace", version: options.version },
+    serverIdentity(options.version),
     { capabilities: { tools: {} }, instructions: options.instructions },
   );
   server.setRequestHandler("tools/list", () => ({ tools: options.tools as unknown as Tool[] }));

@@ -55,11 +55,12 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
   const linkSettings = { template: config.sourceUrlTemplate, documentPage: options.documentPage };
   // The SDK is loaded only where MCP is on (MCP=off costs nothing): here, while the adapter starts.
   const endpoint: Promise<McpEndpoint<ToolExchange>> = Promise.all([import("../mcp/mcp-endpoint.js"), import("../mcp/tool-server.js")]).then(
-    ([{ McpEndpoint }, { createToolServer }]) =>
+    ([{ McpEndpoint }, { createToolServer, serverIdentity }]) =>
       new McpEndpoint<ToolExchange>({
+        identity: serverIdentity(options.version),
         keepAliveMs: config.sseKeepAliveMs,
         logger: options.logger,
-        // A plain 2025 tool call the endpoint answers itself: no progress token, so nothing to notify.
+        // A plain tool call the endpoint answers itself: no progress token, so nothing to notify.
         runDirect: (exchange, { tool, arguments: args }) => {
           const { signal } = exchange.controller;
           return runTool({ tool, arguments: args, progressToken: undefined, signal, notify: async () => undefined }, exchange);

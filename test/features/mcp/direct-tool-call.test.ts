@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toolError } from "../../../src/dialects/mcp/encode-tool-result.js";
 import { listedTools } from "../../../src/dialects/mcp/tool-definitions.js";
 import { McpEndpoint, type McpExchange } from "../../../src/http/mcp/mcp-endpoint.js";
-import { createToolServer } from "../../../src/http/mcp/tool-server.js";
+import { createToolServer, serverIdentity } from "../../../src/http/mcp/tool-server.js";
 
 // The endpoint's direct path for plain 2025-era tool calls (src/http/mcp/direct-tool-call.ts)
 // against the SDK's stateless transport: the same requests through an endpoint that answers them
@@ -43,6 +43,7 @@ async function serve(direct: boolean, servers: Server[]): Promise<Served> {
   const tools = listedTools();
   const served: Served = { url: "", sdkServers: 0, direct: 0 };
   const endpoint = new McpEndpoint<McpExchange>({
+    identity: serverIdentity("1.0.0"),
     keepAliveMs: 60_000,
     logger: pino({ level: "silent" }),
     ...(direct
@@ -128,11 +129,6 @@ describe.each(["2025-03-26", "2025-06-18", "2025-11-25"])("a plain tools/call on
 
 describe("requests the direct path leaves to the SDK", () => {
   const legacy = { accept: ACCEPT, "mcp-protocol-version": "2025-11-25" };
-  const modernMeta = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientInfo": { name: "test", version: "1.0.0" },
-    "io.modelcontextprotocol/clientCapabilities": {},
-  };
   it.each([
     ["a progress token (an SSE stream)", legacy, call("ask", { question: "How much leave?" }, 1, { _meta: { progressToken: 1 } })],
     ["invalid arguments (a tool error from 2025-11-25)", legacy, call("ask", { question: " " })],
@@ -143,12 +139,74 @@ describe("requests the direct path leaves to the SDK", () => {
     ["no protocol version header", { accept: ACCEPT }, call("ask", { question: "How much leave?" })],
     ["an unsupported protocol version", { ...legacy, "mcp-protocol-version": "2024-01-01" }, call("ask", { question: "How much leave?" })],
     ["a client that does not accept SSE", { ...legacy, accept: "application/json" }, call("ask", { question: "How much leave?" })],
-    ["a 2026-07-28 envelope", { ...legacy, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "ask" }, call("ask", { question: "How much leave?" }, 1, { _meta: modernMeta })],
     ["a batch", legacy, [call("ask", { question: "How much leave?" })]],
     ["a null id", legacy, call("ask", { question: "How much leave?" }, null as unknown as number)],
     ["tools/list", legacy, { jsonrpc: "2.0", id: 1, method: "tools/list" }],
   ])("%s", async (_name, headers, body) => {
     const { bySdk, byDirect, tookDirect } = await both(headers, body);
+    expect(tookDirect).toBe(false);
+    expect(byDirect.status).toBe(bySdk.status);
+    expect(byDirect.contentType).toBe(bySdk.contentType);
+    if (bySdk.contentType === "application/json") expect(byDirect.body).toBe(bySdk.body);
+  });
+});
+
+/** A 2026-07-28 request's envelope: the three keys every request carries. */
+const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "test-client", version: "1.2.3" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+/** A 2026-07-28 `tools/call` and the standard headers that mirror it. */
+const modern = (name: string, args: unknown, id: string | number = 7, meta: Record<string, unknown> = ENVELOPE) => ({
+  headers: { accept: ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": name },
+  body: call(name, args, id, { _meta: meta }),
+});
+
+describe("a plain tools/call on revision 2026-07-28 (the _meta envelope)", () => {
+  it.each([
+    ["ask, an answer, numeric id", modern("ask", { question: "How much leave?" }, 1)],
+    ["reason, an answer, string id", modern("reason", { question: "How much leave?", query_id: null }, "req-1")],
+    ["build, an answer, id 0", modern("build", { question: "How much leave?" }, 0)],
+    ["search, an answer", modern("search", { query: "leave" })],
+    ["ask, a tool error", modern("ask", { question: "fail" })],
+    ["fetch, a tool error", modern("fetch", { id: "nope" })],
+    ["a client that declares capabilities", modern("ask", { question: "How much leave?" }, 2, { ...ENVELOPE, "io.modelcontextprotocol/clientCapabilities": { elicitation: {}, sampling: {} } })],
+    ["a client with a title and unicode name", modern("ask", { question: "¿Cuántos días?" }, 3, { ...ENVELOPE, "io.modelcontextprotocol/clientInfo": { name: "cliënt ☃", title: "T", version: "0" } })],
+  ])("%s: the direct path writes the SDK's status, content type and bytes (resultType and serverInfo stamped)", async (_name, { headers, body }) => {
+    const { bySdk, byDirect, tookDirect } = await both(headers, body);
+    expect(tookDirect).toBe(true);
+    expect(bySdk.status).toBe(200);
+    expect(bySdk.contentType).toBe("application/json");
+    expect(byDirect).toEqual(bySdk);
+    expect(JSON.parse(byDirect.body)).toMatchObject({
+      jsonrpc: "2.0",
+      id: body.id,
+      result: { content: expect.any(Array), resultType: "complete", _meta: { "io.modelcontextprotocol/serverInfo": serverIdentity("1.0.0") } },
+    });
+  });
+
+  const { headers, body } = modern("ask", { question: "How much leave?" }, 9);
+  const params = body.params as Record<string, unknown>;
+  it.each([
+    ["a progress token (an SSE stream)", headers, { ...body, params: { ...params, _meta: { ...ENVELOPE, progressToken: 1 } } }],
+    ["a trace context in the envelope", headers, { ...body, params: { ...params, _meta: { ...ENVELOPE, "io.modelcontextprotocol/traceparent": `00-${"a".repeat(32)}-${"b".repeat(16)}-01` } } }],
+    ["an envelope without clientCapabilities", headers, { ...body, params: { ...params, _meta: { ...ENVELOPE, "io.modelcontextprotocol/clientCapabilities": undefined } } }],
+    ["an envelope whose clientInfo has no version", headers, { ...body, params: { ...params, _meta: { ...ENVELOPE, "io.modelcontextprotocol/clientInfo": { name: "x" } } } }],
+    ["an envelope naming another revision", headers, { ...body, params: { ...params, _meta: { ...ENVELOPE, "io.modelcontextprotocol/protocolVersion": "2026-09-01" } } }],
+    ["no Mcp-Name header", { ...headers, "mcp-name": undefined }, body],
+    ["an Mcp-Name naming another tool", { ...headers, "mcp-name": "search" }, body],
+    ["a Base64 Mcp-Name", { ...headers, "mcp-name": "=?base64?YXNr?=" }, body],
+    ["no Mcp-Method header", { ...headers, "mcp-method": undefined }, body],
+    ["an Mcp-Method naming another method", { ...headers, "mcp-method": "tools/list" }, body],
+    ["a 2025 MCP-Protocol-Version header on an envelope", { ...headers, "mcp-protocol-version": "2025-11-25" }, body],
+    ["invalid arguments", headers, { ...body, params: { ...params, arguments: { question: " " } } }],
+    ["an unknown tool", { ...headers, "mcp-name": "nope" }, { ...body, params: { ...params, name: "nope" } }],
+    ["a client that does not accept SSE", { ...headers, accept: "application/json" }, body],
+    ["no envelope at all", headers, { ...body, params: { name: "ask", arguments: { question: "How much leave?" } } }],
+  ])("%s: left to the SDK", async (_name, requestHeaders, requestBody) => {
+    const sent = Object.fromEntries(Object.entries(requestHeaders).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    const { bySdk, byDirect, tookDirect } = await both(sent, requestBody);
     expect(tookDirect).toBe(false);
     expect(byDirect.status).toBe(bySdk.status);
     expect(byDirect.contentType).toBe(bySdk.contentType);
