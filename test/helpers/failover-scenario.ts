@@ -208,6 +208,8 @@ export async function expectAnsweredThroughFailover(
 
 /** One read of a stored response during a failover: how many of the keys it reads are on the failed master, the status, and the time. */
 export interface ProbeRead {
+  /** The stored response read. */
+  id: string;
   keysOnFailedMaster: number;
   status: number;
   ms: number;
@@ -246,7 +248,7 @@ export async function readStoredResponsesUntil(
         const started = performance.now();
         const response = await fetch(`${(readers[index % readers.length] as RunningAdapter).url}/v1/responses/${id}`, { headers: auth });
         await response.arrayBuffer();
-        reads.push({ keysOnFailedMaster, status: response.status, ms: performance.now() - started });
+        reads.push({ id, keysOnFailedMaster, status: response.status, ms: performance.now() - started });
       }),
     );
   } while (!stop());

@@ -79,6 +79,23 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
     return Promise.all([0, 1, 2].map(() => startAdapter(workspace.url, environment)));
   }
 
+  /**
+   * 24 stored responses created on `storer` (their keys spread over the three masters), once every
+   * write has ended and none was lost: a create answers once its write was answered or after the
+   * bound, so on a busy machine a write may still be under way when the create returns, and a read
+   * then would be a 404 that says nothing of a failover.
+   */
+  async function storedResponses(storer: RunningAdapter, input: (index: number) => string): Promise<string[]> {
+    const writes = async (outcome: string) => (await metricSum([storer], "adapter_store_writes_total", { store: "response", outcome }))[0] as number;
+    const ended = async () => (await writes("stored")) + (await writes("retried")) + (await writes("lost"));
+    const [endedBefore, lostBefore] = [await ended(), await writes("lost")];
+    const stored = await Promise.all(Array.from({ length: 24 }, (_, index) => respond(storer, { model: "ask", input: input(index) })));
+    expect(stored.map((result) => result.status)).toEqual(Array(24).fill(200));
+    await until(async () => (await ended()) - endedBefore >= 24, "the 24 writes to end");
+    expect((await writes("lost")) - lostBefore).toBe(0);
+    return stored.map((result) => result.body.id as string);
+  }
+
   it("shares conversations, stored responses and rate limits across replicas, every command answered (no CROSSSLOT)", async () => {
     await until(async () => (await metricSum(replicas, "adapter_rate_limit_shared")).every((shared) => shared === 1), "the limits' connections");
     await expectStateSharedAcrossReplicas({ replicas, workspace });
@@ -174,15 +191,13 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
     replicas = await startReplicas(commandBoundMs);
     const [storer, ...readers] = replicas as [RunningAdapter, RunningAdapter, RunningAdapter];
     // Stored responses whose keys spread over the three masters (24: some needing the killed one and some not, nearly surely).
-    const stored = await Promise.all(Array.from({ length: 24 }, (_, index) => respond(storer, { model: "ask", input: `remote work ${index}` })));
-    expect(stored.map((result) => result.status)).toEqual(Array(24).fill(200));
+    const stored = await storedResponses(storer, (index) => `remote work ${index}`);
     // The master of the workspace's polling lease (and of its rate limits: one hash tag) is the one killed.
     const victim = await cluster.masterOf(redisKeys(prefix).pollLease(`${credentialHash(API_KEY)}:acme`));
     // A retrieve reads two keys: the background record of that id, then the stored response (each in its own slot).
     const keys = redisKeys(prefix);
     const responses = await Promise.all(
-      stored.map(async (result) => {
-        const id = result.body.id as string;
+      stored.map(async (id) => {
         const owners = await Promise.all([keys.background(id, "record"), keys.response(id)].map((key) => cluster.masterOf(key)));
         return { id, keysOnFailedMaster: owners.filter((owner) => owner === victim).length };
       }),
@@ -213,9 +228,21 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
     // of 252), and so did a gate per node that took timeouts coming together on a loaded machine for an
     // outage of a live master (82 of 168, p50 91 ms). A 503 that came only after the whole bound is the bound
     // itself: on a loaded machine any command may miss it, wherever its key lives (times printed above).
-    // A 404 is left to the rule above (under load a live master too answered nil for a stored response).
     const others = reads.filter((read) => read.keysOnFailedMaster === 0);
     expect(others.filter((read) => read.status === 200).length).toBeGreaterThan(0);
+    // Every write had ended, none lost, before the kill: a 404 for a key on a live master is never a lost
+    // write. In some runs such reads still answer 404 (8 of 56 in one, 9 of 36 in another) for keys that are
+    // there when read again afterwards, with their first TTL; why the read found nothing is not known yet
+    // (docs/scale-out.md#in-a-failover).
+    const notFound = [...new Set(others.filter((read) => read.status === 404).map((read) => read.id))];
+    if (notFound.length > 0) {
+      const probe = new Redis.Cluster(cluster.nodes.filter((node) => node !== victim).map((node) => ({ host: "127.0.0.1", port: node.port })));
+      try {
+        expect(await Promise.all(notFound.map((id) => probe.exists(keys.response(id))))).toEqual(notFound.map(() => 1));
+      } finally {
+        probe.disconnect();
+      }
+    }
     expect(others.filter((read) => read.status === 503 && read.ms < commandBoundMs)).toEqual([]);
   }, 120_000);
 });
