@@ -4,6 +4,14 @@ import type { Logger } from "pino";
 import type { RedisKeys } from "../redis/keys.js";
 import { type CountedRequest, type LimitCounters, loadLimiters, MemoryLimitCounters, type Slot, type WindowCount, WindowCounts } from "./limit-counters.js";
 
+/**
+ * Why a limit was counted in process (docs/rate-limits.md): its node known down (`unavailable`,
+ * nothing sent), no answer (`no_answer`: past the bound, or the connection lost), or an
+ * error reply (`error`: what a misnamed key, a `CROSSSLOT`, would be). Operators tell a busy
+ * moment from a fault by it.
+ */
+export type FallbackReason = "unavailable" | "no_answer" | "error";
+
 /** Settings of the Redis counters. */
 export interface RedisLimitCountersOptions {
   /** A connection of the adapter's (single node or cluster); the counters never close it. */
@@ -16,8 +24,8 @@ export interface RedisLimitCountersOptions {
   logger: Logger;
   /** The Redis key of a key's window (default: `keys.limitWindow`, the rate limits' names); always a name from redis/keys.ts. */
   windowKey?: (key: string, kind: "rpm" | "tpm") => string;
-  /** A limit counted in process because Redis did not answer. */
-  onFallback?: () => void;
+  /** A limit counted in process because Redis did not answer, and why. */
+  onFallback?: (reason: FallbackReason) => void;
   /**
    * Whether the node that holds a group's keys (named by the group's tag) is known to answer now
    * (the adapter's gate): while it is not, that group's limits are counted in process at once.
@@ -202,14 +210,14 @@ export class RedisLimitCounters implements LimitCounters {
   /** `remote` against Redis; when the node of `tag`'s keys does not answer, `local` in this process instead. */
   private async inRedis<T>(tag: string, remote: () => Promise<T>, local: () => Promise<T>): Promise<T> {
     if (this.options.available?.(tag) === false) {
-      this.fellBack();
+      this.fellBack("unavailable");
       return local();
     }
     let value: T;
     try {
       value = await remote();
-    } catch {
-      this.fellBack();
+    } catch (error) {
+      this.fellBack(error instanceof Error && error.name === "ReplyError" ? "error" : "no_answer");
       return local();
     }
     if (this.degraded) {
@@ -219,8 +227,8 @@ export class RedisLimitCounters implements LimitCounters {
     return value;
   }
 
-  private fellBack(): void {
-    this.options.onFallback?.();
+  private fellBack(reason: FallbackReason): void {
+    this.options.onFallback?.(reason);
     if (this.degraded) return;
     this.degraded = true;
     this.options.logger.warn("Redis does not answer: rate limits are counted by each replica on its own until it does");

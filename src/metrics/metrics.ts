@@ -114,7 +114,8 @@ export class Metrics {
   });
   readonly rateLimitFallbacks = new Counter({
     name: "adapter_rate_limit_fallbacks_total",
-    help: "Rate-limit counts this replica made on its own because Redis did not answer",
+    help: "Rate-limit counts this replica made on its own because Redis did not answer, by reason (unavailable: not sent, its node known down; no_answer: none within the bound, or the connection lost; error: an error reply)",
+    labelNames: ["reason"] as const,
     registers: [this.registry],
   });
   readonly chatUiTasks = new Counter({

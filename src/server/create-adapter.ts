@@ -240,7 +240,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         windowSeconds,
         slotTtlMs: config.rateLimits.slotTtlMs,
         logger,
-        onFallback: () => metrics.rateLimitFallbacks.inc(),
+        onFallback: (reason) => metrics.rateLimitFallbacks.inc({ reason }),
       })
       : new MemoryLimitCounters(windowSeconds);
   // OAuth attempts (registrations, wrong keys at consent) per client address: the same counters,
@@ -258,7 +258,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         windowSeconds: seconds,
         slotTtlMs: LIMITS_COMMAND_TIMEOUT_MS,
         logger,
-        onFallback: () => metrics.rateLimitFallbacks.inc(),
+        onFallback: (reason) => metrics.rateLimitFallbacks.inc({ reason }),
       })
       : new MemoryLimitCounters(seconds);
   const oauthAttempts: OAuthAttemptLimits | undefined = config.mcpOauth

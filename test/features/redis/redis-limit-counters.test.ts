@@ -1,6 +1,6 @@
 import pino from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { RedisLimitCounters } from "../../../src/limits/redis-limit-counters.js";
+import { type FallbackReason, RedisLimitCounters } from "../../../src/limits/redis-limit-counters.js";
 import { redisKeys } from "../../../src/redis/keys.js";
 import { openRedis } from "../../../src/redis/redis-connection.js";
 import { describeWith, REDIS } from "../../helpers/external-programs.js";
@@ -32,17 +32,17 @@ describeWith(REDIS, "rate limits counted in Redis", () => {
     connections.push(connection);
     if (connection.status !== "ready") await new Promise((resolve) => connection.once("ready", resolve));
     const { logger, lines } = recordingLogger();
-    let fallbacks = 0;
+    const reasons: FallbackReason[] = [];
     const counters = new RedisLimitCounters({
       redis: connection,
       keys: redisKeys(prefix),
       windowSeconds: options.windowSeconds ?? 60,
       slotTtlMs: options.slotTtlMs ?? 30_000,
       logger,
-      onFallback: () => (fallbacks += 1),
+      onFallback: (reason) => reasons.push(reason),
     });
     opened.push(counters);
-    return { counters, connection, lines, fallbacks: () => fallbacks };
+    return { counters, connection, lines, fallbacks: () => reasons.length, reasons };
   }
 
   beforeAll(async () => {
@@ -139,6 +139,14 @@ describeWith(REDIS, "rate limits counted in Redis", () => {
     freed.release();
   });
 
+  it("tells an error reply from no answer: a window key of the wrong type is counted in process as an `error`", async () => {
+    const prefix = `limits-error-${process.pid}:`;
+    const one = await replica(prefix);
+    await redis.client.hset(`${prefix}limit:{h:wrongtype}:rpm`, "x", "1");
+    expect((await one.counters.countRequest("{h:wrongtype}", 3)).counted).toBe(true);
+    expect(one.reasons).toEqual(["error"]);
+  });
+
   it("counts in process at once while Redis does not answer, says so once, and shares again when it is back", async () => {
     const port = await freePort();
     let own = await startRedis({ port });
@@ -165,6 +173,8 @@ describeWith(REDIS, "rate limits counted in Redis", () => {
       sharedSlot?.release();
       expect(first.counters.slotsHeld).toBe(0);
       expect(first.fallbacks()).toBe(6);
+      // Redis gone, the connection lost: no answer (no gate here to know the node down beforehand).
+      expect(new Set(first.reasons)).toEqual(new Set(["no_answer"]));
       expect(first.lines.filter((line) => /Redis does not answer/.test(line))).toHaveLength(1);
 
       own = await startRedis({ port });
