@@ -43,9 +43,12 @@ describeWith(REDIS, "one poller per workspace across replicas", () => {
 
   /**
    * While 300 requests wait across three replicas: the first-page list calls the workspace sees
-   * per poll interval, and the largest share of all list calls that one replica made.
+   * per poll interval, the largest share of all list calls that one replica made, how many replicas
+   * listed at all, and how many times a replica acquired the polling lease.
    */
-  async function listCallsPerInterval(environment: Record<string, string>): Promise<{ perInterval: number; largestShare: number }> {
+  async function listCallsPerInterval(
+    environment: Record<string, string>,
+  ): Promise<{ perInterval: number; largestShare: number; listers: number; acquired: number }> {
     const replicas = await Promise.all([0, 1, 2].map(() => startReplica(workspace.url, environment)));
     try {
       const calls = workspace.control.calls;
@@ -59,7 +62,15 @@ describeWith(REDIS, "one poller per workspace across replicas", () => {
         replicas.map(async (replica) => Number(/^adapter_watcher_list_calls_total (\d+)/m.exec(await (await fetch(`${replica.url}/metrics`)).text())?.[1] ?? 0)),
       );
       const total = byReplica.reduce((sum, count) => sum + count, 0);
-      return { perInterval: firstPages / (elapsed / INTERVAL_MS), largestShare: Math.max(...byReplica) / total };
+      const acquired = await Promise.all(
+        replicas.map(async (replica) => Number(/^adapter_cluster_lease_changes_total\{change="acquired"\} (\d+)/m.exec(await (await fetch(`${replica.url}/metrics`)).text())?.[1] ?? 0)),
+      );
+      return {
+        perInterval: firstPages / (elapsed / INTERVAL_MS),
+        largestShare: Math.max(...byReplica) / total,
+        listers: byReplica.filter((count) => count > 0).length,
+        acquired: acquired.reduce((sum, count) => sum + count, 0),
+      };
     } finally {
       await stopAll(replicas);
     }
@@ -74,9 +85,13 @@ describeWith(REDIS, "one poller per workspace across replicas", () => {
         `(one replica made ${(shared.largestShare * 100).toFixed(0)}% of them), ${alone.perInterval.toFixed(2)} each alone ` +
         `(at most ${(alone.largestShare * 100).toFixed(0)}% by one)`,
     );
-    // Made by one replica for the cluster; alone, every replica lists (a busy machine slows every poll,
-    // so the counts per interval vary and are only logged, but not who makes them).
-    expect(shared.largestShare).toBeGreaterThan(0.8);
+    // Made by the lease holder for the cluster; alone, every replica lists (a busy machine slows every poll,
+    // so the counts per interval vary and are only logged, but not who makes them). A busy moment can hand
+    // the lease over (one run: the first holder made 74% of the calls): each acquisition may add one lister.
+    expect(shared.listers).toBeGreaterThan(0);
+    expect(shared.listers).toBeLessThanOrEqual(shared.acquired);
+    if (shared.acquired === 1) expect(shared.largestShare).toBe(1);
+    expect(alone.listers).toBe(3);
     expect(alone.largestShare).toBeLessThan(0.5);
     // Only hashes of credentials in Redis, and every key expires.
     for (const key of await redis.client.keys(`${prefix}*`)) {
