@@ -278,8 +278,8 @@ async function tokenCounting() {
   return { bytes: text.length, ...worker, inlineTotalMs: inline.totalMs, inlineLongestBlockMs: inline.longestBlockMs, longWordMs };
 }
 
-/** Writes docs/benchmarks.md from a result set (\`BENCH_DOCS_ONLY=1\` rewrites it from results/latest.json). */
-function writeDocs(results) {
+/** docs/benchmarks.md from a result set, written unless `write` is false (\`BENCH_DOCS_ONLY=1\` rewrites it from results/latest.json). */
+function writeDocs(results, { write = true } = {}) {
   const { machine, latency, waiting, streams, tokens, realtime, channels, replicas, redis, limits, mcp } = results;
   const SECONDS = results.seconds;
   const REPEATS = results.repeats;
@@ -488,7 +488,8 @@ thread; the longest time the event loop was blocked meanwhile was ${tokens.longe
 ${tokens.inlineTotalMs} ms in all, blocking it for ${tokens.inlineLongestBlockMs} ms at most. A single 16,000-letter word (one piece, where a
 plain byte-pair merge is quadratic: about 250 ms) takes ${tokens.longWordMs} ms with the heap merge.
 `;
-  writeFileSync(new URL("../docs/benchmarks.md", here), doc);
+  if (write) writeFileSync(new URL("../docs/benchmarks.md", here), doc);
+  return doc;
 }
 
 /** The last run of bench/tracing.mjs alone (with the comparison against the code before tracing), if any. */
@@ -790,6 +791,36 @@ came, after the kill: its keys are served again that long after the kill, shortl
 `;
 }
 
+/** The headings of the sections a part measured alone (`BENCH_MERGE`) writes again. */
+const SECTION_HEADINGS = { failover: "## Redis Cluster failover" };
+
+/**
+ * Writes `heading`'s section of docs/benchmarks.md from `results`: in place of the one there, or,
+ * the first time, where the page as a whole would have it (before the section that follows it there).
+ */
+function replaceSection(heading, results) {
+  const page = new URL("../docs/benchmarks.md", here);
+  const whole = writeDocs(results, { write: false });
+  const sectionOf = (text) => {
+    const start = text.indexOf(`${heading}\n`);
+    if (start < 0) return undefined;
+    const next = text.indexOf("\n## ", start + heading.length);
+    return { start, end: next < 0 ? text.length : next + 1 };
+  };
+  const fresh = sectionOf(whole);
+  if (!fresh) return;
+  const section = whole.slice(fresh.start, fresh.end);
+  const current = readFileSync(page, "utf8");
+  const old = sectionOf(current);
+  if (old) {
+    writeFileSync(page, current.slice(0, old.start) + section + current.slice(old.end));
+    return;
+  }
+  const following = whole.slice(fresh.end).match(/^## .*$/m)?.[0];
+  const at = following ? current.indexOf(`\n${following}\n`) + 1 : current.length;
+  writeFileSync(page, current.slice(0, at) + section + current.slice(at));
+}
+
 /** The commit measured (with "+" when the tree has changes), or null outside a git checkout. */
 function currentCommit() {
   try {
@@ -818,8 +849,12 @@ function table(rows) {
 }
 
 if (process.env.BENCH_DOCS_ONLY) {
-  writeDocs(JSON.parse(readFileSync(new URL("results/latest.json", here), "utf8")));
-  console.log("wrote docs/benchmarks.md from bench/results/latest.json");
+  const latest = JSON.parse(readFileSync(new URL("results/latest.json", here), "utf8"));
+  // BENCH_DOCS_ONLY=<part> (one with a section of its own, such as failover) writes that section only.
+  const heading = SECTION_HEADINGS[process.env.BENCH_DOCS_ONLY];
+  if (heading) replaceSection(heading, latest);
+  else writeDocs(latest);
+  console.log(`wrote ${heading ? `the section "${heading}" of ` : ""}docs/benchmarks.md from bench/results/latest.json`);
   process.exit(0);
 }
 
@@ -853,13 +888,15 @@ try {
   const failover = await part("failover", async () => ({ date: new Date().toISOString(), commit: currentCommit(), ...(await clusterFailover(start, { repeats: REPEATS })) }));
   if (only) {
     // BENCH_MERGE=1: the part measured alone replaces its own in bench/results/latest.json (it carries its
-    // own date where its section shows one), and docs/benchmarks.md is written again.
+    // own date and commit), and its section of docs/benchmarks.md is written again; the rest of the page,
+    // notes added by hand included, is left as it is.
     if (process.env.BENCH_MERGE && measured[only] !== undefined) {
       const latest = JSON.parse(readFileSync(new URL("results/latest.json", here), "utf8"));
       latest[{ "chat-ui-tasks": "chatUiTasks" }[only] ?? only] = measured[only];
       writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(latest, null, 2)}\n`);
-      writeDocs(latest);
-      console.log(`merged ${only} into bench/results/latest.json and wrote docs/benchmarks.md`);
+      const heading = SECTION_HEADINGS[only];
+      if (heading) replaceSection(heading, latest);
+      console.log(`merged ${only} into bench/results/latest.json${heading ? ` and its section "${heading}" into docs/benchmarks.md` : ""}`);
     }
     process.exit(0);
   }
