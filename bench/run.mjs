@@ -1,7 +1,8 @@
 // `npm run bench`: how much the adapter adds between a client and the workspace, measured side by
 // side with the upstream called directly and a bare node:http pass-through proxy, on loopback only.
 // Writes bench/results/latest.json and docs/benchmarks.md. Knobs: BENCH_SECONDS (per run, default 5),
-// BENCH_REPEATS (default 3; medians are reported).
+// BENCH_REPEATS (default 3; medians are reported), BENCH_ONLY (one part, nothing written unless
+// BENCH_MERGE=1 merges it into latest.json).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
@@ -19,6 +20,7 @@ import { toolCallCost, waitingToolCalls } from "./mcp.mjs";
 import { oauthCost } from "./oauth.mjs";
 import { chatUiTaskCost } from "./chat-ui-tasks.mjs";
 import { backgroundCost } from "./background.mjs";
+import { clusterFailover } from "./cluster-failover.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -276,8 +278,8 @@ async function tokenCounting() {
   return { bytes: text.length, ...worker, inlineTotalMs: inline.totalMs, inlineLongestBlockMs: inline.longestBlockMs, longWordMs };
 }
 
-/** Writes docs/benchmarks.md from a result set (\`BENCH_DOCS_ONLY=1\` rewrites it from results/latest.json). */
-function writeDocs(results) {
+/** docs/benchmarks.md from a result set, written unless `write` is false (\`BENCH_DOCS_ONLY=1\` rewrites it from results/latest.json). */
+function writeDocs(results, { write = true } = {}) {
   const { machine, latency, waiting, streams, tokens, realtime, channels, replicas, redis, limits, mcp } = results;
   const SECONDS = results.seconds;
   const REPEATS = results.repeats;
@@ -441,7 +443,7 @@ ${streams.keepAlivesReceived} keep-alives received in all), sampled while they o
 adapter's RSS was at most ${streams.peakRssMB} MB and ${streams.rssMB} MB at the end (${streams.baselineRssMB} MB before, after one finished completion),
 and its event-loop delay p99 ${streams.eventLoopDelayP99Ms} ms (max ${streams.eventLoopDelayMaxMs} ms) while they were open.
 
-${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTracingRun())}${mcpSection(mcp)}${oauthSection(results.oauth)}${chatUiTasksSection(results.chatUiTasks)}${backgroundSection(results.background)}## What shaped these numbers
+${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTracingRun())}${mcpSection(mcp)}${oauthSection(results.oauth)}${chatUiTasksSection(results.chatUiTasks)}${backgroundSection(results.background)}${failoverSection(results.failover)}## What shaped these numbers
 
 - The profile (\`npm run bench:profile\`) showed Express's router and request decoration costing more
   than half of the chat route's throughput (an isolated test: 3.2k vs 7.5k requests/s), so
@@ -486,7 +488,8 @@ thread; the longest time the event loop was blocked meanwhile was ${tokens.longe
 ${tokens.inlineTotalMs} ms in all, blocking it for ${tokens.inlineLongestBlockMs} ms at most. A single 16,000-letter word (one piece, where a
 plain byte-pair merge is quadratic: about 250 ms) takes ${tokens.longWordMs} ms with the heap merge.
 `;
-  writeFileSync(new URL("../docs/benchmarks.md", here), doc);
+  if (write) writeFileSync(new URL("../docs/benchmarks.md", here), doc);
+  return doc;
 }
 
 /** The last run of bench/tracing.mjs alone (with the comparison against the code before tracing), if any. */
@@ -749,6 +752,75 @@ ${table([["", "p50", "p99"], ["---", "---", "---"], ...resume("state in process"
 `;
 }
 
+/** The Redis Cluster failover section of docs/benchmarks.md (empty for runs from before it existed, or without redis-server). */
+function failoverSection(failover) {
+  if (!failover) return "";
+  if (failover.skipped) return `## Redis Cluster failover\n\nSkipped: ${failover.skipped}.\n\n`;
+  const times = (figures) => `${figures.p50Ms} / ${figures.p99Ms} / ${figures.maxMs} ms`;
+  const delays = (loads) => loads.adapters.map((adapter) => adapter.loopDelayP99Ms).join(", ");
+  const servedSlowly = (loads) => loads.readers.reduce((sum, reader) => sum + reader.readsOver100Ms, 0);
+  const served = (loads) => loads.readers.reduce((sum, reader) => sum + reader.readsServed, 0);
+  return `## Redis Cluster failover
+
+Measured ${failover.date.slice(0, 10)} (${failover.commit ?? "?"}) by \`BENCH_ONLY=failover\` ([scale-out.md](scale-out.md#in-a-failover)): three adapter
+processes share a Redis Cluster of three masters with a replica each (\`cluster-require-full-coverage no\`, node timeout
+1 s, \`REDIS_COMMAND_TIMEOUT_MS\` ${failover.boundMs} ms), with ${failover.waiting} chat completions waiting on them all the while. Two of them
+read ${failover.stored} stored responses over and over: for 3.5 s with nothing failing, then from a \`SIGKILL\` of the master that
+holds the workspace's polling lease until its replica has taken its slots over, and a second more. Each row is one
+failover on a fresh cluster; times are the reader's, from request to the end of the response.
+
+${table([
+  ["failover", "replica promoted", "live masters' keys, nothing failing (p50 / p99 / max)", "live masters' keys, through the kill", "killed master's keys: p99 (200 / 503)", "last refused", "adapters' event-loop delay p99, nothing failing → through the kill", "reads the adapters served in over 100 ms, through the kill"],
+  ["---", "---", "---", "---", "---", "---", "---", "---"],
+  ...failover.runs.map((run, index) => [
+    String(index + 1),
+    `${run.promotedAfterMs} ms`,
+    times(run.normal),
+    times(run.liveMasters),
+    `${run.killedMaster.p99Ms} ms (${run.killedMaster.statuses[200] ?? 0} / ${run.killedMaster.statuses[503] ?? 0})`,
+    `${run.lastRefusedAfterMs} ms`,
+    `${delays(run.adapters.normal)} → ${delays(run.adapters.failover)} ms`,
+    `${servedSlowly(run.adapters.failover)} of ${served(run.adapters.failover)}`,
+  ]),
+])}
+
+Medians of the p99s: ${failover.medianP99Ms.normal} ms with nothing failing, ${failover.medianP99Ms.liveMasters} ms for the live masters' keys through the
+kill, ${failover.medianP99Ms.killedMaster} ms for the killed master's. "Last refused" is when the last 503 for a key of the killed master
+came, after the kill: its keys are served again that long after the kill, shortly after the promotion.
+
+`;
+}
+
+/** The headings of the sections a part measured alone (`BENCH_MERGE`) writes again. */
+const SECTION_HEADINGS = { failover: "## Redis Cluster failover" };
+
+/**
+ * Writes `heading`'s section of docs/benchmarks.md from `results`: in place of the one there, or,
+ * the first time, where the page as a whole would have it (before the section that follows it there).
+ */
+function replaceSection(heading, results) {
+  const page = new URL("../docs/benchmarks.md", here);
+  const whole = writeDocs(results, { write: false });
+  const sectionOf = (text) => {
+    const start = text.indexOf(`${heading}\n`);
+    if (start < 0) return undefined;
+    const next = text.indexOf("\n## ", start + heading.length);
+    return { start, end: next < 0 ? text.length : next + 1 };
+  };
+  const fresh = sectionOf(whole);
+  if (!fresh) return;
+  const section = whole.slice(fresh.start, fresh.end);
+  const current = readFileSync(page, "utf8");
+  const old = sectionOf(current);
+  if (old) {
+    writeFileSync(page, current.slice(0, old.start) + section + current.slice(old.end));
+    return;
+  }
+  const following = whole.slice(fresh.end).match(/^## .*$/m)?.[0];
+  const at = following ? current.indexOf(`\n${following}\n`) + 1 : current.length;
+  writeFileSync(page, current.slice(0, at) + section + current.slice(at));
+}
+
 /** The commit measured (with "+" when the tree has changes), or null outside a git checkout. */
 function currentCommit() {
   try {
@@ -777,19 +849,25 @@ function table(rows) {
 }
 
 if (process.env.BENCH_DOCS_ONLY) {
-  writeDocs(JSON.parse(readFileSync(new URL("results/latest.json", here), "utf8")));
-  console.log("wrote docs/benchmarks.md from bench/results/latest.json");
+  const latest = JSON.parse(readFileSync(new URL("results/latest.json", here), "utf8"));
+  // BENCH_DOCS_ONLY=<part> (one with a section of its own, such as failover) writes that section only.
+  const heading = SECTION_HEADINGS[process.env.BENCH_DOCS_ONLY];
+  if (heading) replaceSection(heading, latest);
+  else writeDocs(latest);
+  console.log(`wrote ${heading ? `the section "${heading}" of ` : ""}docs/benchmarks.md from bench/results/latest.json`);
   process.exit(0);
 }
 
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|mcp|chat-ui-tasks|oauth|background runs one part (for trying changes; nothing is written).
+  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|mcp|chat-ui-tasks|oauth|background|failover runs one part (for trying changes; nothing is written).
   const only = process.env.BENCH_ONLY;
+  const measured = {};
   const part = async (name, run) => {
     if (only && only !== name) return undefined;
     const result = await run();
+    measured[name] = result;
     console.log(name, JSON.stringify(result, null, 2));
     return result;
   };
@@ -807,9 +885,23 @@ try {
   const chatUiTasks = await part("chat-ui-tasks", () => chatUiTaskCost(start));
   const oauth = await part("oauth", () => oauthCost(start, { seconds: SECONDS, repeats: REPEATS }));
   const background = await part("background", () => backgroundCost(start));
-  if (only) process.exit(0);
+  const failover = await part("failover", async () => ({ date: new Date().toISOString(), commit: currentCommit(), ...(await clusterFailover(start, { repeats: REPEATS })) }));
+  if (only) {
+    // BENCH_MERGE=1: the part measured alone replaces its own in bench/results/latest.json (it carries its
+    // own date and commit), and its section of docs/benchmarks.md is written again; the rest of the page,
+    // notes added by hand included, is left as it is.
+    if (process.env.BENCH_MERGE && measured[only] !== undefined) {
+      const latest = JSON.parse(readFileSync(new URL("results/latest.json", here), "utf8"));
+      latest[{ "chat-ui-tasks": "chatUiTasks" }[only] ?? only] = measured[only];
+      writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(latest, null, 2)}\n`);
+      const heading = SECTION_HEADINGS[only];
+      if (heading) replaceSection(heading, latest);
+      console.log(`merged ${only} into bench/results/latest.json${heading ? ` and its section "${heading}" into docs/benchmarks.md` : ""}`);
+    }
+    process.exit(0);
+  }
 
-  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, mcp, chatUiTasks, oauth, background };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, mcp, chatUiTasks, oauth, background, failover };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
   // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.

@@ -1,5 +1,6 @@
-import { type ChainableCommander, Cluster, type ClusterOptions, Redis, type RedisOptions } from "ioredis";
+import { type ChainableCommander, type Cluster, Redis, type RedisOptions } from "ioredis";
 import type { RedisTopology } from "../config/redis-topology.js";
+import { PacedCluster, type PacedClusterOptions } from "./paced-cluster.js";
 
 /** A connection to whichever Redis the configuration names: one node (or a Sentinel-watched master), or a cluster. */
 export type RedisClient = Redis | Cluster;
@@ -25,6 +26,14 @@ function nodeSettings(options: RedisConnectionOptions): RedisOptions {
     connectTimeout: 2000,
   };
 }
+
+/**
+ * A cluster client asks for the slot map at most this often (`PacedCluster`): in a failover, four
+ * times a second cost the replicas a third of the CPU that asking after every redirection did, and
+ * the dead master's keys were served again within 150 ms of its replica's promotion
+ * (docs/scale-out.md#in-a-failover).
+ */
+const SLOT_MAP_SPACING_MS = 250;
 
 /** Reconnect soon after an outage, then every second at most. */
 const reconnectDelay = (attempt: number) => Math.min(1000, 50 * attempt);
@@ -68,8 +77,9 @@ function create(topology: RedisTopology, options: RedisConnectionOptions): Redis
       retryStrategy: reconnectDelay,
     });
   }
-  const cluster: ClusterOptions = {
-    redisOptions: { ...settings, ...credentials, ...(topology.tls ? { tls: {} } : {}) },
+  const cluster: PacedClusterOptions = {
+    // Replies as ioredis has always mapped them (its default, named for the constructor's types).
+    redisOptions: { ...settings, ...credentials, ...(topology.tls ? { tls: {} } : {}), replyMapping: "legacy" },
     enableOfflineQueue: false,
     // A node that dies is replaced by its replica: find the new slot owners soon, and keep the
     // redirections' total wait above a failover's few seconds.
@@ -82,7 +92,7 @@ function create(topology: RedisTopology, options: RedisConnectionOptions): Redis
     // With TLS the node names stay names, so certificates are checked against them (ElastiCache's configuration endpoint).
     ...(topology.tls ? { dnsLookup: keepHostname } : {}),
   };
-  return new Cluster(topology.nodes, cluster);
+  return new PacedCluster(topology.nodes, cluster, SLOT_MAP_SPACING_MS);
 }
 
 /** A cluster's DNS lookup that resolves nothing: the TLS check then sees the node's hostname, not an address. */

@@ -52,8 +52,9 @@ const ANY_NODE = "cluster";
  * once, so a node that is down costs requests nothing, while keys on the other masters are served
  * as before: a cluster master's failover holds only the answers that need its slots, each for one
  * bound at most. A lost connection is an outage of every node. A PING of the node every
- * `probeIntervalMs` (or, in a cluster, its slots handed to another node) ends its outage. Every
- * command of the adapter's stores goes through one gate.
+ * `probeIntervalMs` ends its outage, and in a cluster so does the first slot map that hands its
+ * slots to another node (a replica promoted). Every command of the adapter's stores goes through
+ * one gate.
  */
 export class RedisGate {
   private readonly nodes = new Map<string, NodeHealth>();
@@ -89,6 +90,9 @@ export class RedisGate {
     redis.on("close", () => {
       if (this.settled) this.connectionLost();
     });
+    // A cluster's new slot map may hand a down node's slots to another (a replica promoted): that ends
+    // its outage at once, not at its next probe.
+    if (this.cluster) redis.on("refresh", () => this.slotsMoved());
   }
 
   /**
@@ -292,6 +296,11 @@ export class RedisGate {
         },
       );
     }, delayMs);
+  }
+
+  /** The client learnt the slot map again: every down node that owns no slot now is back (its slots are served elsewhere). */
+  private slotsMoved(): void {
+    for (const [node, health] of [...this.nodes]) if (health.down && !this.ownsSlots(node)) this.answered(node);
   }
 
   /** Whether the client's slot map still names `node` the master of some slot. */

@@ -43,11 +43,12 @@ const EXCHANGE = "workspace-openai-adapter/exchange";
 
 /**
  * Streamable HTTP for every revision the adapter serves (docs/architecture.md#mcp-tools),
- * stateless: each POST gets a fresh server instance, so any replica answers any request.
- * 2026-07-28 requests (the `_meta` envelope) go through the SDK's `createMcpHandler`, which
- * answers JSON, or SSE once a handler sends progress. A plain tool call of either era, the
- * commonest request by far, is answered directly (`directToolCall`), byte for byte as the SDK would. 2025-era requests are served here on the
- * SDK's stateless transport, JSON unless the call asked for progress. A 2025 `initialize` is
+ * stateless: each POST gets a fresh server instance, so any replica answers any request. A plain
+ * tool call of either era, the commonest request by far, is answered directly (`directToolCall`),
+ * byte for byte as the SDK would. Everything else is the SDK's: 2026-07-28 requests (the `_meta`
+ * envelope) go through its `createMcpHandler`, which answers JSON, or SSE once a handler sends
+ * progress; 2025-era requests are served on its stateless transport, JSON unless the call asked
+ * for progress. A 2025 `initialize` is
  * answered with a random `Mcp-Session-Id` that nothing stores: clients echo it, which is what lets
  * a `notifications/cancelled` (a POST of its own) find the call it cancels on this replica
  * without mistaking another client's call with the same request id for it.

@@ -88,9 +88,11 @@ afterAll(async () => {
 
 const ACCEPT = "application/json, text/event-stream";
 
+/** One POST's status, every response header but `Date` (the second it was sent), content type and bytes. */
 async function post(url: string, headers: Record<string, string>, body: unknown) {
   const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
-  return { status: response.status, contentType: response.headers.get("content-type"), sessionId: response.headers.get("mcp-session-id"), body: await response.text() };
+  const { date: _date, ...responseHeaders } = Object.fromEntries(response.headers);
+  return { status: response.status, headers: responseHeaders, contentType: response.headers.get("content-type"), body: await response.text() };
 }
 
 /** Sends one request to both endpoints; returns both answers and which path each took. */

@@ -199,6 +199,30 @@ describe("RedisGate", () => {
     gate.close();
   });
 
+  it("in a cluster, ends a dead master's outage as soon as a new slot map hands its slots to another node, not at its next probe", async () => {
+    const cluster = new FakeCluster();
+    const clock = manualClock();
+    const gate = new RedisGate(cluster as unknown as Redis, { failuresToDown: 2, probeIntervalMs: 500, firstConnectMs: 2000, deadlineMs: 1000, clock });
+    cluster.owners = ["127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"];
+    await gate.run("foo", timedOut).catch(() => undefined);
+    await gate.run("foo", timedOut).catch(() => undefined);
+    expect(gate.availableFor("foo")).toBe(false);
+    // A map that still names it changes nothing.
+    cluster.emit("refresh");
+    expect(gate.availableFor("foo")).toBe(false);
+    // Its replica took over: the client's next map (whoever asked for it) ends the outage, no probe run.
+    cluster.owners = ["127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7005"];
+    let woken = false;
+    void gate.nextAvailable().then(() => (woken = true));
+    cluster.emit("refresh");
+    expect(gate.availableFor("foo")).toBe(true);
+    await settle();
+    // The writes waiting for a node to answer again were woken; its probe was stopped.
+    expect(woken).toBe(true);
+    expect(clock.pending).toBe(0);
+    gate.close();
+  });
+
   it("in a cluster, stops waiting for a failing master only: keys of the other masters are sent as before", async () => {
     const cluster = new FakeCluster();
     const clock = manualClock();
