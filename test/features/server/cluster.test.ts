@@ -48,7 +48,7 @@ describeWith(REDIS, "one poller per workspace across replicas", () => {
    */
   async function listCallsPerInterval(
     environment: Record<string, string>,
-  ): Promise<{ perInterval: number; largestShare: number; listers: number; acquired: number }> {
+  ): Promise<{ perInterval: number; largestShare: number; listers: number; acquired: number; listedUnexplained: number[]; fallbacks: number }> {
     const replicas = await Promise.all([0, 1, 2].map(() => startReplica(workspace.url, environment)));
     try {
       const calls = workspace.control.calls;
@@ -62,14 +62,18 @@ describeWith(REDIS, "one poller per workspace across replicas", () => {
         replicas.map(async (replica) => Number(/^adapter_watcher_list_calls_total (\d+)/m.exec(await (await fetch(`${replica.url}/metrics`)).text())?.[1] ?? 0)),
       );
       const total = byReplica.reduce((sum, count) => sum + count, 0);
-      const acquired = await Promise.all(
-        replicas.map(async (replica) => Number(/^adapter_cluster_lease_changes_total\{change="acquired"\} (\d+)/m.exec(await (await fetch(`${replica.url}/metrics`)).text())?.[1] ?? 0)),
-      );
+      const metrics = await Promise.all(replicas.map(async (replica) => (await fetch(`${replica.url}/metrics`)).text()));
+      const acquired = metrics.map((text) => Number(/^adapter_cluster_lease_changes_total\{change="acquired"\} (\d+)/m.exec(text)?.[1] ?? 0));
+      // Polls a replica made alone: Redis did not answer it, or the lease holder was silent for a while.
+      const fallbacks = metrics.map((text) => [...text.matchAll(/^adapter_cluster_fallbacks_total\{[^}]*\} (\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0));
       return {
         perInterval: firstPages / (elapsed / INTERVAL_MS),
         largestShare: Math.max(...byReplica) / total,
         listers: byReplica.filter((count) => count > 0).length,
         acquired: acquired.reduce((sum, count) => sum + count, 0),
+        // The replicas that listed though they never held the lease nor polled alone for a reason counted.
+        listedUnexplained: byReplica.flatMap((count, index) => (count > 0 && acquired[index] === 0 && fallbacks[index] === 0 ? [index] : [])),
+        fallbacks: fallbacks.reduce((sum, count) => sum + count, 0),
       };
     } finally {
       await stopAll(replicas);
@@ -87,10 +91,12 @@ describeWith(REDIS, "one poller per workspace across replicas", () => {
     );
     // Made by the lease holder for the cluster; alone, every replica lists (a busy machine slows every poll,
     // so the counts per interval vary and are only logged, but not who makes them). A busy moment can hand
-    // the lease over (one run: the first holder made 74% of the calls): each acquisition may add one lister.
+    // the lease over (one run: the first holder made 74% of the calls), or leave a replica polling alone
+    // for a while, counted as a fallback (one run: three listers for two acquisitions): a replica lists
+    // only when it held the lease or counted why it polled alone.
     expect(shared.listers).toBeGreaterThan(0);
-    expect(shared.listers).toBeLessThanOrEqual(shared.acquired);
-    if (shared.acquired === 1) expect(shared.largestShare).toBe(1);
+    expect(shared.listedUnexplained).toEqual([]);
+    if (shared.acquired === 1 && shared.fallbacks === 0) expect(shared.largestShare).toBe(1);
     expect(alone.listers).toBe(3);
     expect(alone.largestShare).toBeLessThan(0.5);
     // Only hashes of credentials in Redis, and every key expires.
