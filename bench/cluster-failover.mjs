@@ -9,7 +9,6 @@
 // (skipped, and said so, where there are none).
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -17,6 +16,7 @@ import { Agent, request } from "undici";
 import { credentialHash } from "../dist/src/auth/credential-hash.js";
 import { redisKeys } from "../dist/src/redis/keys.js";
 import { statsOf } from "./processes.mjs";
+import { freePort } from "./replicas.mjs";
 
 const KEY = "bench-key";
 const PREFIX = "bench-failover:";
@@ -27,16 +27,6 @@ const STORED = 24;
 const NORMAL_MS = 3500;
 const headers = { authorization: `Bearer ${KEY}`, "service-workspace": "bench", "content-type": "application/json" };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Polls `check` every 50 ms until it holds, or throws after `ms`. */
 async function until(check, what, ms = 30_000) {

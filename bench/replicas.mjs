@@ -10,7 +10,8 @@ const INTERVAL_MS = 100;
 const WAITING = 200;
 const headers = { authorization: "Bearer bench-key", "service-workspace": "bench", "content-type": "application/json" };
 
-function freePort() {
+/** A free TCP port on loopback (the other bench scenarios that start servers of their own take theirs here too). */
+export function freePort() {
   return new Promise((resolve) => {
     const server = createServer();
     server.listen(0, "127.0.0.1", () => {

@@ -177,7 +177,8 @@ describe("RedisGate", () => {
     gate.close();
   });
 
-  it("in a cluster, keeps a dead master down while the slot map still names it, though its connection left the client's pool", async () => {
+  /** A gate on a cluster of three masters whose third ("foo"'s) has failed twice in a row: it counts as down. */
+  async function clusterWithDeadMaster() {
     const cluster = new FakeCluster();
     const clock = manualClock();
     const gate = new RedisGate(cluster as unknown as Redis, { failuresToDown: 2, probeIntervalMs: 500, firstConnectMs: 2000, deadlineMs: 1000, clock });
@@ -185,6 +186,11 @@ describe("RedisGate", () => {
     await gate.run("foo", timedOut).catch(() => undefined);
     await gate.run("foo", timedOut).catch(() => undefined);
     expect(gate.availableFor("foo")).toBe(false);
+    return { cluster, clock, gate };
+  }
+
+  it("in a cluster, keeps a dead master down while the slot map still names it, though its connection left the client's pool", async () => {
+    const { cluster, clock, gate } = await clusterWithDeadMaster();
     // No connection to it any more (ioredis drops a node whose connection ended), but its slots are still its own.
     clock.runAll();
     await settle();
@@ -200,13 +206,7 @@ describe("RedisGate", () => {
   });
 
   it("in a cluster, ends a dead master's outage as soon as a new slot map hands its slots to another node, not at its next probe", async () => {
-    const cluster = new FakeCluster();
-    const clock = manualClock();
-    const gate = new RedisGate(cluster as unknown as Redis, { failuresToDown: 2, probeIntervalMs: 500, firstConnectMs: 2000, deadlineMs: 1000, clock });
-    cluster.owners = ["127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"];
-    await gate.run("foo", timedOut).catch(() => undefined);
-    await gate.run("foo", timedOut).catch(() => undefined);
-    expect(gate.availableFor("foo")).toBe(false);
+    const { cluster, clock, gate } = await clusterWithDeadMaster();
     // A map that still names it changes nothing.
     cluster.emit("refresh");
     expect(gate.availableFor("foo")).toBe(false);
