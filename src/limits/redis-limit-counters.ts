@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { RedisKeys } from "../redis/keys.js";
+import { isReplyError } from "../redis/redis-connection.js";
 import { type CountedRequest, type LimitCounters, loadLimiters, MemoryLimitCounters, type Slot, type WindowCount, WindowCounts } from "./limit-counters.js";
 
 /**
@@ -217,7 +218,7 @@ export class RedisLimitCounters implements LimitCounters {
     try {
       value = await remote();
     } catch (error) {
-      this.fellBack(error instanceof Error && error.name === "ReplyError" ? "error" : "no_answer");
+      this.fellBack(isReplyError(error) ? "error" : "no_answer");
       return local();
     }
     if (this.degraded) {

@@ -29,8 +29,8 @@ function nodeSettings(options: RedisConnectionOptions): RedisOptions {
 
 /**
  * A cluster client asks for the slot map at most this often (`PacedCluster`): in a failover, four
- * times a second cost the replicas a third of the CPU that asking after every redirection did, and
- * the dead master's keys were served again within 150 ms of its replica's promotion
+ * times a second cost the replicas about half the CPU that asking after every redirection did, and
+ * the dead master's keys were served again within 0.3 s of its replica's promotion
  * (docs/scale-out.md#in-a-failover).
  */
 const SLOT_MAP_SPACING_MS = 250;
@@ -98,6 +98,11 @@ function create(topology: RedisTopology, options: RedisConnectionOptions): Redis
 /** A cluster's DNS lookup that resolves nothing: the TLS check then sees the node's hostname, not an address. */
 function keepHostname(address: string, callback: (error: null, address: string) => void): void {
   callback(null, address);
+}
+
+/** Whether a command failed with Redis's own reply (a wrong type, a `CROSSSLOT`, a script error): Redis answered, it is not an outage. */
+export function isReplyError(error: unknown): boolean {
+  return error instanceof Error && error.name === "ReplyError";
 }
 
 /** Runs a MULTI batch; the first command that failed inside it rejects, as a single command would. */

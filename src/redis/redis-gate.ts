@@ -2,7 +2,7 @@ import type { Redis } from "ioredis";
 import { keySlot } from "./key-slot.js";
 import { StoreUnavailableError } from "./store-unavailable-error.js";
 import type { Clock } from "../util/clock.js";
-import type { RedisClient } from "./redis-connection.js";
+import { isReplyError, type RedisClient } from "./redis-connection.js";
 
 /** What the gate reports, for logs and metrics. */
 export interface RedisGateEvents {
@@ -352,8 +352,4 @@ interface ClusterView {
 function isCluster(redis: RedisClient): boolean {
   const view = redis as unknown as Partial<ClusterView>;
   return Array.isArray(view.slots) && typeof view.nodes === "function";
-}
-
-function isReplyError(error: unknown): boolean {
-  return error instanceof Error && error.name === "ReplyError";
 }
