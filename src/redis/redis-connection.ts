@@ -1,6 +1,8 @@
-import { type ChainableCommander, type Cluster, Redis, type RedisOptions } from "ioredis";
+import { type ChainableCommander, Cluster, Redis, type RedisOptions } from "ioredis";
 import type { RedisTopology } from "../config/redis-topology.js";
+import { ConnectionSubscriber, type OpenSubscriber } from "./channel-subscriber.js";
 import { PacedCluster, type PacedClusterOptions } from "./paced-cluster.js";
+import { ShardSubscriber } from "./shard-subscriber.js";
 
 /** A connection to whichever Redis the configuration names: one node (or a Sentinel-watched master), or a cluster. */
 export type RedisClient = Redis | Cluster;
@@ -13,8 +15,6 @@ export interface RedisConnectionOptions {
    * tell a conversation apart from a new one (docs/architecture.md#redis-down-or-slow).
    */
   commandTimeoutMs: number;
-  /** For a cluster: a subscriber connection per master, for sharded pub/sub (`SSUBSCRIBE`). */
-  shardedSubscribers?: boolean;
 }
 
 /** Settings every node connection gets: never queue, never retry a command, a bounded command time. */
@@ -54,13 +54,18 @@ export function openRedis(topology: RedisTopology, options: RedisConnectionOptio
   return client;
 }
 
-function create(topology: RedisTopology, options: RedisConnectionOptions): RedisClient {
-  const settings = nodeSettings(options);
-  if (topology.kind === "single") return new Redis(topology.url, { ...settings, lazyConnect: false, retryStrategy: reconnectDelay });
-  const credentials = {
+/** The user name and password a node or cluster asks for, when the configuration names them. */
+function credentialsOf(topology: Exclude<RedisTopology, { kind: "single" }>): Pick<RedisOptions, "username" | "password"> {
+  return {
     ...(topology.username === undefined ? {} : { username: topology.username }),
     ...(topology.password === undefined ? {} : { password: topology.password }),
   };
+}
+
+function create(topology: RedisTopology, options: RedisConnectionOptions): RedisClient {
+  const settings = nodeSettings(options);
+  if (topology.kind === "single") return new Redis(topology.url, { ...settings, lazyConnect: false, retryStrategy: reconnectDelay });
+  const credentials = credentialsOf(topology);
   if (topology.kind === "sentinel") {
     return new Redis({
       ...settings,
@@ -88,11 +93,40 @@ function create(topology: RedisTopology, options: RedisConnectionOptions): Redis
     maxRedirections: 16,
     slotsRefreshTimeout: 1000,
     clusterRetryStrategy: reconnectDelay,
-    shardedSubscribers: options.shardedSubscribers ?? false,
     // With TLS the node names stay names, so certificates are checked against them (ElastiCache's configuration endpoint).
     ...(topology.tls ? { dnsLookup: keepHostname } : {}),
   };
   return new PacedCluster(topology.nodes, cluster, SLOT_MAP_SPACING_MS);
+}
+
+/**
+ * Where the poll sharing's subscriptions are held (docs/architecture.md#redis-topologies): in a
+ * cluster, a plain connection per master that has a channel wanted, placed by the slot map of
+ * `commands` (the gate's cluster client), so that no second cluster client learns the map again;
+ * otherwise a connection of its own, which ioredis reconnects.
+ */
+export function openSubscriber(topology: RedisTopology, options: RedisConnectionOptions, commands: RedisClient): OpenSubscriber {
+  if (topology.kind !== "cluster" || !(commands instanceof Cluster)) return (events) => new ConnectionSubscriber(openRedis(topology, options) as Redis, events);
+  const settings: RedisOptions = {
+    ...nodeSettings(options),
+    ...credentialsOf(topology),
+    ...(topology.tls ? { tls: {} } : {}),
+    // Subscriptions asked for before the connection is up wait for it; an ended one is not reopened
+    // (its channels go where the slot map says: the master that died has been replaced).
+    enableOfflineQueue: true,
+    retryStrategy: () => null,
+  };
+  return (events) =>
+    new ShardSubscriber({
+      map: commands,
+      connect: (node) => {
+        const at = node.lastIndexOf(":");
+        const connection = new Redis({ ...settings, host: node.slice(0, at), port: Number(node.slice(at + 1)) });
+        connection.on("error", () => undefined);
+        return connection;
+      },
+      events,
+    });
 }
 
 /** A cluster's DNS lookup that resolves nothing: the TLS check then sees the node's hostname, not an address. */

@@ -5,7 +5,8 @@ import { type UpstreamQuery, upstreamQuerySchema } from "../upstream/query-schem
 import type { Clock } from "../util/clock.js";
 import type { RedisKeys } from "./keys.js";
 import { RedisChannels } from "./redis-channels.js";
-import { execOrThrow, type RedisClient } from "./redis-connection.js";
+import type { OpenSubscriber } from "./channel-subscriber.js";
+import { execOrThrow } from "./redis-connection.js";
 import type { RedisGate } from "./redis-gate.js";
 
 /** What the cluster's poll sharing reports, for metrics. */
@@ -20,8 +21,8 @@ export interface PollSharingEvents {
 export interface RedisPollSharingOptions {
   /** The adapter's command connection. */
   redis: RedisGate;
-  /** A connection of its own for pub/sub (a subscribed connection runs no other commands); closed with the sharing. */
-  subscriber: RedisClient;
+  /** Opens where the channels' subscriptions are held (a subscribed connection runs no other commands); closed with the sharing. */
+  subscriber: OpenSubscriber;
   /** The deployment's key names (its `REDIS_KEY_PREFIX`). */
   keys: RedisKeys;
   /** How long a lease lasts without renewal: a dead holder is replaced within about this long. */
@@ -52,10 +53,11 @@ interface Message {
  * the group, so that in a cluster they live in one slot (docs/architecture.md#redis-topologies).
  * Credentials never enter Redis: groups are named by a hash of the credential. The holder's work
  * is safe to repeat: after a failover that lost the lease, two holders for a moment list and
- * publish the same snapshots, which waiters take once. A subscriber that reconnects reads again at
- * once what it may have missed. Every command goes through the gate (skipped
- * at once while Redis is down); a failure means this replica polls alone for that turn (logged once,
- * counted), and it rejoins the sharing as soon as Redis answers again.
+ * publish the same snapshots, which waiters take once. A group whose subscription was lost (a
+ * connection broke, its slot moved) reads again at once what it may have missed when Redis takes it
+ * again. Every command goes through the gate (skipped at once while Redis is down); a failure means
+ * this replica polls alone for that turn (logged once, counted), and it rejoins the sharing as soon
+ * as Redis answers again.
  */
 export class RedisPollSharing implements PollSharing {
   private readonly redis: RedisGate;
@@ -68,9 +70,7 @@ export class RedisPollSharing implements PollSharing {
     this.redis = options.redis;
     this.channels = new RedisChannels(options.redis, options.subscriber, options.clock, {
       message: (channel, text) => this.receive(channel, text),
-      resubscribed: () => {
-        for (const group of this.groups.values()) group.readAgain();
-      },
+      resubscribed: (channel) => this.groups.get(channel)?.readAgain(),
       subscribeFailed: () => this.fellBack("redis"),
     });
   }

@@ -12,7 +12,7 @@ import { type LimitCounters, MemoryLimitCounters } from "../limits/limit-counter
 import { RateLimits } from "../limits/rate-limits.js";
 import { RedisLimitCounters } from "../limits/redis-limit-counters.js";
 import { redisKeys } from "../redis/keys.js";
-import { openRedis } from "../redis/redis-connection.js";
+import { openRedis, openSubscriber } from "../redis/redis-connection.js";
 import { RedisConversationStore } from "../stores/redis-conversation-store.js";
 import { RedisGate } from "../redis/redis-gate.js";
 import { RedisPollSharing } from "../redis/redis-poll-sharing.js";
@@ -198,7 +198,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const sharing = config.clusterPolling && redis && topology
     ? new RedisPollSharing({
       redis,
-      subscriber: openRedis(topology, { ...connection, shardedSubscribers: true }),
+      subscriber: openSubscriber(topology, connection, redis.redis),
       keys,
       leaseMs: config.clusterLeaseMs,
       logger,

@@ -39,6 +39,12 @@ async function redisAvailable(replica: Replica): Promise<boolean> {
   return /^adapter_redis_available 1$/m.test(await (await fetch(`${replica.url}/metrics`)).text());
 }
 
+/** Snapshots a replica heard from the lease holder of its workspace (its metrics say so). */
+async function snapshotsReceived(replica: Replica): Promise<number> {
+  const metrics = await (await fetch(`${replica.url}/metrics`)).text();
+  return Number(/^adapter_cluster_snapshots_received_total (\d+)$/m.exec(metrics)?.[1] ?? 0);
+}
+
 let stack: Stack;
 beforeAll(async () => {
   stack = await startStack();
@@ -118,6 +124,11 @@ describeWith(REDIS_SERVERS, "a TLS Redis Cluster announced by hostname (ElastiCa
       replicas.push(await startReplica(stack.workspace.url, environment), await startReplica(stack.workspace.url, environment));
       await until(async () => (await redisAvailable(replicas[0] as Replica)) && (await redisAvailable(replicas[1] as Replica)), "the replicas' TLS cluster connections");
       expect(await continuesAcross(replicas[0]?.url as string, replicas[1]?.url as string)).toBe(true);
+      // The polling is shared over TLS too: the lease holder's snapshots reach the other replica on the
+      // sharded subscription it holds on the channel's master, by that master's name.
+      const questions = replicas.flatMap((replica) => Array.from({ length: 6 }, () => ask(replica.url, [{ role: "user", content: "leave policy" }])));
+      expect((await Promise.all(questions)).map((answer) => answer.status)).toEqual(Array(12).fill(200));
+      expect((await Promise.all(replicas.map((replica) => snapshotsReceived(replica)))).some((received) => received > 0)).toBe(true);
       // The same nodes by address: the certificate names localhost only, so the check refuses them.
       const byAddress = await startReplica(stack.workspace.url, { ...environment, REDIS_CLUSTER_NODES: String(environment.REDIS_CLUSTER_NODES).replaceAll("localhost", "127.0.0.1") });
       replicas.push(byAddress);
