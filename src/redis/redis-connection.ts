@@ -2,6 +2,7 @@ import { type ChainableCommander, Cluster, Redis, type RedisOptions } from "iore
 import type { RedisTopology } from "../config/redis-topology.js";
 import { ConnectionSubscriber, type OpenSubscriber } from "./channel-subscriber.js";
 import { PacedCluster, type PacedClusterOptions } from "./paced-cluster.js";
+import { ReopeningRedis } from "./reopening-redis.js";
 import { ShardSubscriber } from "./shard-subscriber.js";
 
 /** A connection to whichever Redis the configuration names: one node (or a Sentinel-watched master), or a cluster. */
@@ -35,6 +36,9 @@ function nodeSettings(options: RedisConnectionOptions): RedisOptions {
  */
 const SLOT_MAP_SPACING_MS = 250;
 
+/** How soon a Sentinel-watched master's connection that ioredis gave up for good is opened again (`ReopeningRedis`). */
+const REOPEN_MS = 100;
+
 /** Reconnect soon after an outage, then every second at most. */
 const reconnectDelay = (attempt: number) => Math.min(1000, 50 * attempt);
 
@@ -67,7 +71,7 @@ function create(topology: RedisTopology, options: RedisConnectionOptions): Redis
   if (topology.kind === "single") return new Redis(topology.url, { ...settings, lazyConnect: false, retryStrategy: reconnectDelay });
   const credentials = credentialsOf(topology);
   if (topology.kind === "sentinel") {
-    return new Redis({
+    return new ReopeningRedis({
       ...settings,
       ...credentials,
       sentinels: topology.sentinels,
@@ -80,7 +84,7 @@ function create(topology: RedisTopology, options: RedisConnectionOptions): Redis
       failoverDetector: true,
       sentinelRetryStrategy: reconnectDelay,
       retryStrategy: reconnectDelay,
-    });
+    }, REOPEN_MS);
   }
   const cluster: PacedClusterOptions = {
     // Replies as ioredis has always mapped them (its default, named for the constructor's types).

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type AddressInfo, connect, createServer as createNetServer, type Socket } from "node:net";
 import { Redis } from "ioredis";
 import { freePort } from "./redis-server.js";
 import { redisTlsArguments, type TestCertificates } from "./test-certificates.js";
@@ -213,5 +214,44 @@ export async function startRedisSentinel(): Promise<RedisSentinelServers> {
       await Promise.all([master, replica, ...sentinels].map((node) => killNode(node)));
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A loopback TCP pass-through to a port whose answers reach the client `delayMs` late (what a busy machine makes of a sentinel). */
+export interface DelayingProxy {
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a `DelayingProxy` in front of `targetPort`: what the client sends goes on at once, what
+ * the server answers is held `delayMs`, in order. Closing either side closes the other.
+ */
+export async function startDelayingProxy(targetPort: number, delayMs: number): Promise<DelayingProxy> {
+  const sockets = new Set<Socket>();
+  const server = createNetServer((client) => {
+    const upstream = connect(targetPort, "127.0.0.1");
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on("error", () => undefined);
+      socket.on("close", () => {
+        sockets.delete(socket);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.on("data", (chunk) => upstream.write(chunk));
+    upstream.on("data", (chunk) => {
+      setTimeout(() => client.writable && client.write(chunk), delayMs);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -2,8 +2,8 @@ import pino from "pino";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
 import { describeWith, REDIS_SERVERS } from "../../helpers/external-programs.js";
-import { expectAnsweredThroughFailover, expectStateSharedAcrossReplicas } from "../../helpers/failover-scenario.js";
-import { killNode, type RedisSentinelServers, startRedisSentinel, until } from "../../helpers/redis-topologies.js";
+import { chat, expectAnsweredThroughFailover, expectStateSharedAcrossReplicas, metricSum } from "../../helpers/failover-scenario.js";
+import { killNode, type RedisSentinelServers, startDelayingProxy, startRedisSentinel, until } from "../../helpers/redis-topologies.js";
 import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
 
 /** What each replica's Redis connection did, for a failed test: its Redis metrics, and each distinct log message with its count and first and last time. */
@@ -87,5 +87,28 @@ describeWith(REDIS_SERVERS, "replicas sharing a Sentinel-watched Redis (master, 
     });
     console.log(`Sentinel, master hung: ${JSON.stringify(measure)}`);
     expect(measure.sharingAgainMs).toBeGreaterThan(0);
+  }, 90_000);
+
+  it("uses the new master after a failover the sentinels announce while the replica is asking them for the master", async () => {
+    // Every sentinel answers a second late (a busy machine, a distant network), so the promotion is
+    // announced while the replica, its master gone, is still asking a sentinel where the master is.
+    // ioredis then gives the connection up for good; the replica must open it again itself.
+    const proxies = await Promise.all(servers.sentinels.map((sentinel) => startDelayingProxy(sentinel.port, 1000)));
+    try {
+      const environment = { ...servers.environment, REDIS_SENTINELS: proxies.map((proxy) => `127.0.0.1:${proxy.port}`).join(","), REDIS_KEY_PREFIX: "slow-sentinels:", REALTIME: "off" };
+      replicas = [await startAdapter(workspace.url, environment, pino({ level: "info" }, { write: (line: string) => logs.push(`0 ${line}`) }))];
+      const available = async () => ((await metricSum(replicas, "adapter_redis_available"))[0] as number) === 1;
+      await until(available, "the replica's first connection");
+      await killNode(servers.master);
+      await promoted();
+      await until(available, "the replica to use the promoted master", 30_000);
+      // It had known the master lost (not a connection that never noticed the kill).
+      expect(await metricSum(replicas, "adapter_redis_availability_changes_total", { state: "down" })).toEqual([1]);
+      // It writes there: a conversation turn reaches the promoted master.
+      expect((await chat(replicas[0] as RunningAdapter, [{ role: "user", content: "leave policy" }])).status).toBe(200);
+      await until(async () => (await servers.replica.client.keys("slow-sentinels:*")).length > 0, "a turn stored on the promoted master");
+    } finally {
+      await Promise.all(proxies.map((proxy) => proxy.close()));
+    }
   }, 90_000);
 });
