@@ -255,3 +255,30 @@ export async function startDelayingProxy(targetPort: number, delayMs: number): P
       }),
   };
 }
+
+/**
+ * Moves one slot of a running cluster from master `from` to master `to` as `redis-cli --cluster
+ * reshard` does: `to` importing and `from` migrating, the slot's keys moved with `MIGRATE` until
+ * none is left, then every master told that `to` owns it. Commands meanwhile follow `ASK` and
+ * `MOVED`; Redis tells sharded subscribers of the slot's channels on `from` that they were unsubscribed.
+ */
+export async function migrateSlot(cluster: RedisClusterServers, slot: number, from: RedisProcess, to: RedisProcess): Promise<void> {
+  const idOf = async (node: RedisProcess) => String(await node.client.call("CLUSTER", "MYID"));
+  const [fromId, toId] = [await idOf(from), await idOf(to)];
+  await to.client.call("CLUSTER", "SETSLOT", String(slot), "IMPORTING", fromId);
+  await from.client.call("CLUSTER", "SETSLOT", String(slot), "MIGRATING", toId);
+  for (;;) {
+    const keys = (await from.client.call("CLUSTER", "GETKEYSINSLOT", String(slot), "100")) as string[];
+    if (keys.length === 0) break;
+    await from.client.call("MIGRATE", "127.0.0.1", String(to.port), "", "0", "5000", "KEYS", ...keys);
+  }
+  const masters: RedisProcess[] = [];
+  for (const node of cluster.nodes) {
+    const role = (await node.client.call("ROLE").catch(() => null)) as [string] | null;
+    if (role?.[0] === "master") masters.push(node);
+  }
+  // The new owner first, then the old one (which then drops the slot's subscribers), then the rest.
+  for (const node of [to, from, ...masters.filter((master) => master !== to && master !== from)]) {
+    await node.client.call("CLUSTER", "SETSLOT", String(slot), "NODE", toId);
+  }
+}

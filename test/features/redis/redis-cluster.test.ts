@@ -15,7 +15,7 @@ import { Redis } from "ioredis";
 import { credentialHash } from "../../../src/auth/credential-hash.js";
 import { keySlot } from "../../../src/redis/key-slot.js";
 import { redisKeys } from "../../../src/redis/keys.js";
-import { killNode, type RedisClusterServers, startRedisCluster, until } from "../../helpers/redis-topologies.js";
+import { killNode, migrateSlot, type RedisClusterServers, type RedisProcess, startRedisCluster, until } from "../../helpers/redis-topologies.js";
 import { API_KEY, FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
 
 /** Publications each node received over the cluster bus, classic (`PUBLISH`) and sharded (`SPUBLISH`), from CLUSTER INFO. */
@@ -187,6 +187,48 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
       publisher.disconnect();
       subscriber.disconnect();
     }
+  }, 60_000);
+
+  it("follows a resharding: the workspace's slot moved to another master, its channel is listened to there and the sharing goes on", async () => {
+    const group = `${credentialHash(API_KEY)}:acme`;
+    const channel = redisKeys(prefix).pollChannel(group);
+    const from = await cluster.masterOf(channel);
+    const to = (await Promise.all(cluster.nodes.map(async (node) => ({ node, role: (await node.client.call("ROLE")) as [string] })))).find(
+      ({ node, role }) => role[0] === "master" && node !== from,
+    )?.node as RedisProcess;
+    /** Clients subscribed to the workspace's channel on `node` (sharded pub/sub). */
+    const subscribers = async (node: RedisProcess) => Number(((await node.client.call("PUBSUB", "SHARDNUMSUB", channel)) as [string, number])[1]);
+
+    // Questions wait on every replica all the while, three at a time a third of an answer apart, so
+    // that no replica's group is left and joined again (which would subscribe afresh where the map says).
+    let resharded = false;
+    const statuses: number[] = [];
+    const asking = Promise.all(
+      replicas.flatMap((replica) =>
+        [0, 1, 2].map(async (turn) => {
+          await new Promise((resolve) => setTimeout(resolve, turn * 300));
+          while (!resharded) statuses.push((await chat(replica, [{ role: "user", content: "leave policy" }])).status);
+        }),
+      ),
+    );
+    try {
+      await until(async () => (await subscribers(from)) === 3, "the three replicas to listen on the slot's master");
+      await migrateSlot(cluster, keySlot(channel), from, to);
+      expect(await cluster.masterOf(channel)).toBe(to);
+      await until(async () => (await subscribers(to)) === 3 && (await subscribers(from)) === 0, "the three subscriptions to follow the slot to its new master");
+      // What the lease holder shares now goes through the new master and reaches the others.
+      const receivedThere = await metricSum(replicas, "adapter_cluster_snapshots_received_total");
+      await until(async () => {
+        const held = await metricSum(replicas, "adapter_cluster_leases_held");
+        const received = await metricSum(replicas, "adapter_cluster_snapshots_received_total");
+        return received.some((count, index) => held[index] === 0 && count > (receivedThere[index] as number));
+      }, "a snapshot shared through the slot's new master");
+    } finally {
+      resharded = true;
+      await asking;
+    }
+    expect(statuses.length).toBeGreaterThan(0);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
   }, 60_000);
 
   it("answers every waiting request once when the master of the workspace's slot is killed, and shares again; reads of keys on other masters go on", async () => {
