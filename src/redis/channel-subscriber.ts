@@ -28,6 +28,24 @@ export interface ChannelSubscriber {
   close(): void;
 }
 
+/** What a subscriber uses of a connection for pub/sub (ioredis's `Redis`): both kinds of subscription, and their messages. */
+export type PubSubConnection = Pick<Redis, "ssubscribe" | "sunsubscribe" | "subscribe" | "unsubscribe" | "on">;
+
+/** Subscribes `connection` to `channel`, sharded (`SSUBSCRIBE`) or classic. */
+export function subscribeOn(connection: PubSubConnection, channel: string, mode: PubSubMode): Promise<unknown> {
+  return mode === "sharded" ? connection.ssubscribe(channel) : connection.subscribe(channel);
+}
+
+/** Unsubscribes `connection` from `channel` without waiting for Redis to confirm it. */
+export function unsubscribeOn(connection: PubSubConnection, channel: string, mode: PubSubMode): void {
+  (mode === "sharded" ? connection.sunsubscribe(channel) : connection.unsubscribe(channel)).catch(() => undefined);
+}
+
+/** Hands on every message `connection` hears, classic or sharded. */
+export function forwardMessages(connection: PubSubConnection, events: Pick<SubscriberEvents, "message">): void {
+  for (const kind of ["message", "smessage"]) connection.on(kind, (channel: string, text: string) => events.message(channel, text));
+}
+
 /** Builds a subscriber once its events are known (the channels' owner hands them in). */
 export type OpenSubscriber = (events: SubscriberEvents) => ChannelSubscriber;
 
@@ -42,7 +60,7 @@ export class ConnectionSubscriber implements ChannelSubscriber {
     private readonly redis: Redis,
     events: SubscriberEvents,
   ) {
-    for (const kind of ["message", "smessage"]) redis.on(kind, (channel: string, text: string) => events.message(channel, text));
+    forwardMessages(redis, events);
     redis.on("ready", () => {
       if (this.connected) events.lost();
       this.connected = true;
@@ -50,11 +68,11 @@ export class ConnectionSubscriber implements ChannelSubscriber {
   }
 
   listen(channel: string, mode: PubSubMode): Promise<unknown> {
-    return mode === "sharded" ? this.redis.ssubscribe(channel) : this.redis.subscribe(channel);
+    return subscribeOn(this.redis, channel, mode);
   }
 
   stop(channel: string, mode: PubSubMode): void {
-    (mode === "sharded" ? this.redis.sunsubscribe(channel) : this.redis.unsubscribe(channel)).catch(() => undefined);
+    unsubscribeOn(this.redis, channel, mode);
   }
 
   close(): void {

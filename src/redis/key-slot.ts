@@ -13,6 +13,15 @@ export function keySlot(key: string): number {
   return crc16(bytes) & 16383;
 }
 
+/**
+ * The master of `key`'s slot in a cluster client's slot map (slot → node names, master first), as
+ * the client last learnt it; undefined while no owner is known. The gate routes commands by it, the
+ * shard subscriber places channels by it.
+ */
+export function slotMaster(slots: readonly (readonly string[] | undefined)[], key: string): string | undefined {
+  return slots[keySlot(key)]?.[0];
+}
+
 /** CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0), bit by bit: keys are short. */
 function crc16(bytes: Uint8Array): number {
   let crc = 0;

@@ -1,5 +1,5 @@
 import type { Redis } from "ioredis";
-import { keySlot } from "./key-slot.js";
+import { slotMaster } from "./key-slot.js";
 import { StoreUnavailableError } from "./store-unavailable-error.js";
 import type { Clock } from "../util/clock.js";
 import { isReplyError, type RedisClient } from "./redis-connection.js";
@@ -142,7 +142,7 @@ export class RedisGate {
   private nodeOf(key: string | null): string {
     if (!this.cluster) return ONLY_NODE;
     if (key === null) return ANY_NODE;
-    return this.cluster.slots[keySlot(key)]?.[0] ?? ANY_NODE;
+    return slotMaster(this.cluster.slots, key) ?? ANY_NODE;
   }
 
   /** The command's result, or a timeout once the deadline has passed (the command may still finish; nothing waits for it). */

@@ -1,6 +1,14 @@
 import type { Redis } from "ioredis";
-import type { ChannelSubscriber, PubSubMode, SubscriberEvents } from "./channel-subscriber.js";
-import { keySlot } from "./key-slot.js";
+import {
+  type ChannelSubscriber,
+  forwardMessages,
+  type PubSubConnection,
+  type PubSubMode,
+  type SubscriberEvents,
+  subscribeOn,
+  unsubscribeOn,
+} from "./channel-subscriber.js";
+import { slotMaster } from "./key-slot.js";
 
 /** What the shard subscriber reads of the adapter's cluster command client: its slot map, and when it was learnt again. */
 export interface SlotMap {
@@ -13,7 +21,7 @@ export interface SlotMap {
 }
 
 /** What the shard subscriber uses of a connection to one node (ioredis's `Redis`). */
-export type NodeConnection = Pick<Redis, "ssubscribe" | "sunsubscribe" | "subscribe" | "unsubscribe" | "on" | "disconnect">;
+export type NodeConnection = PubSubConnection & Pick<Redis, "disconnect">;
 
 /** Settings of the shard subscriber. */
 export interface ShardSubscriberOptions {
@@ -71,20 +79,17 @@ export class ShardSubscriber implements ChannelSubscriber {
     }
     const shard = this.shardOf(node);
     shard.pending += 1;
+    let taken = false;
     try {
-      await (mode === "sharded" ? shard.connection.ssubscribe(channel) : shard.connection.subscribe(channel));
-    } catch (error) {
+      await subscribeOn(shard.connection, channel, mode);
+      // Taken on a connection that has ended since, or by a node whose slot a new map gave to
+      // another: that subscription hears nothing; the caller tries again.
+      taken = this.shards.get(node) === shard && this.ownerOf(channel) === node;
+    } finally {
       shard.pending -= 1;
-      this.closeIfIdle(node, shard);
-      throw error;
+      if (!taken) this.closeIfIdle(node, shard);
     }
-    shard.pending -= 1;
-    // Taken on a connection that has ended since, or by a node whose slot a new map gave to another:
-    // that subscription hears nothing; the caller tries again.
-    if (this.shards.get(node) !== shard || this.ownerOf(channel) !== node) {
-      this.closeIfIdle(node, shard);
-      throw new Error("the channel's node changed while it was subscribed");
-    }
+    if (!taken) throw new Error("the channel's node changed while it was subscribed");
     shard.channels.add(channel);
     this.placed.set(channel, { node, mode });
     return undefined;
@@ -105,7 +110,7 @@ export class ShardSubscriber implements ChannelSubscriber {
 
   /** The master of the channel's slot, as the command client last learnt it. */
   private ownerOf(channel: string): string | undefined {
-    return this.options.map.slots[keySlot(channel)]?.[0];
+    return slotMaster(this.options.map.slots, channel);
   }
 
   /** The node's connection: the one open, or a new one. */
@@ -116,7 +121,7 @@ export class ShardSubscriber implements ChannelSubscriber {
     const shard: Shard = { connection, channels: new Set(), pending: 0 };
     this.shards.set(node, shard);
     const { events, map } = this.options;
-    for (const kind of ["smessage", "message"]) connection.on(kind, (channel: string, text: string) => events.message(channel, text));
+    forwardMessages(connection, events);
     // The node says a channel's slot is another's now: learn the map again, which moves the channel.
     connection.on("moved", () => map.refreshSlotsCache());
     connection.on("end", () => this.ended(node, shard));
@@ -153,7 +158,7 @@ export class ShardSubscriber implements ChannelSubscriber {
     if (!shard) return;
     shard.channels.delete(channel);
     if (this.closeIfIdle(node, shard)) return;
-    (mode === "sharded" ? shard.connection.sunsubscribe(channel) : shard.connection.unsubscribe(channel)).catch(() => undefined);
+    unsubscribeOn(shard.connection, channel, mode);
   }
 
   /** Closes a node's connection once it holds no channel and no subscription is under way on it. */
