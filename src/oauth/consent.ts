@@ -161,11 +161,12 @@ export function consentStep(server: AuthorizationServer, options: ConsentOptions
       return;
     }
     const principal = credentialHash(`idp ${person.subject}`);
-    const grantId = await server.grant(box.sign("account", principal), found.clientId, found.scopes);
+    const accountId = box.sign("account", principal);
+    const grantId = await server.grant(accountId, found.clientId, found.scopes);
     await grants.put(grantId, { key: team.key, workspace, principal });
     options.logger.info({ client: found.clientId, workspace, principal }, "OAuth consent (team set-up): access granted");
     response.setHeader("set-cookie", [`${cookieFor("")}; Max-Age=0`, laxCookie(signedInCookie, "")]);
-    await server.finish(request, response, { accountId: principal, grantId });
+    await server.finish(request, response, { accountId, grantId });
   }
 
 
