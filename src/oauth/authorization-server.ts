@@ -203,6 +203,8 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
     },
     discovery: { service_documentation: "https://github.com/workspace-openai-adapter/workspace-openai-adapter/blob/main/docs/mcp-oauth.md" },
     renderError: async (ctx: KoaContextWithOIDC, out) => {
+      // prompt=none's errors carry a redirect's 303: shown as a page, they are a 400.
+      if (ctx.status >= 300 && ctx.status < 400) ctx.status = 400;
       ctx.type = "html";
       ctx.set("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
       ctx.body = errorPage("The authorization did not go through", `${out.error}: ${out.error_description ?? ""}`);
