@@ -125,7 +125,13 @@ function teamSettings(env: Environment, key: string, context: z.RefinementCtx): 
     });
   }
   // The issuer is kept as written: an ID token's `iss` must equal it exactly (Auth0's ends with a slash).
-  const idp = { issuer: env.OAUTH_IDP_ISSUER, clientId: env.OAUTH_IDP_CLIENT_ID, clientSecret: env.OAUTH_IDP_CLIENT_SECRET, scopes: env.OAUTH_IDP_SCOPES, allow };
+  const idp = {
+    issuer: env.OAUTH_IDP_ISSUER,
+    clientId: env.OAUTH_IDP_CLIENT_ID,
+    clientSecret: env.OAUTH_IDP_CLIENT_SECRET,
+    scopes: env.OAUTH_IDP_SCOPES,
+    allow,
+  };
   return { workspaceApiKey: key, idp };
 }
 

@@ -117,7 +117,8 @@ function oauthRoutesOf(
   settings: OAuthSettings,
   oauth: NonNullable<AppDependencies["oauth"]>,
 ): Route[] {
-  const edge = createOAuthEdge({ settings, ...oauth, client: dependencies.client, logger: dependencies.logger, clock: dependencies.clock });
+  const { client, logger, clock } = dependencies;
+  const edge = createOAuthEdge({ settings, ...oauth, client, logger, clock });
   const authenticate = edge.authenticate;
   const mcp = mcpHandlerOf(mcpRoutes({ ...dependencies, authenticate, newQueryId: dependencies.newQueryId }));
   return oauthRoutes({ edge, mcp, logger: dependencies.logger });

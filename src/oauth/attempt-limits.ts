@@ -80,7 +80,12 @@ export async function countAuthorization(limits: OAuthAttemptLimits, request: In
  * users). The caller takes it back (`uncount`) unless the workspace refused the key: only wrong
  * keys stay counted.
  */
-export async function countKeyTry(limits: OAuthAttemptLimits, request: IncomingMessage, uid: string, clientId: string): Promise<CountedRequest> {
+export async function countKeyTry(
+  limits: OAuthAttemptLimits,
+  request: IncomingMessage,
+  uid: string,
+  clientId: string,
+): Promise<CountedRequest> {
   const counters = limits.counters(KEY_FAILURE_WINDOW_SECONDS);
   const limit = limits.keyFailuresPer15Minutes;
   const address = clientAddress(request, limits.trustedProxies);

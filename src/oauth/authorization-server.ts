@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import type { Configuration, KoaContextWithOIDC } from "oidc-provider";
+import type { Configuration, errors as OidcErrors, KoaContextWithOIDC } from "oidc-provider";
 import { OAUTH_TOKEN_PREFIX } from "../auth/oauth-token-prefix.js";
 import type { OAuthSettings } from "../config/config.js";
 import type { CountedRequest } from "../limits/limit-counters.js";
@@ -75,7 +75,7 @@ export interface AuthorizationServerOptions {
 }
 
 /** An error the library sends as itself: status, RFC 6749 code, description, and a `Retry-After`. */
-function tooMany(errors: typeof import("oidc-provider").errors, ctx: KoaContextWithOIDC, count: CountedRequest, what: string): Error {
+function tooMany(errors: typeof OidcErrors, ctx: KoaContextWithOIDC, count: CountedRequest, what: string): Error {
   const seconds = Math.max(1, Math.ceil(count.resetMs / 1000));
   ctx.set("retry-after", String(seconds));
   const error = new errors.CustomOIDCProviderError("too_many_requests", `Too many ${what} from this address; try again in ${seconds} seconds`);
@@ -157,7 +157,9 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
       properties: ["client_name"],
       validator: (_ctx, key, _value, metadata) => {
         const problem = key === "client_name" ? clientMetadataProblem(metadata as Record<string, unknown>) : undefined;
-        if (problem) throw problem.redirect ? new errors.InvalidRedirectUri(problem.message) : new errors.InvalidClientMetadata(problem.message);
+        if (!problem) return;
+        const Refusal = problem.redirect ? errors.InvalidRedirectUri : errors.InvalidClientMetadata;
+        throw new Refusal(problem.message);
       },
     },
     // Runs on every authorization request once it is otherwise valid, before anything is stored: the

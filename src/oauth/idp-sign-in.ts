@@ -24,6 +24,12 @@ interface IdpMetadata {
   authorization_response_iss_parameter_supported?: boolean;
 }
 
+/** The provider's metadata and its keys, as discovery found them. */
+interface Discovered {
+  document: IdpMetadata;
+  keys: ReturnType<typeof createRemoteJWKSet>;
+}
+
 /** What a started sign-in remembers (sealed into a cookie): the authorization it belongs to and its one-time values. */
 interface PendingSignIn {
   uid: string;
@@ -59,7 +65,7 @@ export function allowedPerson(payload: JWTPayload, allow: SignInAllowList): { al
  * authorization; nothing is stored.
  */
 export class IdpSignIn {
-  private metadata: { at: number; found: Promise<{ document: IdpMetadata; keys: ReturnType<typeof createRemoteJWKSet> }> } | undefined;
+  private metadata: { at: number; found: Promise<Discovered> } | undefined;
 
   constructor(
     private readonly settings: IdpSettings,

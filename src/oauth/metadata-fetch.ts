@@ -42,7 +42,8 @@ const systemResolve: Resolve = async (hostname) => lookup(hostname, { all: true,
 export function createMetadataFetch(options: MetadataFetchOptions = {}): { fetch: OAuthFetch; close(): Promise<void> } {
   const resolve = options.resolve ?? systemResolve;
   const allowed = new Set(options.allowedAddresses ?? []);
-  const tls = buildConnector({ timeout: options.connectTimeoutMs ?? 2500, ...(options.ca ? { ca: options.ca } : {}), allowH2: false });
+  const timeout = options.connectTimeoutMs ?? 2500;
+  const tls = buildConnector({ timeout, allowH2: false, ...(options.ca ? { ca: options.ca } : {}) });
   const agent = new Agent({
     connections: 4,
     pipelining: 1,
@@ -57,7 +58,9 @@ export function createMetadataFetch(options: MetadataFetchOptions = {}): { fetch
           const refused = found.find(({ address }) => isSpecialUse(address) && !allowed.has(address));
           if (refused) throw new RefusedAddressError(`${name} resolves to a special-use address (${refused.address}): not fetched`);
           const target = found[0] as { address: string; port?: number };
-          tls({ ...connectOptions, hostname: target.address, port: String(target.port ?? port), servername: literal ? undefined : name } as buildConnector.Options, callback);
+          const servername = literal ? undefined : name;
+          const dial = { ...connectOptions, hostname: target.address, port: String(target.port ?? port), servername };
+          tls(dial as buildConnector.Options, callback);
         })
         .catch((error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), null));
     },

@@ -76,7 +76,12 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
   const servers = new Map<string, Promise<{ server: AuthorizationServer; consent: ReturnType<typeof consentStep> }>>();
   const identities = new WeakMap<IncomingMessage, GrantIdentity>();
   const team = settings.team
-    ? { key: settings.team.workspaceApiKey, signIn: new IdpSignIn(settings.team.idp, box, options.clock), issuer: settings.team.idp.issuer, allow: settings.team.idp.allow }
+    ? {
+      key: settings.team.workspaceApiKey,
+      signIn: new IdpSignIn(settings.team.idp, box, options.clock),
+      issuer: settings.team.idp.issuer,
+      allow: settings.team.idp.allow,
+    }
     : undefined;
   const metadataDocuments = metadataDocumentPolicy({
     hosts: settings.metadataDocumentHosts,

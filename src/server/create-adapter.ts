@@ -62,7 +62,9 @@ function oauthParts(
     logger.warn("OAUTH_SECRET is not set: OAuth grants are sealed with a random secret and end with this process");
     secrets = [randomBytes(32).toString("base64url")];
   }
-  const storage = redis ? new RedisOAuthStorage(redis, redisKeys(config.redisKeyPrefix)) : new MemoryOAuthStorage(clock, config.mcpOauth.memoryMaxBytes);
+  const storage = redis
+    ? new RedisOAuthStorage(redis, redisKeys(config.redisKeyPrefix))
+    : new MemoryOAuthStorage(clock, config.mcpOauth.memoryMaxBytes);
   return { storage, box: new SecretBox(secrets), attempts, metadataFetch: metadataFetch.fetch };
 }
 
@@ -265,7 +267,10 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const oauthAttempts: OAuthAttemptLimits | undefined = config.mcpOauth
     ? {
       ...config.mcpOauth,
-      counters: (seconds) => attemptWindows.get(seconds) ?? attemptWindows.set(seconds, attemptCounters(seconds)).get(seconds) as LimitCounters,
+      counters: (seconds) => {
+        if (!attemptWindows.has(seconds)) attemptWindows.set(seconds, attemptCounters(seconds));
+        return attemptWindows.get(seconds) as LimitCounters;
+      },
       onCeiling: (kind) => metrics.oauthCeilings.inc({ kind }),
     }
     : undefined;
@@ -367,7 +372,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         background.close();
         realtime?.close();
         await sharing?.close();
-        await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close(), limitCounters?.close(), metadataFetch?.close()]);
+        await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close(), limitCounters?.close()]);
+        await metadataFetch?.close();
         limitRedis?.disconnect();
         if (oauthRedis !== limitRedis) oauthRedis?.disconnect();
         redis?.close();

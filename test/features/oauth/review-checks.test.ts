@@ -168,7 +168,7 @@ describe("the OAuth review's black-box checks against a running adapter", () => 
   });
 
   it("19: a registered name is escaped, marked self-declared and cleaned; the code's host comes first, with a loopback warning", async () => {
-    const named = await new HandDrivenClient(stack.url).register({ client_name: `"><img src=x onerror=alert(1)>\u202eClaude\u200b (Anthropic) verified connector and a long name` });
+    const named = await new HandDrivenClient(stack.url).register({ client_name: "\"><img src=x onerror=alert(1)>\u202eClaude\u200b (Anthropic) verified connector and a long name" });
     const opened = await named.open(named.authorizationUrl(pkcePair().challenge));
     if ("left" in opened) throw new Error("no page");
     expect(opened.html).not.toContain("<img");
