@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { BlockList } from "node:net";
 import type { CountedRequest, LimitCounters } from "../limits/limit-counters.js";
 import { clientAddress } from "./client-address.js";
@@ -53,24 +53,30 @@ async function ceiling(limits: OAuthAttemptLimits, windowSeconds: number, kind: 
   return { ...counted, counted: true };
 }
 
-/** One registration counted for the request's client address (refused when the hour's window is full). */
-export async function countRegistration(limits: OAuthAttemptLimits, request: IncomingMessage): Promise<CountedRequest> {
+/** One attempt of a kind counted for the request's client address in a window, and for everyone together. */
+async function countForAddress(
+  limits: OAuthAttemptLimits,
+  request: IncomingMessage,
+  kind: "register" | "authorize",
+  windowSeconds: number,
+  limit: number,
+): Promise<CountedRequest> {
   const address = clientAddress(request, limits.trustedProxies);
   const [own] = await Promise.all([
-    limits.counters(REGISTRATION_WINDOW_SECONDS).countRequest(`{register:${address}}`, limits.registrationsPerHour),
-    ceiling(limits, REGISTRATION_WINDOW_SECONDS, "registrations", limits.registrationsPerHour),
+    limits.counters(windowSeconds).countRequest(`{${kind}:${address}}`, limit),
+    ceiling(limits, windowSeconds, kind === "register" ? "registrations" : "authorizations", limit),
   ]);
   return own;
 }
 
+/** One registration counted for the request's client address (refused when the hour's window is full). */
+export function countRegistration(limits: OAuthAttemptLimits, request: IncomingMessage): Promise<CountedRequest> {
+  return countForAddress(limits, request, "register", REGISTRATION_WINDOW_SECONDS, limits.registrationsPerHour);
+}
+
 /** One authorization request counted for the request's client address (each stores a pending authorization). */
-export async function countAuthorization(limits: OAuthAttemptLimits, request: IncomingMessage): Promise<CountedRequest> {
-  const address = clientAddress(request, limits.trustedProxies);
-  const [own] = await Promise.all([
-    limits.counters(MINUTE_SECONDS).countRequest(`{authorize:${address}}`, limits.authorizationsPerMinute),
-    ceiling(limits, MINUTE_SECONDS, "authorizations", limits.authorizationsPerMinute),
-  ]);
-  return own;
+export function countAuthorization(limits: OAuthAttemptLimits, request: IncomingMessage): Promise<CountedRequest> {
+  return countForAddress(limits, request, "authorize", MINUTE_SECONDS, limits.authorizationsPerMinute);
 }
 
 /**
@@ -104,22 +110,4 @@ export async function countKeyTry(
 /** Whole seconds until a window ends (at least 1): the `Retry-After` of a refusal. */
 export function retryAfterSeconds(count: CountedRequest): number {
   return Math.max(1, Math.ceil(count.resetMs / 1000));
-}
-
-/**
- * The refusal of a registration past the limit, as RFC 7591 §3.2.2 shapes errors (its list of
- * codes is open; `too_many_requests` is the one the MCP SDK's own authorization server sends).
- */
-export function refuseRegistration(response: ServerResponse, count: CountedRequest): void {
-  const seconds = retryAfterSeconds(count);
-  response.statusCode = 429;
-  response.setHeader("retry-after", String(seconds));
-  response.setHeader("content-type", "application/json; charset=utf-8");
-  response.setHeader("cache-control", "no-store");
-  response.end(
-    JSON.stringify({
-      error: "too_many_requests",
-      error_description: `Too many client registrations from this address; try again in ${seconds} seconds`,
-    }),
-  );
 }

@@ -1,28 +1,15 @@
-import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { postFrom } from "../../helpers/post-from.js";
 import { HandDrivenClient, pkcePair, REDIRECT_URI } from "../../helpers/oauth-client.js";
 import { API_KEY, type Stack, startStack } from "../../helpers/start-stack.js";
 
 const REGISTRATIONS = 3;
 const KEY_FAILURES = 3;
 
-/** A dynamic client registration sent from a given loopback address (127.0.0.0/8 is all loopback on Linux). */
-function registerFrom(base: string, localAddress: string, forwardedFor?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
-  const url = new URL(`${base}/oauth/register`);
+/** A dynamic client registration sent from a given loopback address (127.0.0.0/8 is all loopback on Linux), through a proxy's `X-Forwarded-For` when given. */
+function registerFrom(base: string, localAddress: string, forwardedFor?: string) {
   const body = JSON.stringify({ client_name: "Limited client", redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "none" });
-  return new Promise((resolve, reject) => {
-    const sent = request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: "POST", localAddress, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...(forwardedFor ? { "x-forwarded-for": forwardedFor } : {}) } },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString("utf8") }));
-        response.on("error", reject);
-      },
-    );
-    sent.on("error", reject);
-    sent.end(body);
-  });
+  return postFrom(`${base}/oauth/register`, body, localAddress, forwardedFor ? { "x-forwarded-for": forwardedFor } : {});
 }
 
 function hiddenFields(html: string): Record<string, string> {

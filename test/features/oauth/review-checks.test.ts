@@ -1,4 +1,5 @@
 import { request } from "node:http";
+import { postFrom } from "../../helpers/post-from.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KEY_CHECK_INTERVAL_MS } from "../../../src/oauth/oauth-edge.js";
 import { systemClock } from "../../../src/util/clock.js";
@@ -9,24 +10,6 @@ import { API_KEY, type Stack, startStack } from "../../helpers/start-stack.js";
  * The black-box checks of the OAuth security review (docs/mcp-oauth.md#what-the-tests-hold), each
  * against a running adapter; the numbers are the review's. Those the other files hold are named there.
  */
-
-/** A POST of JSON from a given loopback address, with extra headers: status, headers, body. */
-export function postFrom(url: string, body: string, localAddress: string, headers: Record<string, string> = {}) {
-  const target = new URL(url);
-  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
-    const sent = request(
-      { host: target.hostname, port: target.port, path: target.pathname, method: "POST", localAddress, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...headers } },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString("utf8") }));
-        response.on("error", reject);
-      },
-    );
-    sent.on("error", reject);
-    sent.end(body);
-  });
-}
 
 const registration = (extra: Record<string, unknown> = {}) => JSON.stringify({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "none", ...extra });
 
