@@ -192,75 +192,73 @@ export function consentStep(server: AuthorizationServer, options: ConsentOptions
 
   /** POST: a step submitted. */
   async function submit(request: IncomingMessage, response: ServerResponse, uid: string): Promise<void> {
-    {
-      const form = await readForm(request);
-      const found = await pending(request, response, uid);
-      if (!found) return;
-      const nonce = cookiesOf(request).get(csrfCookie);
-      const csrf = form?.get("csrf");
-      if (!form || !nonce || !csrf || !box.verify(csrf, "csrf", nonce, found.uid)) {
-        send(response, 403, errorPage("This form did not come from this page", "The request was refused to protect your workspace (CSRF check failed)."));
-        return;
-      }
-      if (form.get("action") === "deny") {
-        await server.finish(request, response, { error: "access_denied", description: "The user denied access to the workspace" });
-        return;
-      }
-      const step = form.get("step");
-      if (options.team) {
-        await submitTeam(request, response, found, nonce, form);
-        return;
-      }
-      const key = step === "workspace" ? box.open(form.get("sealed_key") ?? "", `consent:${found.uid}`) : form.get("key")?.trim();
-      if (!key || key.length > MAX_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key)) {
-        send(response, 400, view(found, nonce, { kind: "key" }, "Type the workspace API key (it has no spaces)."));
-        return;
-      }
-      // A typed key is a guess until the workspace accepts it: counted first, taken back unless refused.
-      const tried = step === "workspace" ? undefined : await countKeyTry(options.attempts, request, found.uid, found.clientId);
-      if (tried && !tried.counted) {
-        const minutes = Math.ceil(retryAfterSeconds(tried) / 60);
-        options.logger.info({ client: found.clientId }, "OAuth consent: a key refused unchecked (too many wrong keys from one address)");
-        response.setHeader("retry-after", String(retryAfterSeconds(tried)));
-        const wait = `Too many wrong keys were tried from your address. Wait ${minutes} minute${minutes === 1 ? "" : "s"}, then try again.`;
-        send(response, 429, view(found, nonce, { kind: "key" }, wait));
-        return;
-      }
-      let workspaces: string[] | undefined;
-      try {
-        workspaces = await workspacesOf(key);
-      } catch (error) {
-        if (!refusedOtherwise(error)) tried?.uncount(); // the workspace did not answer: no guess was judged
-        throw error;
-      }
-      if (workspaces !== undefined) tried?.uncount();
-      if (workspaces === undefined) {
-        options.logger.info({ client: found.clientId }, "OAuth consent: the workspace refused the key");
-        send(response, 401, view(found, nonce, { kind: "key" }, "The workspace did not accept this key. Check it and try again."));
-        return;
-      }
-      if (workspaces.length === 0) {
-        send(response, 403, view(found, nonce, { kind: "key" }, "This key can read no workspace: use a key that can."));
-        return;
-      }
-      const choose = { kind: "workspace" as const, sealedKey: box.seal(key, `consent:${found.uid}`), workspaces };
-      if (step !== "workspace") {
-        send(response, 200, view(found, nonce, choose));
-        return;
-      }
-      const workspace = form.get("workspace") ?? "";
-      if (!workspaces.includes(workspace)) {
-        send(response, 400, view(found, nonce, choose, "Pick one of the workspaces this key can read."));
-        return;
-      }
-      // The account id the library stores (grants, sessions, tokens): an HMAC of the key, never a bare hash of it.
-      const accountId = box.sign("account", key);
-      const grantId = await server.grant(accountId, found.clientId, found.scopes);
-      await grants.put(grantId, { key, workspace });
-      options.logger.info({ client: found.clientId, workspace }, "OAuth consent: access granted");
-      response.setHeader("set-cookie", `${cookieFor("")}; Max-Age=0`);
-      await server.finish(request, response, { accountId, grantId });
+    const form = await readForm(request);
+    const found = await pending(request, response, uid);
+    if (!found) return;
+    const nonce = cookiesOf(request).get(csrfCookie);
+    const csrf = form?.get("csrf");
+    if (!form || !nonce || !csrf || !box.verify(csrf, "csrf", nonce, found.uid)) {
+      send(response, 403, errorPage("This form did not come from this page", "The request was refused to protect your workspace (CSRF check failed)."));
+      return;
     }
+    if (form.get("action") === "deny") {
+      await server.finish(request, response, { error: "access_denied", description: "The user denied access to the workspace" });
+      return;
+    }
+    const step = form.get("step");
+    if (options.team) {
+      await submitTeam(request, response, found, nonce, form);
+      return;
+    }
+    const key = step === "workspace" ? box.open(form.get("sealed_key") ?? "", `consent:${found.uid}`) : form.get("key")?.trim();
+    if (!key || key.length > MAX_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key)) {
+      send(response, 400, view(found, nonce, { kind: "key" }, "Type the workspace API key (it has no spaces)."));
+      return;
+    }
+    // A typed key is a guess until the workspace accepts it: counted first, taken back unless refused.
+    const tried = step === "workspace" ? undefined : await countKeyTry(options.attempts, request, found.uid, found.clientId);
+    if (tried && !tried.counted) {
+      const minutes = Math.ceil(retryAfterSeconds(tried) / 60);
+      options.logger.info({ client: found.clientId }, "OAuth consent: a key refused unchecked (too many wrong keys from one address)");
+      response.setHeader("retry-after", String(retryAfterSeconds(tried)));
+      const wait = `Too many wrong keys were tried from your address. Wait ${minutes} minute${minutes === 1 ? "" : "s"}, then try again.`;
+      send(response, 429, view(found, nonce, { kind: "key" }, wait));
+      return;
+    }
+    let workspaces: string[] | undefined;
+    try {
+      workspaces = await workspacesOf(key);
+    } catch (error) {
+      if (!refusedOtherwise(error)) tried?.uncount(); // the workspace did not answer: no guess was judged
+      throw error;
+    }
+    if (workspaces !== undefined) tried?.uncount();
+    if (workspaces === undefined) {
+      options.logger.info({ client: found.clientId }, "OAuth consent: the workspace refused the key");
+      send(response, 401, view(found, nonce, { kind: "key" }, "The workspace did not accept this key. Check it and try again."));
+      return;
+    }
+    if (workspaces.length === 0) {
+      send(response, 403, view(found, nonce, { kind: "key" }, "This key can read no workspace: use a key that can."));
+      return;
+    }
+    const choose = { kind: "workspace" as const, sealedKey: box.seal(key, `consent:${found.uid}`), workspaces };
+    if (step !== "workspace") {
+      send(response, 200, view(found, nonce, choose));
+      return;
+    }
+    const workspace = form.get("workspace") ?? "";
+    if (!workspaces.includes(workspace)) {
+      send(response, 400, view(found, nonce, choose, "Pick one of the workspaces this key can read."));
+      return;
+    }
+    // The account id the library stores (grants, sessions, tokens): an HMAC of the key, never a bare hash of it.
+    const accountId = box.sign("account", key);
+    const grantId = await server.grant(accountId, found.clientId, found.scopes);
+    await grants.put(grantId, { key, workspace });
+    options.logger.info({ client: found.clientId, workspace }, "OAuth consent: access granted");
+    response.setHeader("set-cookie", `${cookieFor("")}; Max-Age=0`);
+    await server.finish(request, response, { accountId, grantId });
   }
 
   return {
