@@ -63,7 +63,7 @@ async function countForAddress(
 ): Promise<CountedRequest> {
   const address = clientAddress(request, limits.trustedProxies);
   const [own] = await Promise.all([
-    limits.counters(windowSeconds).countRequest(`{${kind}:${address}}`, limit),
+    limits.counters(windowSeconds).countRequest(kind === "register" ? `{register:${address}}` : `{authorize:${address}}`, limit),
     ceiling(limits, windowSeconds, kind === "register" ? "registrations" : "authorizations", limit),
   ]);
   return own;
