@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { redisTopologyOf } from "./redis-topology.js";
 import { ID_PATTERN } from "../core/ids.js";
+import { oauthSettings } from "./oauth-settings.js";
+
+export type { IdpSettings, OAuthSettings, SignInAllowList } from "./oauth-settings.js";
 
 const integer = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(fallback);
@@ -200,21 +203,32 @@ export const environmentSchema = z.object({
     z.enum(["on", "off"]).default("on"),
     "`on` serves the workspace as a remote MCP server (Streamable HTTP, stateless) at `/mcp` and `/mcp/{workspace}`: tools `ask`, `reason`, `build`, `search`, `fetch`; `off` answers 404 there",
   ),
+  // --- OAuth for MCP (docs/mcp-oauth.md): one contiguous block, shaped in oauth-settings.ts ---
   MCP_OAUTH: documented(
     z.enum(["on", "off"]).default("off"),
     "`on` also serves the MCP tools at `/oauth/mcp` behind OAuth 2.1 (docs/mcp-oauth.md): the adapter is its own authorization server (discovery, client registration, a consent page that takes a workspace key), for claude.ai, ChatGPT and other clients that cannot send a static key. Needs `PUBLIC_URL` (https) unless it listens on loopback",
   ),
   OAUTH_SECRET: documented(
-    optionalText.pipe(z.string().min(32, "must be at least 32 characters (e.g. `openssl rand -base64 48`)").optional()),
-    "Secret the OAuth grants' workspace keys are encrypted with, and the consent page's cookies signed with (at least 32 characters); the same on every replica. Required with `REDIS_URL`",
+    optionalText,
+    "Secrets (comma-separated, each at least 32 characters) the OAuth grants' workspace keys are encrypted with and the consent page's cookies signed with; the first seals and signs, every one opens and verifies (rotation: docs/mcp-oauth.md#rotating-oauth_secret); the same on every replica. Required with `REDIS_URL`",
     "unset (a random one per process: grants end with the process)",
   ),
   OAUTH_IDP_ISSUER: documented(
     optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
-    "Team set-up (`WORKSPACE_API_KEY` held by the deployment) with `MCP_OAUTH=on`: the OpenID Connect issuer users sign in at on the consent page (discovered at `<issuer>/.well-known/openid-configuration`); https unless on loopback",
+    "Team set-up (`WORKSPACE_API_KEY` held by the deployment) with `MCP_OAUTH=on`: the OpenID Connect issuer users sign in at on the consent page, exactly as its ID tokens name it (a trailing slash is kept); https unless on loopback",
   ),
   OAUTH_IDP_CLIENT_ID: documented(optionalText, "The adapter's client id at `OAUTH_IDP_ISSUER` (its redirect URI there: `<PUBLIC_URL>/oauth/idp/callback`)"),
   OAUTH_IDP_CLIENT_SECRET: documented(optionalText, "The adapter's client secret at `OAUTH_IDP_ISSUER`; unset for a public client (PKCE only)"),
+  OAUTH_IDP_SCOPES: documented(z.string().default("openid email"), "Scopes asked of the identity provider (add `groups` where the provider needs it to put groups in the ID token)"),
+  OAUTH_IDP_ALLOWED_EMAIL_DOMAINS: documented(z.string().default(""), "Team set-up: comma-separated email domains whose people may sign in (the ID token's `email`, with `email_verified` true)", "unset"),
+  OAUTH_IDP_ALLOWED_GROUPS: documented(z.string().default(""), "Team set-up: comma-separated groups (the ID token's `OAUTH_IDP_GROUPS_CLAIM`) whose members may sign in", "unset"),
+  OAUTH_IDP_ALLOWED_SUBJECTS: documented(z.string().default(""), "Team set-up: comma-separated subjects (`sub`) who may sign in", "unset"),
+  OAUTH_IDP_GROUPS_CLAIM: documented(z.string().min(1).default("groups"), "The ID token claim that lists a person's groups (or roles)"),
+  OAUTH_IDP_GROUP_WORKSPACES: documented(
+    z.string().default(""),
+    "Team set-up: which workspaces each group may pick, `group=ws1,ws2;other=ws3`; unset: every workspace the deployment's key lists",
+    "unset",
+  ),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: documented(integer(3600, 1, 86_400), "Lifetime of an OAuth access token for `/oauth/mcp` (the client refreshes it with its refresh token)"),
   OAUTH_REFRESH_TOKEN_TTL_SECONDS: documented(
     integer(30 * 24 * 3600, 5),
@@ -222,12 +236,23 @@ export const environmentSchema = z.object({
   ),
   OAUTH_REGISTRATIONS_PER_HOUR: documented(
     integer(20, 1, 100_000),
-    "Dynamic client registrations (`POST /oauth/register`) allowed per client address per hour; past it: 429 with `Retry-After` (counted in Redis when `REDIS_URL` is set)",
+    "Dynamic client registrations allowed per client address per hour; past it: 429 with `Retry-After` (counted in Redis when `REDIS_URL` is set)",
   ),
   OAUTH_KEY_FAILURES_PER_15_MINUTES: documented(
     integer(10, 1, 10_000),
-    "Wrong workspace keys allowed at the consent page per client address per 15 minutes; past it the page asks to wait (429) and checks no key (counted in Redis when `REDIS_URL` is set)",
+    "Wrong workspace keys allowed at the consent page per client address, and per authorization, per 15 minutes; past it the page asks to wait (429) and checks no key (counted in Redis when `REDIS_URL` is set)",
   ),
+  OAUTH_AUTHORIZATIONS_PER_MINUTE: documented(integer(30, 1, 100_000), "Authorization requests (`/oauth/authorize`, each of which stores a pending authorization) allowed per client address per minute; past it a 429 page"),
+  TRUSTED_PROXIES: documented(
+    z.string().default(""),
+    "Comma-separated addresses or CIDRs of the reverse proxies in front of the adapter: from them, the right-most `X-Forwarded-For` hop that is not a trusted proxy is the client address the OAuth limits count",
+    "unset (the TCP peer is the client)",
+  ),
+  OAUTH_CLIENT_METADATA_HOSTS: documented(
+    z.string().default("claude.ai,claude.com,chatgpt.com,vscode.dev"),
+    "Hosts whose client ID metadata documents (an https `client_id`) the authorization server fetches, comma-separated; `*` any public host; empty: none (clients register instead)",
+  ),
+  OAUTH_MEMORY_MAX_BYTES: documented(integer(64 * 1024 * 1024, 1024 * 1024), "Without Redis: the most the in-process OAuth store holds (pending authorizations go first, grants last)"),
   LOG_LEVEL: documented(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"), "`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`"),
   LOG_FORMAT: documented(z.enum(["auto", "json", "pretty"]).default("auto"), "`json`, `pretty`, or `auto` (pretty at a terminal, JSON otherwise)"),
   EMBEDDED_DOCUMENTS_DIR: documented(optionalText, "Folder of documents (Markdown, text, PDF; watched for changes) the embedded workspace answers from (`--documents`)", "this README and `docs/`"),
@@ -236,7 +261,7 @@ export const environmentSchema = z.object({
 });
 
 /** The environment after validation, before it is shaped into `Config`. */
-type Environment = z.output<typeof environmentSchema>;
+export type Environment = z.output<typeof environmentSchema>;
 
 const list = (value: string) =>
   value
@@ -266,87 +291,6 @@ function rateLimitSettings(env: Environment): RateLimitSettings | undefined {
   const limited = (values: LimitValues) => LIMIT_KINDS.some((kind) => typeof values[kind] === "number");
   if (!limited(defaults) && !Object.values(workspaces).some(limited)) return undefined;
   return { defaults, workspaces, slotTtlMs: env.RATE_LIMIT_SLOT_TTL_MS };
-}
-
-/** The OAuth authorization server's settings (docs/mcp-oauth.md). */
-export interface OAuthSettings {
-  /** Where browsers and clients reach the adapter (`PUBLIC_URL`), or undefined: the loopback address a request came to. */
-  publicUrl: string | undefined;
-  /** `OAUTH_SECRET`, or undefined: a random one per process. */
-  secret: string | undefined;
-  accessTokenTtlSeconds: number;
-  refreshTokenTtlSeconds: number;
-  /** Dynamic client registrations allowed per client address per hour. */
-  registrationsPerHour: number;
-  /** Wrong workspace keys allowed at the consent page per client address per 15 minutes. */
-  keyFailuresPer15Minutes: number;
-  /** Team set-up: the deployment's workspace key, and the identity provider users sign in at instead of typing a key. */
-  team?: { workspaceApiKey: string; idp: IdpSettings } | undefined;
-}
-
-/** The OpenID Connect provider of the team set-up. */
-export interface IdpSettings {
-  issuer: string;
-  clientId: string;
-  clientSecret: string | undefined;
-}
-
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
-
-/**
- * `MCP_OAUTH=on`'s rules: OAuth over plain http only on loopback (as the MCP specification allows);
- * elsewhere an https `PUBLIC_URL`. Replicas sharing Redis share `OAUTH_SECRET`.
- */
-function oauthSettings(env: Environment, shared: boolean, context: z.RefinementCtx): OAuthSettings | undefined {
-  if (env.MCP_OAUTH !== "on") return undefined;
-  const publicUrl = env.PUBLIC_URL?.replace(/\/+$/, "");
-  if (env.MCP !== "on") context.addIssue({ code: "custom", path: ["MCP_OAUTH"], message: "needs MCP=on (it serves the same tools at /oauth/mcp)" });
-  if (publicUrl) {
-    const url = new URL(publicUrl);
-    if (url.protocol !== "https:" && !LOOPBACK_HOSTS.has(url.hostname)) {
-      context.addIssue({ code: "custom", path: ["PUBLIC_URL"], message: "must be an https URL with MCP_OAUTH=on (OAuth over plain http is allowed on loopback only)" });
-    }
-    if (url.search || url.hash || (url.pathname !== "/" && url.pathname !== "")) {
-      context.addIssue({ code: "custom", path: ["PUBLIC_URL"], message: "must be an origin without a path with MCP_OAUTH=on (the authorization server lives at <PUBLIC_URL>/oauth)" });
-    }
-  } else if (!LOOPBACK_HOSTS.has(env.HOST)) {
-    context.addIssue({
-      code: "custom",
-      path: ["PUBLIC_URL"],
-      message: `required with MCP_OAUTH=on when HOST (${env.HOST}) is not a loopback address: the https address clients and browsers reach the adapter at (OAuth over plain http is allowed on loopback only)`,
-    });
-  }
-  if (shared && !env.OAUTH_SECRET) {
-    context.addIssue({ code: "custom", path: ["OAUTH_SECRET"], message: "required with MCP_OAUTH=on and Redis: every replica must read the grants the others stored" });
-  }
-  let team: OAuthSettings["team"];
-  if (env.WORKSPACE_API_KEY) {
-    if (!env.OAUTH_IDP_ISSUER || !env.OAUTH_IDP_CLIENT_ID) {
-      context.addIssue({
-        code: "custom",
-        path: ["OAUTH_IDP_ISSUER"],
-        message: "OAUTH_IDP_ISSUER and OAUTH_IDP_CLIENT_ID are required with MCP_OAUTH=on and WORKSPACE_API_KEY: users sign in at the identity provider (the deployment's key is never typed)",
-      });
-    } else {
-      const issuer = new URL(env.OAUTH_IDP_ISSUER);
-      if (issuer.protocol !== "https:" && !LOOPBACK_HOSTS.has(issuer.hostname)) {
-        context.addIssue({ code: "custom", path: ["OAUTH_IDP_ISSUER"], message: "must be an https URL (plain http only on loopback)" });
-      }
-      team = {
-        workspaceApiKey: env.WORKSPACE_API_KEY,
-        idp: { issuer: env.OAUTH_IDP_ISSUER.replace(/\/+$/, ""), clientId: env.OAUTH_IDP_CLIENT_ID, clientSecret: env.OAUTH_IDP_CLIENT_SECRET },
-      };
-    }
-  }
-  return {
-    team,
-    publicUrl,
-    secret: env.OAUTH_SECRET,
-    accessTokenTtlSeconds: env.OAUTH_ACCESS_TOKEN_TTL_SECONDS,
-    refreshTokenTtlSeconds: env.OAUTH_REFRESH_TOKEN_TTL_SECONDS,
-    registrationsPerHour: env.OAUTH_REGISTRATIONS_PER_HOUR,
-    keyFailuresPer15Minutes: env.OAUTH_KEY_FAILURES_PER_15_MINUTES,
-  };
 }
 
 /** The environment shaped as the adapter reads it; cross-variable rules are checked here. */

@@ -11,7 +11,7 @@ import { MethodNotAllowedError, NotFoundError } from "../errors/adapter-error.js
 import type { RateLimits } from "../limits/rate-limits.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { OAuthAttemptLimits } from "../oauth/attempt-limits.js";
-import type { OAuthFetch } from "../oauth/authorization-server.js";
+import type { OAuthFetch } from "../oauth/metadata-fetch.js";
 import type { OAuthStorage } from "../oauth/oauth-storage.js";
 import { createOAuthEdge } from "../oauth/oauth-edge.js";
 import type { SecretBox } from "../oauth/secret-box.js";
@@ -100,7 +100,7 @@ export interface AppDependencies {
   documents?: DocumentReader;
   /** The OAuth authorization server's storage, keys and attempt limits, with `MCP_OAUTH=on` (docs/mcp-oauth.md). */
   oauth?:
-    | { storage: OAuthStorage; box: SecretBox; attempts: OAuthAttemptLimits; fetchMetadataDocument?: OAuthFetch | undefined }
+    | { storage: OAuthStorage; box: SecretBox; attempts: OAuthAttemptLimits; metadataFetch: OAuthFetch }
     | undefined;
 }
 
@@ -117,7 +117,8 @@ function oauthRoutesOf(
   settings: OAuthSettings,
   oauth: NonNullable<AppDependencies["oauth"]>,
 ): Route[] {
-  const edge = createOAuthEdge({ settings, ...oauth, client: dependencies.client, logger: dependencies.logger });
+  const { client, logger, clock } = dependencies;
+  const edge = createOAuthEdge({ settings, ...oauth, client, logger, clock });
   const authenticate = edge.authenticate;
   const mcp = mcpHandlerOf(mcpRoutes({ ...dependencies, authenticate, newQueryId: dependencies.newQueryId }));
   return oauthRoutes({ edge, mcp, logger: dependencies.logger });

@@ -80,6 +80,12 @@ export class Metrics {
     labelNames: ["reason"] as const,
     registers: [this.registry],
   });
+  readonly oauthCeilings = new Counter({
+    name: "adapter_oauth_ceiling_passed_total",
+    help: "OAuth attempts counted past a ceiling for everyone together (registrations, authorizations, wrong keys): an alarm, nobody is refused for it (docs/mcp-oauth.md#limits)",
+    labelNames: ["kind"] as const,
+    registers: [this.registry],
+  });
   readonly storeWrites = new Counter({
     name: "adapter_store_writes_total",
     help: "Conversation turns and stored responses written after an answer, by store and outcome (stored, retried: stored after a retry, lost)",

@@ -1,44 +1,24 @@
-import { createPrivateKey } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import type { Configuration, JWK, KoaContextWithOIDC } from "oidc-provider";
+import type { Configuration, errors as OidcErrors, KoaContextWithOIDC } from "oidc-provider";
 import { OAUTH_TOKEN_PREFIX } from "../auth/oauth-token-prefix.js";
 import type { OAuthSettings } from "../config/config.js";
-import type { OAuthStorage } from "./oauth-storage.js";
-import { providerAdapter } from "./provider-adapter.js";
-import type { SecretBox } from "./secret-box.js";
+import type { CountedRequest } from "../limits/limit-counters.js";
+import { clientMetadataProblem, MAX_REGISTRATION_BYTES, type MetadataDocumentPolicy } from "./client-policy.js";
 import { errorPage } from "./consent-page.js";
-
-/** The one scope a grant gives: the workspace's tools, which only read. */
-export const WORKSPACE_SCOPE = "workspace";
-
-/** Where one origin's authorization server and protected resource live. */
-export interface OAuthAddresses {
-  /** The origin clients and browsers reach the adapter at (`PUBLIC_URL`, or the loopback address). */
-  origin: string;
-  /** The authorization server's issuer: `<origin>/oauth` (its RFC 8414 metadata at the path-inserted well-known URL). */
-  issuer: string;
-  /** The protected resource, `<origin>/oauth/mcp`: every access token's audience. */
-  resource: string;
-  /** Its RFC 9728 metadata, at the path-aware well-known URL. */
-  resourceMetadata: string;
-}
-
-/** The addresses of the OAuth edge at an origin. */
-export function oauthAddresses(origin: string): OAuthAddresses {
-  return {
-    origin,
-    issuer: `${origin}/oauth`,
-    resource: `${origin}/oauth/mcp`,
-    resourceMetadata: `${origin}/.well-known/oauth-protected-resource/oauth/mcp`,
-  };
-}
+import { type OAuthAddresses, OIDC_SCOPES, WORKSPACE_SCOPE } from "./oauth-addresses.js";
+import type { OAuthStorage } from "./oauth-storage.js";
+import { deleteGrantRecords, providerAdapter } from "./provider-adapter.js";
+import type { SecretBox } from "./secret-box.js";
+import { signingKeys } from "./signing-keys.js";
 
 /** What an access token names, once found valid (not expired, not revoked) in the storage. */
 export interface FoundAccessToken {
   grantId: string | undefined;
   clientId: string | undefined;
   audience: string | string[] | undefined;
+  /** The scopes the token carries (space-separated). */
+  scope: string | undefined;
 }
 
 /**
@@ -53,10 +33,12 @@ export interface AuthorizationServer {
   interaction(request: IncomingMessage, response: ServerResponse): Promise<PendingAuthorization>;
   /** Ends a pending authorization with a grant (the code goes to the client) or a refusal; answers the browser's redirect. */
   finish(request: IncomingMessage, response: ServerResponse, result: InteractionOutcome): Promise<void>;
-  /** Stores a new grant of the workspace scope to a client; its id. */
-  grant(accountId: string, clientId: string, offline: boolean): Promise<string>;
+  /** Stores a new grant to a client: the workspace scope, and the OpenID Connect scopes it asked for; its id. */
+  grant(accountId: string, clientId: string, scopes: readonly string[]): Promise<string>;
   /** An access token, if it is one this server issued and still honours. */
   findAccessToken(token: string): Promise<FoundAccessToken | undefined>;
+  /** Ends a grant: its records, the grant itself and its sealed key. */
+  revokeGrant(grantId: string): Promise<void>;
   /** Whether an error thrown by `interaction` means "no such pending authorization" (expired, finished, no cookie). */
   isSessionError(error: unknown): boolean;
 }
@@ -70,8 +52,10 @@ export interface PendingAuthorization {
   clientId: string;
   clientName: string | undefined;
   redirectUri: string;
-  /** Whether the client asked for a refresh token (`offline_access`). */
-  offline: boolean;
+  /** The scopes asked for (the default scope when the request named none). */
+  scopes: string[];
+  /** Whether the client identified itself by a metadata document from an allowed host. */
+  verified: boolean;
 }
 
 /** What `createAuthorizationServer` is built from. */
@@ -83,50 +67,51 @@ export interface AuthorizationServerOptions {
   logger: Logger;
   /** Called when a grant is revoked (its sealed key goes with it). */
   onGrantRevoked(grantId: string): void;
-  /**
-   * How client ID metadata documents are fetched. Unset (production): the library's own fetch,
-   * which refuses special-use (private, loopback) addresses, takes 2.5 s at most and 5 KB at most.
-   * A test that serves a document on loopback injects one that reaches it, explicitly.
-   */
-  fetchMetadataDocument?: OAuthFetch | undefined;
+  /** Which client ID metadata documents are fetched, with which fetch. */
+  metadataDocuments: MetadataDocumentPolicy;
+  /** Counts a registration, or an authorization request, for the request's client address. */
+  countRegistration(request: IncomingMessage): Promise<CountedRequest>;
+  countAuthorization(request: IncomingMessage): Promise<CountedRequest>;
 }
 
-/** A fetch as the library calls it (the WHATWG signature). */
-export type OAuthFetch = (url: string | URL, options: RequestInit & { dispatcher?: unknown }) => Promise<Response>;
-
-/** An Ed25519 signing key derived from the secret: the same on every replica, never stored. */
-function signingKey(box: SecretBox): JWK {
-  const pkcs8 = Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), box.derive("signing-key")]);
-  const jwk = createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" }).export({ format: "jwk" }) as JWK;
-  return { ...jwk, alg: "EdDSA", use: "sig", kid: box.sign("kid").slice(0, 16) };
+/** An error the library sends as itself: status, RFC 6749 code, description, and a `Retry-After`. */
+function tooMany(errors: typeof OidcErrors, ctx: KoaContextWithOIDC, count: CountedRequest, what: string): Error {
+  const seconds = Math.max(1, Math.ceil(count.resetMs / 1000));
+  ctx.set("retry-after", String(seconds));
+  const error = new errors.CustomOIDCProviderError("too_many_requests", `Too many ${what} from this address; try again in ${seconds} seconds`);
+  return Object.assign(error, { status: 429, statusCode: 429, expose: true });
 }
 
 /**
  * Builds the authorization server of one origin on oidc-provider (why that library:
- * docs/mcp-oauth.md#design). Public clients only need register (dynamic client registration, or
- * a client ID metadata document); the code flow requires PKCE S256; every access token is opaque,
- * bound to the one resource `/oauth/mcp` (RFC 8707) and stored hashed; refresh tokens rotate;
- * authorization responses carry `iss` (RFC 9207). Every authorization shows the consent page:
- * no grant is reused silently.
+ * docs/mcp-oauth.md#design). Public clients only register (dynamic client registration, counted
+ * per address inside the library's own registration step whatever path reached it, or a client ID
+ * metadata document from an allowed host); the code flow requires PKCE S256; a request without
+ * `scope` gets the workspace scope; every access token is opaque, bound to the one resource
+ * `/oauth/mcp` (RFC 8707) and stored hashed; refresh tokens rotate; authorization responses carry
+ * `iss` (RFC 9207). Every authorization shows the consent page: no grant is reused silently.
+ * Errors before the user decides are shown as a page, never redirected to the client (an open
+ * redirector otherwise), except to a verified client.
  */
 export async function createAuthorizationServer(options: AuthorizationServerOptions): Promise<AuthorizationServer> {
   const { default: Provider, errors } = await import("oidc-provider");
-  const { addresses, settings, box } = options;
+  const { addresses, settings, box, metadataDocuments } = options;
   const secure = addresses.origin.startsWith("https:");
   const cookie = { httpOnly: true, sameSite: "lax" as const, secure, signed: true };
+  let revokeGrant: (grantId: string) => Promise<void> = async () => undefined;
   const configuration: Configuration = {
-    adapter: providerAdapter(
-      options.storage,
-      () => new errors.InvalidGrant("grant request is invalid"),
+    adapter: providerAdapter(options.storage, {
+      alreadyConsumed: () => new errors.InvalidGrant("grant request is invalid"),
       // RFC 6749's temporarily_unavailable, sent as a 503 (the library's own class says 400): the grant
       // store did not answer, which is neither the client's fault nor an error of ours to hide as a 500.
-      (cause) => Object.assign(new errors.TemporarilyUnavailable("the grant store does not answer now; try again shortly", { cause }), { status: 503, statusCode: 503, expose: true }),
-    ),
+      unavailable: (cause) => Object.assign(new errors.TemporarilyUnavailable("the grant store does not answer now; try again shortly", { cause }), { status: 503, statusCode: 503, expose: true }),
+      revokeGrant: (grantId) => revokeGrant(grantId),
+    }),
     clients: [],
-    jwks: { keys: [signingKey(box)] },
+    jwks: { keys: signingKeys(box) },
     enabledJWA: { idTokenSigningAlgValues: ["EdDSA"] },
     cookies: {
-      keys: [box.derive("cookie-keys").toString("base64url")],
+      keys: box.deriveAll("cookie-keys").map((key) => key.toString("base64url")),
       // `__Host-` where it is allowed (https, path /); the interaction cookies are scoped to their paths.
       names: { session: secure ? "__Host-oauth_session" : "oauth_session", interaction: "oauth_interaction", resume: "oauth_resume" },
       long: cookie,
@@ -134,15 +119,29 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
     },
     features: {
       devInteractions: { enabled: false },
-      registration: { enabled: true },
+      registration: {
+        enabled: true,
+        // Called inside the library's registration step, before the client is stored: whatever path
+        // reached it (`/REGISTER`, `/register/`), the registration is counted. No registration access
+        // token: RFC 7592 management is off (nothing to keep, and no secret to read back).
+        issueRegistrationAccessToken: async (ctx) => {
+          const counted = await options.countRegistration(ctx.req);
+          if (!counted.counted) throw tooMany(errors, ctx, counted, "client registrations");
+          if (Buffer.byteLength(JSON.stringify(ctx.oidc.body ?? {})) > MAX_REGISTRATION_BYTES) {
+            throw new errors.InvalidClientMetadata(`a registration may be at most ${MAX_REGISTRATION_BYTES} bytes`);
+          }
+          return false;
+        },
+      },
       // Only the client a token was issued to may revoke it; another public client's attempt is a quiet no-op (RFC 7009 §2.1).
       revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       userinfo: { enabled: false },
       introspection: { enabled: false },
       rpInitiatedLogout: { enabled: false },
-      // Client ID metadata documents (draft-02, experimental in the library: pinned with ~): https
-      // only, no redirects, 5 KB, 2.5 s, no special-use addresses, cached (30 s to a day, by Cache-Control).
-      clientIdMetadataDocument: { enabled: true, ack: "draft-02" },
+      pushedAuthorizationRequests: { enabled: false },
+      // Client ID metadata documents (draft-02, experimental in the library: pinned with ~): https only,
+      // no redirects, 5 KB, 2.5 s, from the allowed hosts, through the adapter's own SSRF-safe fetch.
+      clientIdMetadataDocument: { enabled: true, ack: "draft-02", allowFetch: async (_ctx, clientId) => metadataDocuments.allowFetch(clientId) },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => addresses.resource,
@@ -153,15 +152,34 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
         },
       },
     },
+    // Refused in a registration and in a metadata document alike (src/oauth/client-policy.ts).
+    extraClientMetadata: {
+      properties: ["client_name"],
+      validator: (_ctx, key, _value, metadata) => {
+        const problem = key === "client_name" ? clientMetadataProblem(metadata as Record<string, unknown>) : undefined;
+        if (!problem) return;
+        const Refusal = problem.redirect ? errors.InvalidRedirectUri : errors.InvalidClientMetadata;
+        throw new Refusal(problem.message);
+      },
+    },
+    // Runs on every authorization request once it is otherwise valid, before anything is stored: the
+    // default scope when none was asked for (RFC 6749 §3.3), and the per-address limit.
+    extraParams: {
+      scope: async (ctx, value) => {
+        if (!value && ctx.oidc.params) ctx.oidc.params.scope = WORKSPACE_SCOPE;
+        const counted = await options.countAuthorization(ctx.req);
+        if (!counted.counted) throw tooMany(errors, ctx, counted, "authorization requests");
+      },
+    },
     clientDefaults: {
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],
       token_endpoint_auth_method: "none",
       id_token_signed_response_alg: "EdDSA",
     },
-    clientAuthMethods: ["none", "client_secret_basic", "client_secret_post"],
+    clientAuthMethods: ["none"],
     responseTypes: ["code"],
-    scopes: ["offline_access", WORKSPACE_SCOPE],
+    scopes: ["openid", "offline_access", WORKSPACE_SCOPE],
     pkce: { required: () => true },
     routes: { authorization: "/authorize", token: "/token", registration: "/register", revocation: "/revoke", jwks: "/jwks" },
     interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
@@ -173,6 +191,8 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
     },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
     rotateRefreshToken: () => true,
+    // Revoking any token of a grant (an access token too) ends the grant, and its sealed key with it.
+    revokeGrantPolicy: () => true,
     expiresWithSession: async () => false,
     findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
     ttl: {
@@ -185,12 +205,14 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
     },
     discovery: { service_documentation: "https://github.com/workspace-openai-adapter/workspace-openai-adapter/blob/main/docs/mcp-oauth.md" },
     renderError: async (ctx: KoaContextWithOIDC, out) => {
+      // prompt=none's errors carry a redirect's 303: shown as a page, they are a 400.
+      if (ctx.status >= 300 && ctx.status < 400) ctx.status = 400;
       ctx.type = "html";
       ctx.set("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
       ctx.body = errorPage("The authorization did not go through", `${out.error}: ${out.error_description ?? ""}`);
     },
+    fetch: metadataDocuments.fetch as Configuration["fetch"],
   };
-  if (options.fetchMetadataDocument) configuration.fetch = options.fetchMetadataDocument as Configuration["fetch"];
   const provider = new Provider(addresses.issuer, configuration);
   // Tokens say what they are (src/auth/oauth-token-prefix.ts): refused as keys on the static-key routes.
   // Each provider has model classes of its own: this changes no other instance.
@@ -202,9 +224,25 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
       },
     });
   }
+  revokeGrant = async (grantId) => {
+    await deleteGrantRecords(options.storage, grantId);
+    await provider.Grant.adapter.destroy(grantId);
+    options.onGrantRevoked(grantId);
+  };
   if (secure) provider.proxy = true;
   provider.on("grant.revoked", (_ctx: unknown, grantId: string) => options.onGrantRevoked(grantId));
   provider.on("server_error", (_ctx: unknown, error: Error) => options.logger.error({ err: error }, "OAuth server error"));
+  // Emitted before the library decides between a redirect and a page: before consent (the
+  // authorization route), an error goes back to a verified client only (RFC 9700 §4.11.2).
+  provider.on("authorization.error", (ctx: KoaContextWithOIDC, error: { allow_redirect?: boolean }) => {
+    const clientId = ctx.oidc?.client?.clientId;
+    if (ctx.oidc?.route === "authorization" && !(clientId && metadataDocuments.verified(clientId))) error.allow_redirect = false;
+  });
+  // A store that does not answer: the 503 says when to try again.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.status === 503) ctx.set("retry-after", "5");
+  });
   const callback = provider.callback();
   const host = new URL(addresses.origin).host;
   // Behind PUBLIC_URL (https at a proxy), the library builds its URLs from the public origin.
@@ -225,13 +263,14 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
       const details = await provider.interactionDetails(request, response);
       const clientId = String(details.params.client_id);
       const client = await provider.Client.find(clientId);
-      const scope = typeof details.params.scope === "string" ? details.params.scope.split(" ") : [];
+      const scope = typeof details.params.scope === "string" ? details.params.scope : WORKSPACE_SCOPE;
       return {
         uid: details.uid,
         clientId,
         clientName: client?.clientName,
         redirectUri: String(details.params.redirect_uri),
-        offline: scope.includes("offline_access"),
+        scopes: scope.split(" ").filter(Boolean),
+        verified: metadataDocuments.verified(clientId),
       };
     },
     async finish(request, response, result) {
@@ -241,17 +280,19 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
         : { login: { accountId: result.accountId }, consent: { grantId: result.grantId } };
       await provider.interactionFinished(request, response, outcome, { mergeWithLastSubmission: false });
     },
-    async grant(accountId, clientId, offline) {
+    async grant(accountId, clientId, scopes) {
       const grant = new provider.Grant({ accountId, clientId });
       grant.addResourceScope(addresses.resource, WORKSPACE_SCOPE);
-      grant.addOIDCScope(offline ? `offline_access ${WORKSPACE_SCOPE}` : WORKSPACE_SCOPE);
+      // Whatever was asked of the server's own scopes (the library asks consent again for any one left out).
+      grant.addOIDCScope([...new Set([WORKSPACE_SCOPE, ...scopes.filter((scope) => OIDC_SCOPES.has(scope))])].join(" "));
       return grant.save();
     },
     async findAccessToken(token) {
       const found = await provider.AccessToken.find(token);
       if (!found) return undefined;
-      return { grantId: found.grantId, clientId: found.clientId, audience: found.aud };
+      return { grantId: found.grantId, clientId: found.clientId, audience: found.aud, scope: found.scope };
     },
+    revokeGrant: (grantId) => revokeGrant(grantId),
     isSessionError: (error) => error instanceof errors.SessionNotFound || error instanceof errors.InvalidRequest,
   };
 }

@@ -6,6 +6,10 @@ export interface ConsentView {
   clientName: string | undefined;
   clientId: string;
   redirectUri: string;
+  /** Whether the client is a metadata document from an allowed host (its name is then not self-declared). */
+  verified?: boolean | undefined;
+  /** Whether the client asked for a refresh token (it then keeps access until the grant ends or is revoked). */
+  offline?: boolean | undefined;
   /** The key step (type the key) or the workspace step (pick one the key can list). */
   step: { kind: "key" } | { kind: "sign-in"; issuer: string } | { kind: "workspace"; sealedKey?: string | undefined; workspaces: string[] };
   /** A problem with the last submission, shown above the form. */
@@ -41,21 +45,41 @@ function page(title: string, body: string): string {
     `<meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
 }
 
-/** Who asks, as a person can check it: the client's name and id, and the host the browser returns to. */
+/** The longest client name shown; a longer one is cut. */
+export const SHOWN_NAME_LENGTH = 60;
+
+/** A self-declared name made safe to show: no control, format (bidi, zero-width) or line characters; at most 60 characters. */
+export function cleanName(name: string): string {
+  const cleaned = name.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, "").replace(/\s+/g, " ").trim();
+  const characters = [...cleaned];
+  return characters.length > SHOWN_NAME_LENGTH ? `${characters.slice(0, SHOWN_NAME_LENGTH - 1).join("")}…` : cleaned;
+}
+
+/**
+ * Who asks, as a person can check it: first the host the code goes to (what the user can verify),
+ * then the client's name, marked self-declared unless its metadata document comes from an allowed
+ * host, and warnings for a redirect to this machine (any program on it can listen there) or over
+ * plain http.
+ */
 function requester(view: ConsentView): string {
-  let redirectHost = view.redirectUri;
-  try {
-    redirectHost = new URL(view.redirectUri).host || view.redirectUri;
-  } catch {
-    // Shown as given.
-  }
-  const name = view.clientName ? `<strong>${escapeHtml(view.clientName)}</strong>` : "An application";
-  return `<p>${name} asks to use your workspace through this adapter.</p>
-<p><small>Client id: <code>${escapeHtml(view.clientId)}</code><br>After you decide, your browser goes back to <strong>${escapeHtml(redirectHost)}</strong> (<code>${escapeHtml(view.redirectUri)}</code>). Continue only if you started this from that application.</small></p>`;
+  const url = URL.parse(view.redirectUri);
+  const host = url?.host || view.redirectUri;
+  const loopback = url !== null && ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname.toLowerCase());
+  const name = view.clientName ? cleanName(view.clientName) : "";
+  const who = view.verified
+    ? `<p>Client: <strong>${escapeHtml(name || view.clientId)}</strong> <small>(verified: its description comes from <code>${escapeHtml(URL.parse(view.clientId)?.host ?? view.clientId)}</code>)</small></p>`
+    : `<p>Name it gives itself: <strong>${escapeHtml(name || "(none)")}</strong> <small>(self-declared, unverified: anyone can register any name)</small></p>`;
+  const warnings = [
+    loopback ? "The code goes to a program on this computer (a local address): continue only if you just started the connection from an application on this computer." : "",
+    url?.protocol === "http:" ? "The code is sent over plain http (unencrypted)." : "",
+  ].filter(Boolean).map((warning) => `<p class="alert">${escapeHtml(warning)}</p>`).join("");
+  return `<p>The access you grant goes to <strong class="host">${escapeHtml(host)}</strong>.</p>${who}${warnings}
+<p><small>Redirect address: <code>${escapeHtml(view.redirectUri)}</code><br>Client id: <code>${escapeHtml(view.clientId)}</code><br>Continue only if you started this from that application.</small></p>`;
 }
 
 const ALLOWS = `<p><small><strong>What it allows:</strong> asking questions of the one workspace you pick and reading the sources the answers cite
 (the tools ask, reason, build, search and fetch), with your key, until you revoke it. It cannot change anything in the workspace.
+__OFFLINE__
 The application never sees your key; it gets a token that only this adapter accepts.</small></p>
 <p><small><strong>How to revoke it:</strong> remove the connector in the application (it revokes its tokens), or rotate the workspace key:
 every grant made with the old key stops working.</small></p>`;
@@ -85,7 +109,8 @@ ${sealedKey ? `<input type="hidden" name="sealed_key" value="${escapeHtml(sealed
 <fieldset><legend>Workspace it may use</legend>${choices}</fieldset>
 <div class="buttons"><button class="primary" type="submit" name="action" value="allow">Allow</button>${deny}</div></form>`;
   }
-  return page("Connect to your workspace", `<h1>Connect to your workspace</h1>${requester(view)}${error}${form}${ALLOWS}`);
+  const offline = view.offline ? "The application also gets a refresh token: it keeps this access without asking you again until the grant ends or you revoke it." : "";
+  return page("Connect to your workspace", `<h1>Connect to your workspace</h1>${requester(view)}${error}${form}${ALLOWS.replace("__OFFLINE__", offline)}`);
 }
 
 /** A page that says what went wrong and what to do (an expired link, a form from elsewhere, a library error). */

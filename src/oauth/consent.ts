@@ -2,11 +2,13 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { credentialHash } from "../auth/credential-hash.js";
+import type { SignInAllowList } from "../config/config.js";
 import { AdapterError } from "../errors/adapter-error.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import { countKeyTry, type OAuthAttemptLimits, retryAfterSeconds } from "./attempt-limits.js";
 import type { AuthorizationServer, PendingAuthorization } from "./authorization-server.js";
-import { type ConsentView, consentPage, errorPage, PAGE_HEADERS } from "./consent-page.js";
+import { cookiesOf, readForm, send } from "./consent-http.js";
+import { type ConsentView, consentPage, errorPage } from "./consent-page.js";
 import type { GrantKeys } from "./grant-keys.js";
 import { type IdpSignIn, SignInError } from "./idp-sign-in.js";
 import type { SecretBox } from "./secret-box.js";
@@ -20,40 +22,16 @@ export interface ConsentOptions {
   /** Pages of the key's workspace list read to offer and check a choice (100 ids a page). */
   maxPages?: number;
   /** The team set-up: the deployment's key, and the identity provider people sign in at instead of typing a key. */
-  team?: { key: string; signIn: IdpSignIn; issuer: string } | undefined;
-  /** The limit on wrong keys per client address (`attempts.keyFailures`). */
+  team?: { key: string; signIn: IdpSignIn; issuer: string; allow: SignInAllowList } | undefined;
+  /** The limits on wrong keys (per client address and per authorization). */
   attempts: OAuthAttemptLimits;
 }
 
-const FORM_LIMIT_BYTES = 16 * 1024;
+/** The longest workspace key accepted at consent: a longer one is refused without asking the workspace. */
+export const MAX_KEY_LENGTH = 256;
 
-function cookiesOf(request: IncomingMessage): Map<string, string> {
-  const cookies = new Map<string, string>();
-  for (const part of (request.headers.cookie ?? "").split(";")) {
-    const equals = part.indexOf("=");
-    if (equals > 0) cookies.set(part.slice(0, equals).trim(), part.slice(equals + 1).trim());
-  }
-  return cookies;
-}
-
-async function readForm(request: IncomingMessage): Promise<URLSearchParams | undefined> {
-  if (!/^application\/x-www-form-urlencoded\b/i.test(request.headers["content-type"] ?? "")) return undefined;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > FORM_LIMIT_BYTES) return undefined;
-    chunks.push(chunk);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
-}
-
-function send(response: ServerResponse, status: number, html: string, cookie?: string): void {
-  response.statusCode = status;
-  for (const [name, value] of Object.entries(PAGE_HEADERS)) response.setHeader(name, value);
-  if (cookie) response.setHeader("set-cookie", cookie);
-  response.end(html);
-}
+/** Whether an error means the store did not answer (a 503): the page says to try again, never a 500. */
+const storeDown = (error: unknown) => (error as { status?: unknown } | undefined)?.status === 503;
 
 /**
  * The consent page of a pending authorization (`/oauth/interaction/{uid}`): the user types their
@@ -73,20 +51,31 @@ export function consentStep(server: AuthorizationServer, options: ConsentOptions
   // Lax: the identity provider's redirect back is a top-level navigation from another site.
   const laxCookie = (name: string, value: string) => `${name}=${value}; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}${value ? "" : "; Max-Age=0"}`;
 
-  /** Who signed in at the identity provider for this authorization (team set-up), if anyone. */
-  function signedIn(request: IncomingMessage, uid: string): string | undefined {
+  /** Who signed in at the identity provider for this authorization (team set-up), if anyone, and their groups. */
+  function signedIn(request: IncomingMessage, uid: string): { subject: string; groups: string[] } | undefined {
     const sealed = cookiesOf(request).get(signedInCookie);
     const opened = sealed ? box.open(sealed, "signed-in") : undefined;
     if (!opened) return undefined;
-    const record = JSON.parse(opened) as { uid: string; subject: string };
-    return record.uid === uid ? record.subject : undefined;
+    const record = JSON.parse(opened) as { uid: string; subject: string; groups?: string[] };
+    return record.uid === uid ? { subject: record.subject, groups: record.groups ?? [] } : undefined;
   }
 
-  /** The team set-up's step: sign in first, then pick one of the workspaces the deployment's key can list. */
+  /** The workspaces a signed-in person may pick: the deployment key's, narrowed to their groups' when groups map to workspaces. */
+  async function teamWorkspaces(groups: string[]): Promise<string[]> {
+    const team = options.team as NonNullable<ConsentOptions["team"]>;
+    const listed = (await workspacesOf(team.key)) ?? [];
+    const mapping = team.allow.groupWorkspaces;
+    if (!mapping) return listed;
+    const mine = new Set(groups.flatMap((group) => mapping[group] ?? []));
+    return listed.filter((workspace) => mine.has(workspace));
+  }
+
+  /** The team set-up's step: sign in first, then pick one of the workspaces this person may use. */
   async function teamStep(request: IncomingMessage, found: PendingAuthorization): Promise<ConsentView["step"]> {
     const team = options.team as NonNullable<ConsentOptions["team"]>;
-    if (!signedIn(request, found.uid)) return { kind: "sign-in", issuer: team.issuer };
-    return { kind: "workspace", workspaces: (await workspacesOf(team.key)) ?? [] };
+    const person = signedIn(request, found.uid);
+    if (!person) return { kind: "sign-in", issuer: team.issuer };
+    return { kind: "workspace", workspaces: await teamWorkspaces(person.groups) };
   }
   const maxPages = options.maxPages ?? 5;
 
@@ -124,6 +113,9 @@ export function consentStep(server: AuthorizationServer, options: ConsentOptions
     return ids;
   }
 
+  /** Whether the workspace refused a key with another 4xx (the guess stays counted: keys that make it fail are guesses too). */
+  const refusedOtherwise = (error: unknown) => error instanceof AdapterError && error.status >= 400 && error.status < 500;
+
   function view(found: PendingAuthorization, nonce: string, step: ConsentView["step"], error?: string): string {
     return consentPage({
       action: `/oauth/interaction/${encodeURIComponent(found.uid)}`,
@@ -131,6 +123,8 @@ export function consentStep(server: AuthorizationServer, options: ConsentOptions
       clientName: found.clientName,
       clientId: found.clientId,
       redirectUri: found.redirectUri,
+      verified: found.verified,
+      offline: found.scopes.includes("offline_access"),
       step,
       error,
     });
@@ -155,23 +149,116 @@ export function consentStep(server: AuthorizationServer, options: ConsentOptions
       response.end();
       return;
     }
-    const subject = signedIn(request, found.uid);
-    if (!subject) {
+    const person = signedIn(request, found.uid);
+    if (!person) {
       send(response, 403, view(found, nonce, { kind: "sign-in", issuer: team.issuer }, "Sign in first."));
       return;
     }
-    const workspaces = (await workspacesOf(team.key)) ?? [];
+    const workspaces = await teamWorkspaces(person.groups);
     const workspace = form.get("workspace") ?? "";
     if (!workspaces.includes(workspace)) {
       send(response, 400, view(found, nonce, { kind: "workspace", workspaces }, "Pick one of the workspaces listed."));
       return;
     }
-    const principal = credentialHash(`idp ${subject}`);
-    const grantId = await server.grant(principal, found.clientId, found.offline);
+    const principal = credentialHash(`idp ${person.subject}`);
+    const accountId = box.sign("account", principal);
+    const grantId = await server.grant(accountId, found.clientId, found.scopes);
     await grants.put(grantId, { key: team.key, workspace, principal });
-    options.logger.info({ client: found.clientId, workspace }, "OAuth consent (team set-up): access granted");
+    options.logger.info({ client: found.clientId, workspace, principal }, "OAuth consent (team set-up): access granted");
     response.setHeader("set-cookie", [`${cookieFor("")}; Max-Age=0`, laxCookie(signedInCookie, "")]);
-    await server.finish(request, response, { accountId: principal, grantId });
+    await server.finish(request, response, { accountId, grantId });
+  }
+
+
+  /** Runs a step; a store that does not answer becomes a 503 page with `Retry-After`, not a 500. */
+  async function pageOrUnavailable(response: ServerResponse, step: () => Promise<void>): Promise<void> {
+    try {
+      await step();
+    } catch (error) {
+      if (!storeDown(error) || response.headersSent) throw error;
+      response.setHeader("retry-after", "5");
+      send(response, 503, errorPage("The sign-in service is briefly unavailable", "Its store does not answer now. Wait a few seconds, then reload this page."));
+    }
+  }
+
+  /** GET: the page's first step. */
+  async function show(request: IncomingMessage, response: ServerResponse, uid: string): Promise<void> {
+    const found = await pending(request, response, uid);
+    if (!found) return;
+    const nonce = cookiesOf(request).get(csrfCookie) ?? randomBytes(24).toString("base64url");
+    const step = options.team ? await teamStep(request, found) : { kind: "key" as const };
+    send(response, 200, view(found, nonce, step), cookieFor(nonce));
+  }
+
+  /** POST: a step submitted. */
+  async function submit(request: IncomingMessage, response: ServerResponse, uid: string): Promise<void> {
+    const form = await readForm(request);
+    const found = await pending(request, response, uid);
+    if (!found) return;
+    const nonce = cookiesOf(request).get(csrfCookie);
+    const csrf = form?.get("csrf");
+    if (!form || !nonce || !csrf || !box.verify(csrf, "csrf", nonce, found.uid)) {
+      send(response, 403, errorPage("This form did not come from this page", "The request was refused to protect your workspace (CSRF check failed)."));
+      return;
+    }
+    if (form.get("action") === "deny") {
+      await server.finish(request, response, { error: "access_denied", description: "The user denied access to the workspace" });
+      return;
+    }
+    const step = form.get("step");
+    if (options.team) {
+      await submitTeam(request, response, found, nonce, form);
+      return;
+    }
+    const key = step === "workspace" ? box.open(form.get("sealed_key") ?? "", `consent:${found.uid}`) : form.get("key")?.trim();
+    if (!key || key.length > MAX_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key)) {
+      send(response, 400, view(found, nonce, { kind: "key" }, "Type the workspace API key (it has no spaces)."));
+      return;
+    }
+    // A typed key is a guess until the workspace accepts it: counted first, taken back unless refused.
+    const tried = step === "workspace" ? undefined : await countKeyTry(options.attempts, request, found.uid, found.clientId);
+    if (tried && !tried.counted) {
+      const minutes = Math.ceil(retryAfterSeconds(tried) / 60);
+      options.logger.info({ client: found.clientId }, "OAuth consent: a key refused unchecked (too many wrong keys from one address)");
+      response.setHeader("retry-after", String(retryAfterSeconds(tried)));
+      const wait = `Too many wrong keys were tried from your address. Wait ${minutes} minute${minutes === 1 ? "" : "s"}, then try again.`;
+      send(response, 429, view(found, nonce, { kind: "key" }, wait));
+      return;
+    }
+    let workspaces: string[] | undefined;
+    try {
+      workspaces = await workspacesOf(key);
+    } catch (error) {
+      if (!refusedOtherwise(error)) tried?.uncount(); // the workspace did not answer: no guess was judged
+      throw error;
+    }
+    if (workspaces !== undefined) tried?.uncount();
+    if (workspaces === undefined) {
+      options.logger.info({ client: found.clientId }, "OAuth consent: the workspace refused the key");
+      send(response, 401, view(found, nonce, { kind: "key" }, "The workspace did not accept this key. Check it and try again."));
+      return;
+    }
+    if (workspaces.length === 0) {
+      send(response, 403, view(found, nonce, { kind: "key" }, "This key can read no workspace: use a key that can."));
+      return;
+    }
+    const choose = { kind: "workspace" as const, sealedKey: box.seal(key, `consent:${found.uid}`), workspaces };
+    if (step !== "workspace") {
+      send(response, 200, view(found, nonce, choose));
+      return;
+    }
+    const workspace = form.get("workspace") ?? "";
+    if (!workspaces.includes(workspace)) {
+      send(response, 400, view(found, nonce, choose, "Pick one of the workspaces this key can read."));
+      return;
+    }
+    // The account id the library stores (grants, sessions, tokens): an HMAC of the key, never a bare hash of it.
+    const accountId = box.sign("account", key);
+    const grantId = await server.grant(accountId, found.clientId, found.scopes);
+    await grants.put(grantId, { key, workspace });
+    options.logger.info({ client: found.clientId, workspace }, "OAuth consent: access granted");
+    response.setHeader("set-cookie", `${cookieFor("")}; Max-Age=0`);
+    await server.finish(request, response, { accountId, grantId });
   }
 
   return {
@@ -183,10 +270,10 @@ export function consentStep(server: AuthorizationServer, options: ConsentOptions
       }
       try {
         const params = new URL(request.url ?? "/", server.addresses.origin).searchParams;
-        const { uid, subject } = await options.team.signIn.finish(params, cookiesOf(request).get(idpCookie), callbackUri);
+        const { uid, subject, groups } = await options.team.signIn.finish(params, cookiesOf(request).get(idpCookie), callbackUri);
         response.statusCode = 303;
         response.setHeader("location", `/oauth/interaction/${encodeURIComponent(uid)}`);
-        response.setHeader("set-cookie", [laxCookie(idpCookie, ""), laxCookie(signedInCookie, box.seal(JSON.stringify({ uid, subject }), "signed-in"))]);
+        response.setHeader("set-cookie", [laxCookie(idpCookie, ""), laxCookie(signedInCookie, box.seal(JSON.stringify({ uid, subject, groups }), "signed-in"))]);
         response.end();
       } catch (error) {
         if (!(error instanceof SignInError)) throw error;
@@ -194,83 +281,14 @@ export function consentStep(server: AuthorizationServer, options: ConsentOptions
       }
     },
 
-    /** GET: the page's first step. */
+    /** GET: the page's first step (a page saying to try again when the store does not answer). */
     async show(request: IncomingMessage, response: ServerResponse, uid: string): Promise<void> {
-      const found = await pending(request, response, uid);
-      if (!found) return;
-      const nonce = cookiesOf(request).get(csrfCookie) ?? randomBytes(24).toString("base64url");
-      const step = options.team ? await teamStep(request, found) : { kind: "key" as const };
-      send(response, 200, view(found, nonce, step), cookieFor(nonce));
+      await pageOrUnavailable(response, () => show(request, response, uid));
     },
 
-    /** POST: a step submitted. */
+    /** POST: a step submitted (a page saying to try again when the store does not answer). */
     async submit(request: IncomingMessage, response: ServerResponse, uid: string): Promise<void> {
-      const form = await readForm(request);
-      const found = await pending(request, response, uid);
-      if (!found) return;
-      const nonce = cookiesOf(request).get(csrfCookie);
-      const csrf = form?.get("csrf");
-      if (!form || !nonce || !csrf || !box.verify(csrf, "csrf", nonce, found.uid)) {
-        send(response, 403, errorPage("This form did not come from this page", "The request was refused to protect your workspace (CSRF check failed)."));
-        return;
-      }
-      if (form.get("action") === "deny") {
-        await server.finish(request, response, { error: "access_denied", description: "The user denied access to the workspace" });
-        return;
-      }
-      const step = form.get("step");
-      if (options.team) {
-        await submitTeam(request, response, found, nonce, form);
-        return;
-      }
-      const key = step === "workspace" ? box.open(form.get("sealed_key") ?? "", `consent:${found.uid}`) : form.get("key")?.trim();
-      if (!key || !/^[\x21-\x7e]+$/.test(key)) {
-        send(response, 400, view(found, nonce, { kind: "key" }, "Type the workspace API key (it has no spaces)."));
-        return;
-      }
-      // A typed key is a guess until the workspace accepts it: counted first, taken back unless refused.
-      const tried = step === "workspace" ? undefined : await countKeyTry(options.attempts, request);
-      if (tried && !tried.counted) {
-        const minutes = Math.ceil(retryAfterSeconds(tried) / 60);
-        options.logger.info({ client: found.clientId }, "OAuth consent: a key refused unchecked (too many wrong keys from one address)");
-        response.setHeader("retry-after", String(retryAfterSeconds(tried)));
-        const wait = `Too many wrong keys were tried from your address. Wait ${minutes} minute${minutes === 1 ? "" : "s"}, then try again.`;
-        send(response, 429, view(found, nonce, { kind: "key" }, wait));
-        return;
-      }
-      let workspaces: string[] | undefined;
-      try {
-        workspaces = await workspacesOf(key);
-      } catch (error) {
-        tried?.uncount(); // the workspace did not answer: no guess was judged
-        throw error;
-      }
-      if (workspaces !== undefined) tried?.uncount();
-      if (workspaces === undefined) {
-        options.logger.info({ client: found.clientId }, "OAuth consent: the workspace refused the key");
-        send(response, 401, view(found, nonce, { kind: "key" }, "The workspace did not accept this key. Check it and try again."));
-        return;
-      }
-      if (workspaces.length === 0) {
-        send(response, 403, view(found, nonce, { kind: "key" }, "This key can read no workspace: use a key that can."));
-        return;
-      }
-      const choose = { kind: "workspace" as const, sealedKey: box.seal(key, `consent:${found.uid}`), workspaces };
-      if (step !== "workspace") {
-        send(response, 200, view(found, nonce, choose));
-        return;
-      }
-      const workspace = form.get("workspace") ?? "";
-      if (!workspaces.includes(workspace)) {
-        send(response, 400, view(found, nonce, choose, "Pick one of the workspaces this key can read."));
-        return;
-      }
-      const accountId = credentialHash(key);
-      const grantId = await server.grant(accountId, found.clientId, found.offline);
-      await grants.put(grantId, { key, workspace });
-      options.logger.info({ client: found.clientId, workspace }, "OAuth consent: access granted");
-      response.setHeader("set-cookie", `${cookieFor("")}; Max-Age=0`);
-      await server.finish(request, response, { accountId, grantId });
+      await pageOrUnavailable(response, () => submit(request, response, uid));
     },
   };
 }

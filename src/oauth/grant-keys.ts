@@ -10,9 +10,10 @@ export interface GrantKey {
 }
 
 /**
- * The workspace key behind each grant, stored sealed (AES-256-GCM under a key derived from
- * `OAUTH_SECRET`, bound to the grant id) beside the workspace; it lives as long as the grant and
- * goes when the grant is revoked.
+ * The workspace key behind each grant, stored sealed together with its workspace and principal
+ * (AES-256-GCM under a key derived from `OAUTH_SECRET`, bound to the grant id: whoever can write to
+ * the store cannot re-point a grant at another workspace); it lives as long as the grant and goes
+ * when the grant is revoked.
  */
 export class GrantKeys {
   constructor(
@@ -26,7 +27,7 @@ export class GrantKeys {
   }
 
   async put(grantId: string, grant: GrantKey): Promise<void> {
-    const record = { sealed: this.box.seal(grant.key, grantId), workspace: grant.workspace, principal: grant.principal };
+    const record = { sealed: this.box.seal(JSON.stringify(grant), grantId) };
     await this.storage.set(GrantKeys.keyOf(grantId), JSON.stringify(record), this.ttlSeconds);
   }
 
@@ -34,9 +35,9 @@ export class GrantKeys {
   async get(grantId: string): Promise<GrantKey | undefined> {
     const text = await this.storage.get(GrantKeys.keyOf(grantId));
     if (text === undefined) return undefined;
-    const record = JSON.parse(text) as { sealed: string; workspace: string; principal?: string };
-    const key = this.box.open(record.sealed, grantId);
-    return key === undefined ? undefined : { key, workspace: record.workspace, principal: record.principal };
+    const record = JSON.parse(text) as { sealed: string };
+    const opened = this.box.open(record.sealed, grantId);
+    return opened === undefined ? undefined : (JSON.parse(opened) as GrantKey);
   }
 
   async delete(grantId: string): Promise<void> {

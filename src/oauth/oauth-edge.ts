@@ -3,15 +3,24 @@ import type { Logger } from "pino";
 import type { Authenticator, Identity } from "../auth/authenticate.js";
 import { credentialHash } from "../auth/credential-hash.js";
 import type { OAuthSettings } from "../config/config.js";
-import { AuthenticationError, NotFoundError } from "../errors/adapter-error.js";
+import { AdapterError, AuthenticationError, NotFoundError, PermissionDeniedError, ServiceUnavailableError } from "../errors/adapter-error.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
-import { countRegistration, type OAuthAttemptLimits, refuseRegistration } from "./attempt-limits.js";
-import { type AuthorizationServer, createAuthorizationServer, type OAuthFetch, oauthAddresses, WORKSPACE_SCOPE } from "./authorization-server.js";
+import type { Clock } from "../util/clock.js";
+import { countAuthorization, countRegistration, METADATA_FETCHES_PER_HOST, MINUTE_SECONDS, type OAuthAttemptLimits } from "./attempt-limits.js";
+import { type AuthorizationServer, createAuthorizationServer } from "./authorization-server.js";
+import { metadataDocumentPolicy } from "./client-policy.js";
 import { consentStep } from "./consent.js";
 import { GrantKeys } from "./grant-keys.js";
 import { IdpSignIn } from "./idp-sign-in.js";
+import type { OAuthFetch } from "./metadata-fetch.js";
+import { oauthAddresses, WORKSPACE_SCOPE } from "./oauth-addresses.js";
 import type { OAuthStorage } from "./oauth-storage.js";
 import type { SecretBox } from "./secret-box.js";
+
+/** How often a grant's key is checked again upstream (a rotated key then ends its grants within this long). */
+export const KEY_CHECK_INTERVAL_MS = 5 * 60_000;
+/** Grants whose last check is remembered at most (per replica). */
+const KEY_CHECKS_REMEMBERED = 10_000;
 
 /** What the OAuth edge is built from. */
 export interface OAuthEdgeOptions {
@@ -20,10 +29,11 @@ export interface OAuthEdgeOptions {
   box: SecretBox;
   client: Pick<WorkspaceClient, "listWorkspaces">;
   logger: Logger;
-  /** The limits on registrations and key guesses per client address. */
+  /** The limits on registrations, authorizations and key guesses. */
   attempts: OAuthAttemptLimits;
-  /** How client ID metadata documents are fetched (a test's injected allowance for loopback; unset in production). */
-  fetchMetadataDocument?: OAuthFetch | undefined;
+  /** How client ID metadata documents are fetched (src/oauth/metadata-fetch.ts). */
+  metadataFetch: OAuthFetch;
+  clock: Clock;
 }
 
 /** The identity a grant gives, and the one workspace it may use. */
@@ -66,8 +76,20 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
   const servers = new Map<string, Promise<{ server: AuthorizationServer; consent: ReturnType<typeof consentStep> }>>();
   const identities = new WeakMap<IncomingMessage, GrantIdentity>();
   const team = settings.team
-    ? { key: settings.team.workspaceApiKey, signIn: new IdpSignIn(settings.team.idp, box), issuer: settings.team.idp.issuer }
+    ? {
+      key: settings.team.workspaceApiKey,
+      signIn: new IdpSignIn(settings.team.idp, box, options.clock),
+      issuer: settings.team.idp.issuer,
+      allow: settings.team.idp.allow,
+    }
     : undefined;
+  const metadataDocuments = metadataDocumentPolicy({
+    hosts: settings.metadataDocumentHosts,
+    fetch: options.metadataFetch,
+    perHost: { counters: options.attempts.counters(MINUTE_SECONDS), limit: METADATA_FETCHES_PER_HOST },
+    clock: options.clock,
+  });
+  const keyChecks = new Map<string, number>();
 
   /** The public origin of a request: PUBLIC_URL, or the loopback address it came to (never a Host header naming another). */
   function originOf(request: IncomingMessage): string {
@@ -90,7 +112,9 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
           storage,
           box,
           logger,
-          fetchMetadataDocument: options.fetchMetadataDocument,
+          metadataDocuments,
+          countRegistration: (request) => countRegistration(options.attempts, request),
+          countAuthorization: (request) => countAuthorization(options.attempts, request),
           onGrantRevoked: (grantId) => {
             grants.delete(grantId).catch((error: unknown) => logger.warn({ err: error }, "a revoked grant's key was not deleted"));
           },
@@ -115,19 +139,68 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
     });
   }
 
+  /** The 403 of a valid token without the workspace scope (MCP's step-up: the client asks for it). */
+  function insufficientScope(request: IncomingMessage): PermissionDeniedError {
+    const addresses = oauthAddresses(originOf(request));
+    const header = `Bearer error="insufficient_scope", scope="${WORKSPACE_SCOPE}", resource_metadata="${addresses.resourceMetadata}", error_description="The access token does not carry the ${WORKSPACE_SCOPE} scope"`;
+    return new PermissionDeniedError(`The access token does not carry the ${WORKSPACE_SCOPE} scope`, { headers: { "www-authenticate": header }, code: "insufficient_scope" });
+  }
+
+  /** A store outage as the client should see it: a 503 to try again, never a 500. */
+  function unavailable(error: unknown): unknown {
+    const status = (error as { status?: unknown } | undefined)?.status;
+    if (error instanceof AdapterError || status !== 503) return error;
+    return new ServiceUnavailableError("The grant store does not answer now; try again shortly", { headers: { "retry-after": "5" }, cause: error });
+  }
+
+  /**
+   * Whether the grant's key still works upstream, asked at most every few minutes per grant (one
+   * cheap workspace listing): a rotated or revoked key ends its grants, and the client is told
+   * `invalid_token` so that it asks the user again. An upstream that does not answer changes nothing.
+   */
+  async function keyStillWorks(grantId: string, key: string): Promise<boolean> {
+    const now = options.clock.now();
+    const checked = keyChecks.get(grantId);
+    if (checked !== undefined && now - checked < KEY_CHECK_INTERVAL_MS) return true;
+    try {
+      await options.client.listWorkspaces(key, { limit: 1 });
+    } catch (error) {
+      if (error instanceof AdapterError && (error.status === 401 || error.status === 403)) return false;
+      return true;
+    }
+    keyChecks.delete(grantId);
+    if (keyChecks.size >= KEY_CHECKS_REMEMBERED) keyChecks.delete(keyChecks.keys().next().value as string);
+    keyChecks.set(grantId, now);
+    return true;
+  }
+
+  /** The grant behind a valid token, or the 401/403 that tells the client what to do. */
+  async function grantOf(request: IncomingMessage, token: string) {
+    const { server } = await serverFor(request);
+    const found = await server.findAccessToken(token);
+    if (!found?.grantId) throw challenge(request, "The access token is not valid (unknown, expired or revoked)");
+    const audiences = (Array.isArray(found.audience) ? found.audience : [found.audience]).filter(Boolean);
+    const { resource } = server.addresses;
+    if (audiences.length === 0) throw insufficientScope(request);
+    if (!audiences.includes(resource)) throw challenge(request, `The access token was not issued for ${resource}`);
+    if (!(found.scope ?? "").split(" ").includes(WORKSPACE_SCOPE)) throw insufficientScope(request);
+    const grant = await grants.get(found.grantId);
+    if (!grant) throw challenge(request, "The grant behind this access token was revoked");
+    if (!(await keyStillWorks(found.grantId, grant.key))) {
+      await server.revokeGrant(found.grantId);
+      throw challenge(request, "The workspace no longer accepts the key given at consent: authorize again");
+    }
+    return grant;
+  }
+
   return {
     async admit(request) {
       const header = request.headers.authorization ?? "";
       const token = /^Bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i.exec(header)?.[1];
       if (!token) throw challenge(request);
-      const { server } = await serverFor(request);
-      const found = await server.findAccessToken(token);
-      if (!found?.grantId) throw challenge(request, "The access token is not valid (unknown, expired or revoked)");
-      const audiences = Array.isArray(found.audience) ? found.audience : [found.audience];
-      const { resource } = server.addresses;
-      if (!audiences.includes(resource)) throw challenge(request, `The access token was not issued for ${resource}`);
-      const grant = await grants.get(found.grantId);
-      if (!grant) throw challenge(request, "The grant behind this access token was revoked");
+      const grant = await grantOf(request, token).catch((error: unknown) => {
+        throw unavailable(error);
+      });
       const hash = credentialHash(grant.key);
       const identity = { upstreamCredential: grant.key, principal: grant.principal ?? hash, upstreamKey: hash };
       const admitted = { identity, workspace: grant.workspace };
@@ -161,14 +234,6 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
     },
     async serveLibrary(request, response, path) {
       const { server } = await serverFor(request);
-      if (request.method === "POST" && path.split("?")[0] === "/register") {
-        const counted = await countRegistration(options.attempts, request);
-        if (!counted.counted) {
-          logger.info("OAuth: a client registration refused (too many from one address)");
-          refuseRegistration(response, counted);
-          return;
-        }
-      }
       // The library's mount point is /oauth: it reads it from the original URL and routes the rest.
       Object.assign(request, { originalUrl: `/oauth${path}` });
       request.url = path;

@@ -11,6 +11,19 @@ import type { OAuthStorage } from "./oauth-storage.js";
  */
 export const CLIENT_TTL_SECONDS = 90 * 24 * 3600;
 
+/** The lifetime of a record of any other model the library stores without one of its own: nothing is kept forever. */
+export const DEFAULT_TTL_SECONDS = 24 * 3600;
+
+/** What the adapter needs of the authorization server around its storage. */
+export interface ProviderAdapterHooks {
+  /** The library's `invalid_grant`, thrown when a one-time code or refresh token was already used. */
+  alreadyConsumed(): Error;
+  /** A store that does not answer, as the library should send it (a 503 to try again). */
+  unavailable?(cause: ServiceUnavailableError): Error;
+  /** Revokes a whole grant: a code or refresh token was redeemed twice at once (one of the two is a thief). */
+  revokeGrant(grantId: string): Promise<void>;
+}
+
 /** The models whose records belong to a grant (revoked with it). */
 const GRANTABLE = new Set(["AccessToken", "AuthorizationCode", "RefreshToken", "DeviceCode", "BackchannelAuthenticationRequest"]);
 
@@ -19,20 +32,29 @@ const SECRET_IDS = new Set(["AccessToken", "AuthorizationCode", "RefreshToken", 
 
 /**
  * oidc-provider's persistence (its `adapter`) on the OAuth storage: one record per model and id
- * with the library's expiry, an index of each grant's records (revocation deletes them all), and
- * an atomic one-time `consume` (two redemptions of one code at once: one wins, on any replica; the
- * other gets `alreadyConsumed()`, the library's `invalid_grant`).
+ * with the library's expiry (or a default: nothing is kept forever), an index of each grant's
+ * records (revocation deletes them all, the index last), and an atomic one-time `consume` (two
+ * redemptions of one code or refresh token at once: one wins, on any replica; the other gets
+ * `alreadyConsumed()`, the library's `invalid_grant`, and the whole grant is revoked, as the
+ * library does for a replay it sees in sequence).
  * Ids that are bearer secrets (codes, tokens) are stored under their SHA-256, not themselves.
  * A store that does not answer (Redis down or slow: a `ServiceUnavailableError`) becomes
  * `unavailable(cause)`, an error the library sends as itself (a 503 to try again), where the
  * library would otherwise answer any error it does not know with a 500 `server_error`.
  */
-export function providerAdapter(
-  storage: OAuthStorage,
-  alreadyConsumed: () => Error,
-  unavailable: (cause: ServiceUnavailableError) => Error = (cause) => cause,
-): (model: string) => Adapter {
-  return (model) => guarded(unguardedAdapter(storage, alreadyConsumed, model), unavailable);
+export function providerAdapter(storage: OAuthStorage, hooks: ProviderAdapterHooks): (model: string) => Adapter {
+  const unavailable = hooks.unavailable ?? ((cause: ServiceUnavailableError) => cause);
+  return (model) => guarded(unguardedAdapter(storage, hooks, model), unavailable);
+}
+
+/** The index of one grant's records. */
+export const grantIndexKey = (grantId: string) => `grant:${grantId}`;
+
+/** Deletes every record of a grant, then its index (so that a partial failure leaves the index to retry with). */
+export async function deleteGrantRecords(storage: OAuthStorage, grantId: string): Promise<void> {
+  const members = await storage.members(grantIndexKey(grantId));
+  await storage.delete([...members, ...members.map((member) => `consumed:${member}`)]);
+  await storage.delete([grantIndexKey(grantId)]);
 }
 
 /** Every method of `adapter`, with a store's `ServiceUnavailableError` turned into `unavailable(cause)`. */
@@ -58,9 +80,9 @@ function guarded(adapter: Adapter, unavailable: (cause: ServiceUnavailableError)
 }
 
 /** The adapter of one model, before `guarded`. */
-function unguardedAdapter(storage: OAuthStorage, alreadyConsumed: () => Error, model: string): Adapter {
+function unguardedAdapter(storage: OAuthStorage, hooks: ProviderAdapterHooks, model: string): Adapter {
   const key = (id: string) => `${model}:${SECRET_IDS.has(model) ? hash("sha256", id, "base64url") : id}`;
-  const grantKey = (grantId: string) => `grant:${grantId}`;
+  const grantKey = grantIndexKey;
   const consumedKey = (id: string) => `consumed:${key(id)}`;
   const read = async (id: string): Promise<AdapterPayload | undefined> => {
     const text = await storage.get(key(id));
@@ -71,7 +93,7 @@ function unguardedAdapter(storage: OAuthStorage, alreadyConsumed: () => Error, m
   };
   return {
     async upsert(id, payload, expiresIn) {
-      const ttl = typeof expiresIn === "number" && expiresIn > 0 ? expiresIn : model === "Client" ? CLIENT_TTL_SECONDS : undefined;
+      const ttl = typeof expiresIn === "number" && expiresIn > 0 ? expiresIn : model === "Client" ? CLIENT_TTL_SECONDS : DEFAULT_TTL_SECONDS;
       await storage.set(key(id), JSON.stringify(payload), ttl);
       if (GRANTABLE.has(model) && payload.grantId) await storage.addMember(grantKey(payload.grantId), key(id), ttl);
       if (model === "Session" && payload.uid) await storage.set(`sessionUid:${payload.uid}`, id, ttl);
@@ -85,17 +107,20 @@ function unguardedAdapter(storage: OAuthStorage, alreadyConsumed: () => Error, m
       return undefined;
     },
     async consume(id) {
-      const payload = await storage.get(key(id));
+      const text = await storage.get(key(id));
+      const payload = text ? (JSON.parse(text) as AdapterPayload) : undefined;
       const now = Math.floor(Date.now() / 1000);
-      const ttl = payload ? Math.max(1, ((JSON.parse(payload) as AdapterPayload).exp ?? 0) - now) : 60;
-      if (!(await storage.setIfAbsent(consumedKey(id), String(now), ttl))) throw alreadyConsumed();
+      const ttl = payload ? Math.max(1, (payload.exp ?? 0) - now) : 60;
+      if (!(await storage.setIfAbsent(consumedKey(id), String(now), ttl))) {
+        if (payload?.grantId) await hooks.revokeGrant(payload.grantId);
+        throw hooks.alreadyConsumed();
+      }
     },
     async destroy(id) {
       await storage.delete([key(id), consumedKey(id)]);
     },
     async revokeByGrantId(grantId) {
-      const members = await storage.members(grantKey(grantId));
-      await storage.delete([...members, ...members.map((member) => `consumed:${member}`), grantKey(grantId)]);
+      await deleteGrantRecords(storage, grantId);
     },
   };
 }

@@ -29,8 +29,8 @@ import { Lifecycle } from "../http/lifecycle.js";
 import { ResponseFacts } from "../http/request-log.js";
 import { KeepAliveSweeps } from "../http/sse-writer.js";
 import { Metrics } from "../metrics/metrics.js";
-import { KEY_FAILURE_WINDOW_SECONDS, type OAuthAttemptLimits, REGISTRATION_WINDOW_SECONDS } from "../oauth/attempt-limits.js";
-import type { OAuthFetch } from "../oauth/authorization-server.js";
+import type { OAuthAttemptLimits } from "../oauth/attempt-limits.js";
+import { createMetadataFetch, type MetadataFetchOptions } from "../oauth/metadata-fetch.js";
 import { MemoryOAuthStorage } from "../oauth/oauth-storage.js";
 import { RedisOAuthStorage } from "../oauth/redis-oauth-storage.js";
 import { SecretBox } from "../oauth/secret-box.js";
@@ -54,16 +54,18 @@ function oauthParts(
   clock: Clock,
   logger: Logger,
   attempts: OAuthAttemptLimits | undefined,
-  fetch?: OAuthFetch,
+  metadataFetch: ReturnType<typeof createMetadataFetch> | undefined,
 ): AppDependencies["oauth"] {
-  if (!config.mcpOauth || !attempts) return undefined;
-  let secret = config.mcpOauth.secret;
-  if (!secret) {
+  if (!config.mcpOauth || !attempts || !metadataFetch) return undefined;
+  let secrets = config.mcpOauth.secrets;
+  if (secrets.length === 0) {
     logger.warn("OAUTH_SECRET is not set: OAuth grants are sealed with a random secret and end with this process");
-    secret = randomBytes(32).toString("base64url");
+    secrets = [randomBytes(32).toString("base64url")];
   }
-  const storage = redis ? new RedisOAuthStorage(redis, redisKeys(config.redisKeyPrefix)) : new MemoryOAuthStorage(clock);
-  return { storage, box: new SecretBox(secret), attempts, fetchMetadataDocument: fetch };
+  const storage = redis
+    ? new RedisOAuthStorage(redis, redisKeys(config.redisKeyPrefix))
+    : new MemoryOAuthStorage(clock, config.mcpOauth.memoryMaxBytes);
+  return { storage, box: new SecretBox(secrets), attempts, metadataFetch: metadataFetch.fetch };
 }
 
 /** How long a replica's lease on a background answer lasts (renewed at a third): past it, another replica takes the answer over. */
@@ -117,11 +119,11 @@ export interface AdapterEffects {
   /** The window of the per-minute rate limits, in seconds (60; tests shorten it). */
   rateWindowSeconds?: number;
   /**
-   * How the OAuth server fetches client ID metadata documents. Unset in production: the library's
-   * fetch, which refuses private and loopback addresses. Only a test that serves a document on
-   * loopback (with a CA of its own) injects one: an explicit allowance, never an environment switch.
+   * What the OAuth server's metadata-document fetch resolves names with and trusts (src/oauth/metadata-fetch.ts).
+   * Unset in production: the system resolver and CAs, and no special-use address ever. Only a test
+   * whose stand-in document server lives on loopback names these: never an environment switch.
    */
-  oauthMetadataFetch?: OAuthFetch;
+  oauthMetadataFetch?: MetadataFetchOptions;
 }
 
 /** Wires configuration and effects into a ready app; `upstreamUrl` is the workspace service to call. */
@@ -248,6 +250,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const oauthRedis = config.mcpOauth && topology
     ? limitRedis ?? openRedis(topology, { commandTimeoutMs: Math.min(LIMITS_COMMAND_TIMEOUT_MS, config.redisCommandTimeoutMs) })
     : undefined;
+  const attemptWindows = new Map<number, LimitCounters>();
   const attemptCounters = (seconds: number): LimitCounters =>
     oauthRedis
       ? new RedisLimitCounters({
@@ -263,10 +266,15 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
       : new MemoryLimitCounters(seconds);
   const oauthAttempts: OAuthAttemptLimits | undefined = config.mcpOauth
     ? {
-      registrations: { counters: attemptCounters(REGISTRATION_WINDOW_SECONDS), limit: config.mcpOauth.registrationsPerHour },
-      keyFailures: { counters: attemptCounters(KEY_FAILURE_WINDOW_SECONDS), limit: config.mcpOauth.keyFailuresPer15Minutes },
+      ...config.mcpOauth,
+      counters: (seconds) => {
+        if (!attemptWindows.has(seconds)) attemptWindows.set(seconds, attemptCounters(seconds));
+        return attemptWindows.get(seconds) as LimitCounters;
+      },
+      onCeiling: (kind) => metrics.oauthCeilings.inc({ kind }),
     }
     : undefined;
+  const metadataFetch = config.mcpOauth ? createMetadataFetch(effects.oauthMetadataFetch) : undefined;
   const rateLimits = config.rateLimits && limitCounters
     ? new RateLimits(config.rateLimits, limitCounters, { onLimited: (kind, workspace) => metrics.limited(kind, workspace) })
     : undefined;
@@ -343,7 +351,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     version: packageVersion(),
     ...(effects.newQueryId ? { newQueryId: effects.newQueryId } : {}),
     ...(effects.documents && effects.publicUrl ? { documents: effects.documents, documentPage: effects.publicUrl } : {}),
-    oauth: oauthParts(config, redis, clock, logger, oauthAttempts, effects.oauthMetadataFetch),
+    oauth: oauthParts(config, redis, clock, logger, oauthAttempts, metadataFetch),
   });
   let closing: Promise<void> | undefined;
   return {
@@ -365,6 +373,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         realtime?.close();
         await sharing?.close();
         await Promise.all([client.close(), conversations.close(), responses.close(), tokens.close(), limitCounters?.close()]);
+        await metadataFetch?.close();
         limitRedis?.disconnect();
         if (oauthRedis !== limitRedis) oauthRedis?.disconnect();
         redis?.close();

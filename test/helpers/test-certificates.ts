@@ -14,15 +14,16 @@ export interface TestCertificates {
 
 /**
  * Makes a CA and a server certificate for `localhost` only (a DNS name, no IP address), so a client
- * that checks it against an address rather than the hostname is refused.
+ * that checks it against an address rather than the hostname is refused; or for the DNS names given
+ * (a stand-in for `chatgpt.com`).
  */
-export function makeCertificates(): TestCertificates {
+export function makeCertificates(names: readonly string[] = ["localhost"]): TestCertificates {
   const dir = mkdtempSync(join(tmpdir(), "adapter-certificates-"));
   const file = (name: string) => join(dir, name);
   const openssl = (...args: string[]) => execFileSync("openssl", args, { stdio: "ignore" });
   openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", file("ca.key"), "-out", file("ca.pem"), "-days", "1", "-subj", "/CN=adapter test CA");
-  openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", file("server.key"), "-out", file("server.csr"), "-subj", "/CN=localhost");
-  writeFileSync(file("san.ext"), "subjectAltName=DNS:localhost\n");
+  openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", file("server.key"), "-out", file("server.csr"), "-subj", `/CN=${names[0] ?? "localhost"}`);
+  writeFileSync(file("san.ext"), `subjectAltName=${names.map((name) => `DNS:${name}`).join(",")}\n`);
   openssl("x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"), "-CAcreateserial", "-out", file("server.pem"), "-days", "1", "-extfile", file("san.ext"));
   return { ca: file("ca.pem"), cert: file("server.pem"), key: file("server.key"), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

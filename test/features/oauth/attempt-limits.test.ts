@@ -1,28 +1,15 @@
-import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { postFrom } from "../../helpers/post-from.js";
 import { HandDrivenClient, pkcePair, REDIRECT_URI } from "../../helpers/oauth-client.js";
 import { API_KEY, type Stack, startStack } from "../../helpers/start-stack.js";
 
 const REGISTRATIONS = 3;
 const KEY_FAILURES = 3;
 
-/** A dynamic client registration sent from a given loopback address (127.0.0.0/8 is all loopback on Linux). */
-function registerFrom(base: string, localAddress: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
-  const url = new URL(`${base}/oauth/register`);
+/** A dynamic client registration sent from a given loopback address (127.0.0.0/8 is all loopback on Linux), through a proxy's `X-Forwarded-For` when given. */
+function registerFrom(base: string, localAddress: string, forwardedFor?: string) {
   const body = JSON.stringify({ client_name: "Limited client", redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: "none" });
-  return new Promise((resolve, reject) => {
-    const sent = request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: "POST", localAddress, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString("utf8") }));
-        response.on("error", reject);
-      },
-    );
-    sent.on("error", reject);
-    sent.end(body);
-  });
+  return postFrom(`${base}/oauth/register`, body, localAddress, forwardedFor ? { "x-forwarded-for": forwardedFor } : {});
 }
 
 function hiddenFields(html: string): Record<string, string> {
@@ -96,5 +83,31 @@ describe("OAuth attempt limits per client address: registrations, and wrong keys
       expect(refused.html).not.toContain('name="workspace"');
     }
     expect(alertOf(refusedRight.html)).toBe(alertOf(refusedWrong.html));
+  });
+});
+
+describe("OAuth attempt limits behind a reverse proxy (TRUSTED_PROXIES)", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // 127.0.0.9 plays the proxy; 127.0.0.10 is any other peer.
+    stack = await startStack({ MCP_OAUTH: "on", OAUTH_REGISTRATIONS_PER_HOUR: String(REGISTRATIONS), TRUSTED_PROXIES: "127.0.0.9/32" });
+  });
+  afterAll(() => stack?.close());
+
+  it("counts each client behind the proxy by its X-Forwarded-For address: two clients are limited separately", async () => {
+    for (let index = 0; index < REGISTRATIONS; index++) expect((await registerFrom(stack.url, "127.0.0.9", "198.51.100.1")).status).toBe(201);
+    expect((await registerFrom(stack.url, "127.0.0.9", "198.51.100.1")).status).toBe(429);
+    // Another client through the same proxy; and one whose IPv6 address differs only past its /64 counts with its network.
+    expect((await registerFrom(stack.url, "127.0.0.9", "198.51.100.2")).status).toBe(201);
+    // The client wrote the left-most hop itself: only the right-most untrusted one counts.
+    expect((await registerFrom(stack.url, "127.0.0.9", "203.0.113.77, 198.51.100.1")).status).toBe(429);
+    for (let index = 0; index < REGISTRATIONS; index++) expect((await registerFrom(stack.url, "127.0.0.9", `2001:db8:1:2::${index + 1}`)).status).toBe(201);
+    expect((await registerFrom(stack.url, "127.0.0.9", "2001:db8:1:2:ffff::9")).status).toBe(429);
+  });
+
+  it("ignores the header from a peer that is not a trusted proxy: a spoofed X-Forwarded-For changes nothing", async () => {
+    for (let index = 0; index < REGISTRATIONS; index++) expect((await registerFrom(stack.url, "127.0.0.10", `198.51.100.${50 + index}`)).status).toBe(201);
+    expect((await registerFrom(stack.url, "127.0.0.10", "198.51.100.99")).status).toBe(429);
+    expect((await registerFrom(stack.url, "127.0.0.10")).status).toBe(429);
   });
 });

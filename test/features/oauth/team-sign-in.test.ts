@@ -50,6 +50,8 @@ describe("the team set-up: the deployment holds the key, people sign in at the o
       OAUTH_IDP_ISSUER: idpUrl,
       OAUTH_IDP_CLIENT_ID: "workspace-adapter",
       OAUTH_IDP_CLIENT_SECRET: "adapter-secret-at-the-idp",
+      // oidc-provider's development login makes the login name the subject.
+      OAUTH_IDP_ALLOWED_SUBJECTS: "alice",
     });
   });
   afterAll(async () => {
@@ -90,6 +92,24 @@ describe("the team set-up: the deployment holds the key, people sign in at the o
     const asked = await client.callTool(`Bearer ${tokens.body.access_token}`, { name: "ask", arguments: { question: "What does the adapter do?" } }, `${adapter.url}/oauth/mcp`);
     expect(asked.status).toBe(200);
     expect(new Set(upstreamKeys)).toEqual(new Set([`Bearer ${API_KEY}`]));
+  });
+
+  it("refuses a person the provider signs in who is not on the allow-list: no workspace step, no grant", async () => {
+    const client = await new HandDrivenClient(adapter.url).register();
+    const browser = new FormBrowser();
+    const consentPage = await browser.follow(client.authorizationUrl(pkcePair().challenge), adapter.url);
+    if ("left" in consentPage) throw new Error("no consent page");
+    const toIdp = await browser.submit(consentPage.url, await consentPage.page.text(), adapter.url, { action: "sign-in" });
+    if (!("left" in toIdp)) throw new Error("not sent to the identity provider");
+    const login = await browser.follow(toIdp.left, idpUrl);
+    if ("left" in login) throw new Error("no login page");
+    const consentAtIdp = await submitForm(browser, login.url, await login.page.text(), idpUrl, { login: "mallory", password: "any" });
+    const back = "left" in consentAtIdp ? consentAtIdp : await submitForm(browser, consentAtIdp.url, await consentAtIdp.page.text(), idpUrl);
+    if (!("left" in back)) throw new Error("stayed at the identity provider");
+    const refused = await browser.follow(back.left, adapter.url);
+    if ("left" in refused) throw new Error(`redirected to ${refused.left.href}`);
+    expect(refused.page.status).toBe(400);
+    expect(await refused.page.text()).toContain("allow-list does not include you");
   });
 
   it("refuses a callback that did not start in this browser, and a workspace step without a sign-in", async () => {

@@ -140,13 +140,24 @@ describe("MCP_OAUTH", () => {
     expect(() => loadConfig({ MCP_OAUTH: "on", HOST: "0.0.0.0" })).toThrow(/PUBLIC_URL: required with MCP_OAUTH=on when HOST \(0\.0\.0\.0\) is not a loopback address/);
     expect(() => loadConfig({ MCP_OAUTH: "on", HOST: "0.0.0.0", PUBLIC_URL: "http://mcp.example.com" })).toThrow(/PUBLIC_URL: must be an https URL/);
     expect(() => loadConfig({ MCP_OAUTH: "on", REDIS_URL: "redis://127.0.0.1:6379" })).toThrow(/OAUTH_SECRET: required/);
-    expect(() => loadConfig({ MCP_OAUTH: "on", OAUTH_SECRET: "short" })).toThrow(/OAUTH_SECRET: must be at least 32 characters/);
+    expect(() => loadConfig({ MCP_OAUTH: "on", OAUTH_SECRET: "short" })).toThrow(/OAUTH_SECRET: each secret must be at least 32 characters/);
+    expect(loadConfig({ MCP_OAUTH: "on", OAUTH_SECRET: `${"n".repeat(32)}, ${"o".repeat(32)}` }).mcpOauth?.secrets).toEqual(["n".repeat(32), "o".repeat(32)]);
+    // Plain http on every interface (a typed key in clear): refused, even with a loopback PUBLIC_URL.
+    expect(() => loadConfig({ MCP_OAUTH: "on", HOST: "0.0.0.0", PUBLIC_URL: "http://localhost:8080" })).toThrow(/HOST: must be a loopback address when PUBLIC_URL is plain http/);
+    expect(() => loadConfig({ MCP_OAUTH: "on", TRUSTED_PROXIES: "10.0.0.0/8, nonsense" })).toThrow(/TRUSTED_PROXIES: 'nonsense' is not an address or CIDR/);
     expect(loadConfig({ MCP_OAUTH: "on", HOST: "0.0.0.0", PUBLIC_URL: "https://mcp.example.com/" }).mcpOauth?.publicUrl).toBe("https://mcp.example.com");
     expect(loadConfig({ MCP_OAUTH: "on" }).mcpOauth?.publicUrl).toBeUndefined();
     expect(loadConfig({}).mcpOauth).toBeUndefined();
     const team = { MCP_OAUTH: "on", WORKSPACE_API_KEY: "sk-held", ADAPTER_API_KEYS: "sk-client" };
     expect(() => loadConfig(team)).toThrow(/OAUTH_IDP_ISSUER: OAUTH_IDP_ISSUER and OAUTH_IDP_CLIENT_ID are required/);
     expect(() => loadConfig({ ...team, OAUTH_IDP_ISSUER: "http://idp.example.com", OAUTH_IDP_CLIENT_ID: "a" })).toThrow(/OAUTH_IDP_ISSUER: must be an https URL/);
-    expect(loadConfig({ ...team, OAUTH_IDP_ISSUER: "https://idp.example.com/", OAUTH_IDP_CLIENT_ID: "a" }).mcpOauth?.team?.idp.issuer).toBe("https://idp.example.com");
+    // Without an allow-list anyone the provider signs in (any Google account) would get the deployment's workspaces.
+    expect(() => loadConfig({ ...team, OAUTH_IDP_ISSUER: "https://idp.example.com", OAUTH_IDP_CLIENT_ID: "a" })).toThrow(/OAUTH_IDP_ALLOWED_EMAIL_DOMAINS: the team set-up needs an allow-list of who may sign in/);
+    const allowed = { ...team, OAUTH_IDP_CLIENT_ID: "a", OAUTH_IDP_ALLOWED_EMAIL_DOMAINS: "Example.com", OAUTH_IDP_GROUP_WORKSPACES: "eng=acme,globex; sales=globex" };
+    // An issuer written with a trailing slash (Auth0's) is kept as written: ID tokens name it so.
+    const idp = loadConfig({ ...allowed, OAUTH_IDP_ISSUER: "https://tenant.auth0.com/" }).mcpOauth?.team?.idp;
+    expect(idp?.issuer).toBe("https://tenant.auth0.com/");
+    expect(idp?.allow).toMatchObject({ emailDomains: ["example.com"], groupWorkspaces: { eng: ["acme", "globex"], sales: ["globex"] } });
+    expect(() => loadConfig({ ...allowed, OAUTH_IDP_ISSUER: "https://idp.example.com", OAUTH_IDP_GROUP_WORKSPACES: "eng" })).toThrow(/OAUTH_IDP_GROUP_WORKSPACES: 'eng' is not/);
   });
 });

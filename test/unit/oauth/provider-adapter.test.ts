@@ -1,25 +1,30 @@
 import { describe, expect, it } from "vitest";
 import { MemoryOAuthStorage, type OAuthStorage } from "../../../src/oauth/oauth-storage.js";
 import { StoreUnavailableError } from "../../../src/redis/store-unavailable-error.js";
-import { CLIENT_TTL_SECONDS, providerAdapter } from "../../../src/oauth/provider-adapter.js";
+import { CLIENT_TTL_SECONDS, DEFAULT_TTL_SECONDS, providerAdapter } from "../../../src/oauth/provider-adapter.js";
 
 class AlreadyUsed extends Error {}
+
+const revoked: string[] = [];
+const hooks = { alreadyConsumed: () => new AlreadyUsed(), revokeGrant: async (grantId: string) => void revoked.push(grantId) };
 
 describe("the authorization server's storage adapter", () => {
   const clock = { now: () => 1_000_000, setTimeout: () => undefined, clearTimeout: () => undefined };
 
   it("consumes a code once, whoever asks first: a second consume fails", async () => {
-    const adapter = providerAdapter(new MemoryOAuthStorage(clock), () => new AlreadyUsed())("AuthorizationCode");
+    const adapter = providerAdapter(new MemoryOAuthStorage(clock), hooks)("AuthorizationCode");
     await adapter.upsert("code-1", { grantId: "g", exp: 2_000_000_000 }, 60);
     const results = await Promise.allSettled([adapter.consume("code-1"), adapter.consume("code-1")]);
     expect(results.map((result) => result.status).sort()).toEqual(["fulfilled", "rejected"]);
+    // Two redemptions at once: one of them is a thief, so the whole grant goes.
+    expect(revoked).toContain("g");
     expect((await adapter.find("code-1"))?.consumed).toBeTypeOf("number");
   });
 
   it("keeps a registered client 90 days, not for ever", async () => {
     let now = 1_000_000;
     const storage = new MemoryOAuthStorage({ ...clock, now: () => now });
-    const clients = providerAdapter(storage, () => new AlreadyUsed())("Client");
+    const clients = providerAdapter(storage, hooks)("Client");
     await clients.upsert("client-1", { client_id: "client-1" });
     now += (CLIENT_TTL_SECONDS - 1) * 1000;
     expect(await clients.find("client-1")).toEqual({ client_id: "client-1" });
@@ -27,10 +32,19 @@ describe("the authorization server's storage adapter", () => {
     expect(await clients.find("client-1")).toBeUndefined();
   });
 
+  it("gives every other model a lifetime: a registration access token, or any model the library adds, is not kept for ever", async () => {
+    let now = 1_000_000;
+    const storage = new MemoryOAuthStorage({ ...clock, now: () => now });
+    const tokens = providerAdapter(storage, hooks)("RegistrationAccessToken");
+    await tokens.upsert("rat-1", { clientId: "c" });
+    now += (DEFAULT_TTL_SECONDS + 1) * 1000;
+    expect(await tokens.find("rat-1")).toBeUndefined();
+  });
+
   it("stores secret ids (tokens, codes) under their hash, and revokes a grant's records together", async () => {
     const storage = new MemoryOAuthStorage(clock);
-    const tokens = providerAdapter(storage, () => new AlreadyUsed())("AccessToken");
-    const refresh = providerAdapter(storage, () => new AlreadyUsed())("RefreshToken");
+    const tokens = providerAdapter(storage, hooks)("AccessToken");
+    const refresh = providerAdapter(storage, hooks)("RefreshToken");
     await tokens.upsert("wsoauth_secret-token", { grantId: "g1" }, 60);
     await refresh.upsert("wsoauth_refresh", { grantId: "g1" }, 60);
     await tokens.upsert("wsoauth_other", { grantId: "g2" }, 60);
@@ -47,11 +61,11 @@ describe("the authorization server's storage adapter", () => {
       get: (target, name) => (typeof name === "string" && name !== "constructor" ? () => Promise.reject(new StoreUnavailableError("timed out")) : Reflect.get(target, name)),
     }) as OAuthStorage;
     class Unavailable extends Error {}
-    const clients = providerAdapter(silent, () => new AlreadyUsed(), (cause) => new Unavailable(cause.message))("Client");
+    const clients = providerAdapter(silent, { ...hooks, unavailable: (cause) => new Unavailable(cause.message) })("Client");
     await expect(clients.find("client-1")).rejects.toBeInstanceOf(Unavailable);
     await expect(clients.upsert("client-1", { client_id: "client-1" })).rejects.toBeInstanceOf(Unavailable);
     // Other errors pass as they are: a second consume is still the library's invalid_grant.
-    const codes = providerAdapter(new MemoryOAuthStorage(clock), () => new AlreadyUsed(), (cause) => new Unavailable(cause.message))("AuthorizationCode");
+    const codes = providerAdapter(new MemoryOAuthStorage(clock), { ...hooks, unavailable: (cause) => new Unavailable(cause.message) })("AuthorizationCode");
     await codes.upsert("code-1", { grantId: "g", exp: 2_000_000_000 }, 60);
     await codes.consume("code-1");
     await expect(codes.consume("code-1")).rejects.toBeInstanceOf(AlreadyUsed);
