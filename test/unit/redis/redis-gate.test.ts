@@ -181,7 +181,7 @@ describe("RedisGate", () => {
   async function clusterWithDeadMaster() {
     const cluster = new FakeCluster();
     const clock = manualClock();
-    const gate = new RedisGate(cluster as unknown as Redis, { failuresToDown: 2, probeIntervalMs: 500, firstConnectMs: 2000, deadlineMs: 1000, clock });
+    const gate = new RedisGate(cluster as unknown as Redis, { failuresToDown: 2, probeIntervalMs: 500, firstConnectMs: 2000, deadlineMs: 1000, clock, cluster });
     cluster.owners = ["127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"];
     await gate.run("foo", timedOut).catch(() => undefined);
     await gate.run("foo", timedOut).catch(() => undefined);
@@ -234,6 +234,7 @@ describe("RedisGate", () => {
       deadlineMs: 1000,
       clock,
       events: { onAvailability: (available) => changes.push(available) },
+      cluster,
     });
     // "foo" (slot 12182) is on the third master, "bar" (slot 5061) on the first.
     cluster.owners = ["127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"];
