@@ -8,7 +8,7 @@ import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import type { RateLimits, WorkspaceLimits } from "../limits/rate-limits.js";
 import { NOT_METERED, type UsageMeter } from "./answer-runner.js";
 import { originAllowed } from "./cors.js";
-import { resolveWorkspace } from "./request-context.js";
+import { resolveWorkspace } from "./resolve-workspace.js";
 import type { ResponseFacts } from "./request-log.js";
 
 /** What admission is built from: the per-process caps, the key's rate limits, the responses' close listener. */
