@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { SseFrame } from "../core/sse-frame.js";
 import type { AdapterError } from "../errors/adapter-error.js";
-import type { ResponseFacts } from "./request-log.js";
+import type { RequestContexts } from "./request-context.js";
 
 /**
  * Something that must show life every so often: an SSE stream (a comment) or an MCP tool call
@@ -95,7 +95,7 @@ export class SseWriter implements Beating {
   constructor(
     private readonly response: ServerResponse,
     sweep: KeepAliveSweep,
-    facts: ResponseFacts,
+    facts: RequestContexts,
     /** The frames that end this stream when it fails after it began. */
     private readonly failFrames: (error: AdapterError) => SseFrame[],
   ) {
