@@ -107,7 +107,10 @@ export class SseWriter implements Beating {
   open(): void {
     this.response.statusCode = 200;
     this.response.setHeader("content-type", "text/event-stream; charset=utf-8");
-    this.response.setHeader("cache-control", "no-cache, no-store");
+    // No cache stores a POST's answer (RFC 9110 §9.3.3), and there `no-store` made Chromium end a fetch
+    // whose stream the page read to its end as cancelled, though every byte had come
+    // (docs/architecture.md#streams-in-a-browser); a GET stream (a stored response replayed) keeps it.
+    this.response.setHeader("cache-control", this.response.req?.method === "GET" ? "no-cache, no-store" : "no-cache");
     this.response.setHeader("connection", "keep-alive");
     this.response.setHeader("x-accel-buffering", "no");
     this.response.flushHeaders();
