@@ -1,32 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RedisGate } from "../../../src/redis/redis-gate.js";
 import { type FallbackReason, type GroupContext, RedisSharedGroup } from "../../../src/redis/redis-shared-group.js";
-
-/** A clock whose timers run only when the test says so; its time moves by hand. */
-function manualClock() {
-  const timers = new Map<number, () => void>();
-  let next = 0;
-  let now = 0;
-  return {
-    now: () => now,
-    setTimeout: (callback: () => void) => {
-      next += 1;
-      timers.set(next, callback);
-      return next;
-    },
-    clearTimeout: (handle: unknown) => {
-      timers.delete(handle as number);
-    },
-    advance(ms: number) {
-      now += ms;
-    },
-    runAll() {
-      const due = [...timers.values()];
-      timers.clear();
-      for (const callback of due) callback();
-    },
-  };
-}
+import { manualClock } from "../../helpers/manual-clock.js";
 
 /** One command the gate was asked to run, which the test answers (the lease and the others' ids) or fails. */
 interface Sent {
