@@ -37,16 +37,11 @@ const ONLY_NODE = "redis";
 
 /**
  * Tells a Redis that is down from one that is slow (docs/architecture.md#redis-down-or-slow), per
- * node: one node for a single Redis or a Sentinel-watched master, each slot's master in a cluster.
- * While a node's connection is up, a command may take as long as the bound (a second by default: a
- * busy machine, a fork for `BGSAVE`, a failover); once the node is known to be unreachable —
- * failing `failuresToDown` times in a row — commands for its keys are not sent at all and fail at
- * once, so a node that is down costs requests nothing, while keys on the other masters are served
- * as before: a cluster master's failover holds only the answers that need its slots, each for one
- * bound at most. A lost connection is an outage of every node. A PING of the node every
- * `probeIntervalMs` ends its outage, and in a cluster so does the first slot map that hands its
- * slots to another node (a replica promoted). Every command of the adapter's stores goes through
- * one gate.
+ * node: one for a single Redis or a Sentinel-watched master, each slot's master in a cluster. A
+ * command may take as long as the bound while its node is up; once the node counts as down
+ * (`NodeHealth`, or a lost connection: `ConnectionWatch`) its commands fail at once without being
+ * sent, until a PING of the node answers or (in a cluster) a slot map hands its slots to another
+ * node. Every command of the adapter's stores goes through one gate.
  */
 export class RedisGate {
   /** Which nodes count as down, from how the commands sent to them ended. */
