@@ -8,15 +8,15 @@ import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import type { RateLimits, WorkspaceLimits } from "../limits/rate-limits.js";
 import { NOT_METERED, type UsageMeter } from "./answer-runner.js";
 import { originAllowed } from "./cors.js";
-import { resolveWorkspace } from "./request-context.js";
-import type { ResponseFacts } from "./request-log.js";
+import { resolveWorkspace } from "./resolve-workspace.js";
+import type { RequestContexts } from "./request-context.js";
 
 /** What admission is built from: the per-process caps, the key's rate limits, the responses' close listener. */
 export interface AdmissionOptions {
   limit: ConcurrencyLimit;
   /** Limits per client key and workspace (`RATE_LIMIT_*`); undefined when none is configured. */
   rateLimits?: RateLimits | undefined;
-  facts: ResponseFacts;
+  facts: RequestContexts;
 }
 
 /**

@@ -17,7 +17,7 @@ import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import { reportError } from "./error-response.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { readJsonBody } from "./request-body.js";
-import type { ResponseFacts } from "./request-log.js";
+import type { RequestContexts } from "./request-context.js";
 import type { FastHandler } from "./route-table.js";
 import type { KeepAliveSweeps } from "./sse-writer.js";
 import { validateRequest } from "./validate-request.js";
@@ -31,7 +31,7 @@ export interface AnswerRouteOptions {
   /** Limits per client key and workspace (`RATE_LIMIT_*`); undefined when none is configured. */
   rateLimits?: RateLimits | undefined;
   lifecycle: Lifecycle;
-  facts: ResponseFacts;
+  facts: RequestContexts;
   sweeps: KeepAliveSweeps;
   clock: Clock;
   logger: Logger;
@@ -89,8 +89,9 @@ export async function admitValidRequest<Body>(
 ): Promise<AdmittedRequest<Body>> {
   const admitted = admit(response, valid.identity.principal, valid.workspace, task === undefined, options);
   if (task) {
-    Object.assign(options.facts.of(response), { workspace: valid.workspace, mode: valid.model.mode, chatUiTask: taskName(task) });
-    response.setHeader("service-chat-ui-task", taskName(task));
+    const chatUiTask = taskName(task);
+    options.facts.of(response).answeredLocally({ workspace: valid.workspace, mode: valid.model.mode, chatUiTask });
+    response.setHeader("service-chat-ui-task", chatUiTask);
   }
   return { ...valid, admission: (admitted instanceof Promise ? await admitted : admitted).meter };
 }
@@ -112,9 +113,9 @@ export function answerHandler(
     handle(request, response, params ?? {}).catch((error: unknown) => {
       const failure = toAdapterError(error);
       if (failure instanceof ClientClosedError && response.destroyed) return;
-      const known = options.facts.of(response);
-      known.answer?.fail(failure);
-      reportError(error, response, options.logger, known.requestId);
+      const context = options.facts.of(response);
+      context.answer?.fail(failure);
+      reportError(error, response, options.logger, context.id);
     });
   };
 }

@@ -9,7 +9,7 @@ import { type PlanInput, planQueries } from "../plan/plan-queries.js";
 import type { AnswerStart, AnswerTrace } from "../telemetry/answer-trace.js";
 import { sendJson } from "./error-response.js";
 import type { Lifecycle } from "./lifecycle.js";
-import type { ResponseFacts } from "./request-log.js";
+import type { RequestContexts } from "./request-context.js";
 import { abortWhenClientLeaves } from "./request-body.js";
 import { type KeepAliveSweep, SseWriter } from "./sse-writer.js";
 
@@ -51,7 +51,7 @@ export interface AnswerRun {
 /** What a delivery may use of the adapter. */
 export interface DeliveryContext {
   readonly lifecycle: Lifecycle;
-  readonly facts: ResponseFacts;
+  readonly facts: RequestContexts;
   readonly logger: Logger;
 }
 
@@ -113,7 +113,7 @@ export class AnswerRunner {
     const { response, identity, workspace, meter, input } = order;
     const plan = planQueries(input, { modeField: this.options.modeField, newQueryId: this.options.newQueryId });
     const queryIds = plan.queries.map((query) => query.queryId);
-    Object.assign(facts.of(response), { workspace, mode: plan.mode, queryIds, continued: plan.continued });
+    facts.of(response).answering({ workspace, mode: plan.mode, queryIds, continued: plan.continued });
     const { delivery, respondedAs, remember } = prepare(queryIds);
     if (delivery.namesQueries) response.setHeader("service-query-id", queryIds.join(", "));
     const trace = facts.traceAnswer(response, { ...order.trace, mode: plan.mode, workspace, principal: identity.principal });

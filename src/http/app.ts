@@ -28,7 +28,7 @@ import { corsHandler } from "./cors.js";
 import { errorMiddleware, sendError } from "./error-response.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { openApiDocument } from "./openapi.js";
-import { pathOf, type RequestFacts, type ResponseFacts } from "./request-log.js";
+import { pathOf, type RequestContext, type RequestContexts } from "./request-context.js";
 import { type FastHandler, type Route, RouteTable } from "./route-table.js";
 import { chatCompletionsRoute } from "./routes/chat-completions.js";
 import { documentRoutes } from "./routes/documents.js";
@@ -84,7 +84,7 @@ export interface AppDependencies {
   /** Limits per client key and workspace (`RATE_LIMIT_*`); undefined when none is configured. */
   rateLimits?: RateLimits | undefined;
   lifecycle: Lifecycle;
-  facts: ResponseFacts;
+  facts: RequestContexts;
   sweeps: KeepAliveSweeps;
   metrics: Metrics;
   client: WorkspaceClient;
@@ -221,7 +221,7 @@ export function createApp(dependencies: AppDependencies): RequestListener {
   }
   expressApp.use(errorMiddleware(dependencies.logger, facts));
 
-  const dispatch = (request: IncomingMessage, response: ServerResponse, known: RequestFacts) => {
+  const dispatch = (request: IncomingMessage, response: ServerResponse, context: RequestContext) => {
     if (handleCors(request, response)) return;
     const path = pathOf(request.url);
     if (!lifecycle.admit(path, response)) return;
@@ -234,14 +234,14 @@ export function createApp(dependencies: AppDependencies): RequestListener {
       sendError(response, new MethodNotAllowedError(request.method ?? "", path, match.allowed));
       return;
     }
-    known.route = match.label;
+    context.matched(match.label);
     const { handler } = match.route;
     if ("fast" in handler) handler.fast(request, response, match.params);
     else expressApp(request, response);
   };
   return (request: IncomingMessage, response: ServerResponse) => {
-    const known = facts.observe(request, response);
+    const context = facts.open(request, response);
     // Traced, the request's log lines carry its trace and span ids (docs/observability.md).
-    facts.handle(known, request, response, dispatch);
+    facts.handle(context, request, response, dispatch);
   };
 }

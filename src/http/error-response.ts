@@ -3,7 +3,7 @@ import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
 import { type AdapterError, RequestValidationError, toAdapterError } from "../errors/adapter-error.js";
 import { errorBody } from "../errors/error-body.js";
-import type { ResponseFacts } from "./request-log.js";
+import type { RequestContexts } from "./request-context.js";
 
 /** Writes an error response: status, headers, body. The one place errors become HTTP. */
 export function sendError(response: ServerResponse, error: AdapterError): void {
@@ -59,11 +59,11 @@ export function reportError(error: unknown, response: ServerResponse, logger: Lo
 }
 
 /** The Express error middleware: every error thrown in an Express route ends here. */
-export function errorMiddleware(logger: Logger, facts: ResponseFacts): ErrorRequestHandler {
+export function errorMiddleware(logger: Logger, facts: RequestContexts): ErrorRequestHandler {
   return (error, _request, response, _next) => {
-    const known = facts.of(response);
-    known.answer?.fail(toAdapterError(error));
-    reportError(error, response, logger, known.requestId);
+    const context = facts.of(response);
+    context.answer?.fail(toAdapterError(error));
+    reportError(error, response, logger, context.id);
   };
 }
 

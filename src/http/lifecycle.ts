@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { ServiceUnavailableError } from "../errors/adapter-error.js";
 import { sendError } from "./error-response.js";
-import type { ResponseFacts } from "./request-log.js";
+import type { RequestContexts } from "./request-context.js";
 
 /** A stream that can be ended from outside (the SSE writer), for shutdown. */
 export interface EndableStream {
@@ -19,7 +19,7 @@ export class Lifecycle {
   private readonly streams = new Set<EndableStream>();
   private readonly idleWaiters: (() => void)[] = [];
 
-  constructor(private readonly facts: ResponseFacts) {}
+  constructor(private readonly facts: RequestContexts) {}
 
   /** Whether shutdown has begun (readiness is 503 from then on). */
   get isDraining(): boolean {

@@ -4,7 +4,7 @@ import { chatCompletionChunkSchema, chatCompletionSchema } from "../dialects/cha
 import { responseObjectSchema } from "../dialects/responses/response-object.js";
 import { responseRequestSchema } from "../dialects/responses/response-request.js";
 import { errorBodySchema } from "../errors/error-body.js";
-import { modelSchema } from "./routes/model-schema.js";
+import { modelSchema } from "../dialects/model-schema.js";
 import { chatCompletionRequestSchema } from "../dialects/chat-completions/chat-request.js";
 
 /** JSON Schema 2020-12 (what OpenAPI 3.1 uses) of a zod schema; refinements the format cannot say are left out. */

@@ -4,7 +4,7 @@ import {
   RequestValidationError,
   UnsupportedMediaTypeError,
 } from "../errors/adapter-error.js";
-import type { ResponseFacts } from "./request-log.js";
+import type { RequestContexts } from "./request-context.js";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -51,7 +51,7 @@ export async function readJsonBody(request: IncomingMessage, limitBytes: number)
  * complete (it listens on the response: `req.on('close')` fires as soon as the body has been
  * read), and the answer service aborts it when the request's queries no longer need following.
  */
-export function abortWhenClientLeaves(response: ServerResponse, facts: ResponseFacts): AbortController {
+export function abortWhenClientLeaves(response: ServerResponse, facts: RequestContexts): AbortController {
   const controller = new AbortController();
   facts.whenClosed(response, () => {
     if (!response.writableFinished) controller.abort();

@@ -1,40 +1,214 @@
-import type { IncomingMessage } from "node:http";
-import { ID_MESSAGE, ID_PATTERN } from "../core/ids.js";
-import type { ValidationIssue } from "../errors/adapter-error.js";
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Span } from "@opentelemetry/api";
+import { type AnswerStart, type AnswerTrace, SpanAnswerTrace, UNTRACED_ANSWER } from "../telemetry/answer-trace.js";
+import { startRequestSpan } from "../telemetry/http-spans.js";
+import type { Tracing } from "../telemetry/tracing.js";
+
+/** What a request's handling learnt that its log line and metrics report (docs/observability.md). */
+export interface RequestFacts {
+  /** The route template it matched (a metric label: a fixed set), or `other`. */
+  route: string;
+  workspace: string | undefined;
+  mode: string | undefined;
+  queryIds: string[] | undefined;
+  continued: boolean | undefined;
+  /** The MCP tool a request called. */
+  tool: string | undefined;
+  /** The chat UI's housekeeping a request asked for, answered by the adapter (`open-webui/title`). */
+  chatUiTask: string | undefined;
+}
 
 /**
- * The workspace of a request (docs/architecture.md#workspace-selection): the `Service-Workspace` header,
- * else the workspace named in the model (`<workspace>/ask`), else the configured default.
- * Returns the workspace, or the 422 issue that explains why there is none.
+ * One request as the edge observes it: its id, what its handling learnt (set through the typed
+ * setters below, each by the part that learns it), its spans when traced, and what runs when its
+ * response closes. The log line, metrics and span end read it then (`RequestContexts`' subscribers).
  */
-export function resolveWorkspace(
-  request: IncomingMessage,
-  fromModel: string | undefined,
-  defaultWorkspace: string | undefined,
-): { workspace: string } | { issue: ValidationIssue } {
-  const header = request.headers["service-workspace"];
-  const value = Array.isArray(header) ? header[0] : header;
-  if (value !== undefined && value !== "") {
-    if (!ID_PATTERN.test(value)) {
-      return {
-        issue: {
-          loc: ["header", "service-workspace"],
-          msg: ID_MESSAGE,
-          type: "string_pattern_mismatch",
-          input: value,
-          ctx: { pattern: ID_PATTERN.source },
-        },
-      };
-    }
-    return { workspace: value };
-  }
-  const workspace = fromModel ?? defaultWorkspace;
-  if (workspace) return { workspace };
-  return {
-    issue: {
-      loc: ["header", "service-workspace"],
-      msg: "Field required: send a Service-Workspace header, or name the workspace in the model ('<workspace>/ask')",
-      type: "missing",
-    },
+export class RequestContext {
+  private readonly known: RequestFacts = {
+    route: "other",
+    workspace: undefined,
+    mode: undefined,
+    queryIds: undefined,
+    continued: undefined,
+    tool: undefined,
+    chatUiTask: undefined,
   };
+  private closeHooks: (() => void)[] | undefined;
+  /** The span of the answer it produces, once admitted (`RequestContexts.traceAnswer`). */
+  private answerTrace: AnswerTrace | undefined;
+
+  constructor(
+    /** The request id: the client's `X-Request-Id` when it is safe, else a new one. */
+    readonly id: string,
+    /** The request's server span, when tracing is on (docs/observability.md). */
+    readonly span: Span | undefined,
+  ) {}
+
+  /** What the handling learnt so far. */
+  get facts(): Readonly<RequestFacts> {
+    return this.known;
+  }
+
+  /** The answer's span, once there is one. */
+  get answer(): AnswerTrace | undefined {
+    return this.answerTrace;
+  }
+
+  /** The route table matched the request to `route` (its template). */
+  matched(route: string): void {
+    this.known.route = route;
+  }
+
+  /** The request was found to be for `workspace` (MCP, before it knows whether a tool asks it). */
+  inWorkspace(workspace: string): void {
+    this.known.workspace = workspace;
+  }
+
+  /** The runner planned the request's answer: its workspace, mode and queries, and whether it continues one. */
+  answering(answer: { workspace: string; mode: string; queryIds: string[]; continued: boolean }): void {
+    this.known.workspace = answer.workspace;
+    this.known.mode = answer.mode;
+    this.known.queryIds = answer.queryIds;
+    this.known.continued = answer.continued;
+  }
+
+  /** The adapter answers a chat UI's housekeeping itself (docs/chat-ui-tasks.md): no query. */
+  answeredLocally(task: { workspace: string; mode: string; chatUiTask: string }): void {
+    this.known.workspace = task.workspace;
+    this.known.mode = task.mode;
+    this.known.chatUiTask = task.chatUiTask;
+  }
+
+  /** An MCP request called `tool`. */
+  callingTool(tool: string): void {
+    this.known.tool = tool;
+  }
+
+  /** The answer's span starts (`RequestContexts.traceAnswer`). */
+  traced(answer: AnswerTrace): void {
+    this.answerTrace = answer;
+  }
+
+  /** Runs `hook` when the response closes (before the subscribers read the context). */
+  onClose(hook: () => void): void {
+    (this.closeHooks ??= []).push(hook);
+  }
+
+  /** @internal The response closed: its hooks run, in the order they were added. */
+  runCloseHooks(): void {
+    for (const hook of this.closeHooks ?? []) hook();
+  }
+}
+
+/** A request whose response has closed, as the subscribers read it. */
+export interface ClosedRequest {
+  context: RequestContext;
+  request: IncomingMessage;
+  response: ServerResponse;
+  /** From the request's arrival to its close. */
+  seconds: number;
+}
+
+/** Reads every request when its response closes: the log line, the metrics, the span's end (request-log.ts). */
+export type RequestSubscriber = (closed: ClosedRequest) => void;
+
+/** A request's handling once it is observed: what `RequestContexts.handle` runs. */
+export type RequestHandler = (request: IncomingMessage, response: ServerResponse, context: RequestContext) => void;
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The context of every response one adapter is answering, its one 'close' listener per response,
+ * and the subscribers that read each request as it closes. Owned by the adapter (`createAdapter`),
+ * so two adapters in one process share nothing.
+ */
+export class RequestContexts {
+  private readonly contexts = new WeakMap<ServerResponse, RequestContext>();
+
+  constructor(
+    /** Read each request as its response closes, in order. */
+    private readonly subscribers: readonly RequestSubscriber[],
+    /** Traces every request (a server span) and its answer, when tracing is on. */
+    private readonly tracing?: Tracing,
+  ) {}
+
+  /**
+   * Starts observing a request: its context (a request id echoed in the response), `nosniff`, the
+   * server span when tracing is on, and, when the response closes, the context's hooks and then
+   * the subscribers.
+   */
+  open(request: IncomingMessage, response: ServerResponse): RequestContext {
+    const started = performance.now();
+    const incoming = request.headers["x-request-id"];
+    const id = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const span = this.tracing ? startRequestSpan(this.tracing, request, pathOf(request.url), id) : undefined;
+    const context = new RequestContext(id, span);
+    this.contexts.set(response, context);
+    response.setHeader("x-request-id", id);
+    response.setHeader("x-content-type-options", "nosniff");
+    response.once("close", () => {
+      context.runCloseHooks();
+      const closed = { context, request, response, seconds: (performance.now() - started) / 1000 };
+      for (const subscriber of this.subscribers) subscriber(closed);
+    });
+    return context;
+  }
+
+  /** The context of the request a response answers (set by `open`; a new one for a response never opened). */
+  of(response: ServerResponse): RequestContext {
+    let context = this.contexts.get(response);
+    if (!context) {
+      context = new RequestContext(randomUUID(), undefined);
+      this.contexts.set(response, context);
+    }
+    return context;
+  }
+
+  /**
+   * Runs `callback` when the response closes. Every part that cares (the lifecycle, the
+   * concurrency cap, the client-gone signal, the stream writer) shares the one 'close' listener
+   * `open` adds, which keeps what an open stream holds small. On a response already closed,
+   * `callback` runs at once.
+   */
+  whenClosed(response: ServerResponse, callback: () => void): void {
+    // A response that closed while its handler awaited (a client gone during admission) runs it now.
+    if (response.closed) {
+      callback();
+      return;
+    }
+    const context = this.contexts.get(response);
+    if (context) context.onClose(callback);
+    else response.once("close", callback);
+  }
+
+  /**
+   * Starts the span of an admitted request's answer (`chat {model}`, `execute_tool {name}`) under
+   * its server span; `UNTRACED_ANSWER` when tracing is off. Ends when the response closes. The
+   * runner calls it once per answer and hands the trace to the answer service (`AnswerJob.trace`).
+   */
+  traceAnswer(response: ServerResponse, start: AnswerStart): AnswerTrace {
+    const context = this.contexts.get(response);
+    if (!this.tracing || !context?.span) return UNTRACED_ANSWER;
+    const answer = new SpanAnswerTrace(this.tracing, context.span, start);
+    context.traced(answer);
+    return answer;
+  }
+
+  /**
+   * Handles a request, with its server span as the span of its log lines when traced (the
+   * request and response go as arguments: an untraced request costs no closure).
+   */
+  handle(context: RequestContext, request: IncomingMessage, response: ServerResponse, handler: RequestHandler): void {
+    const { span } = context;
+    if (this.tracing && span) this.tracing.withLogSpan(span, () => handler(request, response, context));
+    else handler(request, response, context);
+  }
+}
+
+/** The path of a request URL, without its query string. */
+export function pathOf(url: string | undefined): string {
+  const path = url ?? "/";
+  const query = path.indexOf("?");
+  return query < 0 ? path : path.slice(0, query);
 }

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { SseFrame } from "../core/sse-frame.js";
 import type { AdapterError } from "../errors/adapter-error.js";
-import type { ResponseFacts } from "./request-log.js";
+import type { RequestContexts } from "./request-context.js";
 
 /**
  * Something that must show life every so often: an SSE stream (a comment) or an MCP tool call
@@ -95,7 +95,7 @@ export class SseWriter implements Beating {
   constructor(
     private readonly response: ServerResponse,
     sweep: KeepAliveSweep,
-    facts: ResponseFacts,
+    facts: RequestContexts,
     /** The frames that end this stream when it fails after it began. */
     private readonly failFrames: (error: AdapterError) => SseFrame[],
   ) {
@@ -107,7 +107,10 @@ export class SseWriter implements Beating {
   open(): void {
     this.response.statusCode = 200;
     this.response.setHeader("content-type", "text/event-stream; charset=utf-8");
-    this.response.setHeader("cache-control", "no-cache, no-store");
+    // No cache stores a POST's answer (RFC 9110 §9.3.3), and there `no-store` made Chromium end a fetch
+    // whose stream the page read to its end as cancelled, though every byte had come
+    // (docs/architecture.md#streams-in-a-browser); a GET stream (a stored response replayed) keeps it.
+    this.response.setHeader("cache-control", this.response.req?.method === "GET" ? "no-cache, no-store" : "no-cache");
     this.response.setHeader("connection", "keep-alive");
     this.response.setHeader("x-accel-buffering", "no");
     this.response.flushHeaders();

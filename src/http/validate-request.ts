@@ -3,7 +3,7 @@ import type { z } from "zod";
 import { type ModelChoice, parseModel } from "../core/model.js";
 import { RequestValidationError, type ValidationIssue } from "../errors/adapter-error.js";
 import { inspectJson } from "./inspect-json.js";
-import { resolveWorkspace } from "./request-context.js";
+import { resolveWorkspace } from "./resolve-workspace.js";
 import { toValidationIssues } from "./validation-issues.js";
 
 /** A request that passed validation: its body, what its model names, and its workspace. */

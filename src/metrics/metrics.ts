@@ -76,7 +76,7 @@ export class Metrics {
   });
   readonly clusterFallbacks = new Counter({
     name: "adapter_cluster_fallbacks_total",
-    help: "Polls this replica made alone because Redis did not answer or the lease holder was silent",
+    help: "Polls this replica made alone, by reason (redis: Redis failed or is known down; slow_redis: its answer did not come at once; silent_holder: the lease holder was silent)",
     labelNames: ["reason"] as const,
     registers: [this.registry],
   });

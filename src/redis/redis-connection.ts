@@ -1,6 +1,7 @@
-import { type ChainableCommander, Cluster, Redis, type RedisOptions } from "ioredis";
+import { type ChainableCommander, type Cluster, Redis, type RedisOptions } from "ioredis";
 import type { RedisTopology } from "../config/redis-topology.js";
 import { ConnectionSubscriber, type OpenSubscriber } from "./channel-subscriber.js";
+import { clusterViewOf } from "./cluster-view.js";
 import { PacedCluster, type PacedClusterOptions } from "./paced-cluster.js";
 import { ReopeningRedis } from "./reopening-redis.js";
 import { ShardSubscriber } from "./shard-subscriber.js";
@@ -110,7 +111,8 @@ function create(topology: RedisTopology, options: RedisConnectionOptions): Redis
  * otherwise a connection of its own, which ioredis reconnects.
  */
 export function openSubscriber(topology: RedisTopology, options: RedisConnectionOptions, commands: RedisClient): OpenSubscriber {
-  if (topology.kind !== "cluster" || !(commands instanceof Cluster)) return (events) => new ConnectionSubscriber(openRedis(topology, options) as Redis, events);
+  const map = topology.kind === "cluster" ? clusterViewOf(commands) : null;
+  if (topology.kind !== "cluster" || !map) return (events) => new ConnectionSubscriber(openRedis(topology, options) as Redis, events);
   const settings: RedisOptions = {
     ...nodeSettings(options),
     ...credentialsOf(topology),
@@ -122,7 +124,7 @@ export function openSubscriber(topology: RedisTopology, options: RedisConnection
   };
   return (events) =>
     new ShardSubscriber({
-      map: commands,
+      map,
       connect: (node) => {
         const at = node.lastIndexOf(":");
         const connection = new Redis({ ...settings, host: node.slice(0, at), port: Number(node.slice(at + 1)) });

@@ -8,17 +8,8 @@ import {
   subscribeOn,
   unsubscribeOn,
 } from "./channel-subscriber.js";
+import type { SlotMap } from "./cluster-view.js";
 import { slotMaster } from "./key-slot.js";
-
-/** What the shard subscriber reads of the adapter's cluster command client: its slot map, and when it was learnt again. */
-export interface SlotMap {
-  /** Slot → node names (`host:port`), master first, as the client last learnt them. */
-  readonly slots: readonly (readonly string[] | undefined)[];
-  on(event: "refresh", listener: () => void): unknown;
-  off(event: "refresh", listener: () => void): unknown;
-  /** Asks for the map again (the paced client spaces such asks: `PacedCluster`). */
-  refreshSlotsCache(): void;
-}
 
 /** What the shard subscriber uses of a connection to one node (ioredis's `Redis`). */
 export type NodeConnection = PubSubConnection & Pick<Redis, "disconnect">;

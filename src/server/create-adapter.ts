@@ -26,7 +26,7 @@ import { type ConversationItemsStore, MemoryConversationItems } from "../continu
 import { RedisConversationItems } from "../continuity/redis-conversation-items.js";
 import { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import { Lifecycle } from "../http/lifecycle.js";
-import { ResponseFacts } from "../http/request-log.js";
+import { observeRequests } from "../http/request-log.js";
 import { KeepAliveSweeps } from "../http/sse-writer.js";
 import { Metrics } from "../metrics/metrics.js";
 import type { OAuthAttemptLimits } from "../oauth/attempt-limits.js";
@@ -146,7 +146,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     slotsInUse: () => limitCounters?.slotsHeld ?? 0,
     limitsShared: () => (limitCounters?.shared ? 1 : 0),
   });
-  const facts = new ResponseFacts(logger, metrics, tracing);
+  const facts = observeRequests(logger, metrics, tracing);
   const lifecycle = new Lifecycle(facts);
   const client =
     effects.client ??

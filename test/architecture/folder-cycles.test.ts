@@ -1,29 +1,13 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-
-const src = join(dirname(fileURLToPath(import.meta.url)), "../../src");
-
-/** The top-level folder of a source file (`http` for src/http/routes/models.ts), or `.` for src/*.ts. */
-function folderOf(file: string): string {
-  const parts = relative(src, file).split("/");
-  return parts.length > 1 ? (parts[0] as string) : ".";
-}
+import { folderOf, sourceImports } from "./source-imports.js";
 
 /** Folder → the folders its files import from (relative imports inside src only). */
 function folderGraph(): Map<string, Set<string>> {
   const graph = new Map<string, Set<string>>();
-  const files = readdirSync(src, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile() && entry.name.endsWith(".ts"));
-  for (const entry of files) {
-    const file = join(entry.parentPath, entry.name);
-    const from = folderOf(file);
-    const targets = graph.get(from) ?? new Set<string>();
-    graph.set(from, targets);
-    for (const match of readFileSync(file, "utf8").matchAll(/(?:^|\n)\s*(?:import|export)\b[^"']*?from\s+["'](\.[^"']+)["']/g)) {
-      const target = folderOf(resolve(dirname(file), match[1] as string));
-      if (target !== from) targets.add(target);
-    }
+  for (const { from, to } of sourceImports()) {
+    const targets = graph.get(folderOf(from)) ?? new Set<string>();
+    graph.set(folderOf(from), targets);
+    if (folderOf(to) !== folderOf(from)) targets.add(folderOf(to));
   }
   return graph;
 }

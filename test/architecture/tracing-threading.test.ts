@@ -9,8 +9,8 @@ import { describe, expect, it } from "vitest";
 // its calls go under in the adapter's own context (`Tracing.parentSpan`).
 
 const src = join(dirname(fileURLToPath(import.meta.url)), "../../src");
-/** Where spans are made: the tracing modules themselves, and the edge's request facts (a request's server span, traced or not). */
-const MAKERS = ["telemetry/", "http/request-log.ts"];
+/** Where spans are made and ended: the tracing modules themselves, and the edge's request context and its log (a request's server span, traced or not). */
+const MAKERS = ["telemetry/", "http/request-context.ts", "http/request-log.ts"];
 
 /** An optional span or trace as a parameter or field, or a branch on a trace being there. */
 const HAND_THREADING: RegExp[] = [

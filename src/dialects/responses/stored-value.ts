@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { citedSourceSchema } from "../../core/source-record.js";
 import type { SseFrame } from "../../core/sse-frame.js";
-import { ResponseStreamEncoder } from "./encode-response.js";
+import { ResponseStreamEncoder } from "./response-stream-encoder.js";
 import { responseMetaSchema } from "./response-meta.js";
 import { responseObjectSchema } from "./response-object.js";
 

@@ -14,7 +14,7 @@ import { inspectJson } from "../inspect-json.js";
 import { pageOf, readListQuery } from "../list-query.js";
 import { errorResponse, workspaceHeader } from "../openapi.js";
 import { readJsonBody } from "../request-body.js";
-import { resolveWorkspace } from "../request-context.js";
+import { resolveWorkspace } from "../resolve-workspace.js";
 import type { Route } from "../route-table.js";
 import { toValidationIssues } from "../validation-issues.js";
 

@@ -85,7 +85,7 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
       sendJsonRpcError(response, toAdapterError(error));
       return;
     }
-    Object.assign(facts.of(response), { workspace: identified.workspace });
+    facts.of(response).inWorkspace(identified.workspace);
     // One admission: the caps for every request (over them a plain 429), and the key's rate limits
     // for a call of a tool that asks the workspace, before the SDK sees it: over a limit a 429 (with
     // retry-after) and a JSON-RPC error naming the call, and no upstream call.
@@ -113,7 +113,7 @@ export function mcpRoutes(options: McpRouteOptions): Route[] {
 
   /** Runs one valid tool call: where a tool call starts and ends. Never throws: a failure is a tool error. */
   async function runTool(call: ToolCall, exchange: ToolExchange): Promise<CallToolResult> {
-    Object.assign(facts.of(exchange.response), { tool: call.tool.name });
+    facts.of(exchange.response).callingTool(call.tool.name);
     if (call.tool.name === "fetch") return fetchTool((call.arguments as { id: string }).id, exchange.workspace, exchange.links, options.documents);
     const search = call.tool.name === "search";
     const input = search ? { question: (call.arguments as { query: string }).query } : (call.arguments as AnswerToolInput);

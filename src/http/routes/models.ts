@@ -3,7 +3,7 @@ import type { Authenticator } from "../../auth/authenticate.js";
 import { MODES } from "../../core/modes.js";
 import { credentialHash } from "../../auth/credential-hash.js";
 import { NotFoundError } from "../../errors/adapter-error.js";
-import { MODEL_CAPABILITIES, type Model } from "./model-schema.js";
+import { MODEL_CAPABILITIES, type Model } from "../../dialects/model-schema.js";
 import type { Route } from "../route-table.js";
 import { errorResponse } from "../openapi.js";
 import { MODEL_PATTERN } from "../../core/model.js";

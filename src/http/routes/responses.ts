@@ -5,7 +5,8 @@ import { type ConversationHints, conversationIdFrom } from "../../continuity/con
 import { type BackgroundResume, StoredResponses, type Turn } from "../../continuity/stored-responses.js";
 import type { ConversationItemsStore } from "../../continuity/conversation-items.js";
 import { visibleConversation } from "./conversations.js";
-import { ResponseBodyEncoder, ResponseStreamEncoder } from "../../dialects/responses/encode-response.js";
+import { ResponseBodyEncoder } from "../../dialects/responses/response-body-encoder.js";
+import { ResponseStreamEncoder } from "../../dialects/responses/response-stream-encoder.js";
 import { readInput } from "../../dialects/responses/read-input.js";
 import { metaOf } from "../../dialects/responses/response-meta.js";
 import { type ResponseRequest, responseRequestSchema } from "../../dialects/responses/response-request.js";

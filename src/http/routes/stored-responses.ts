@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from "express";
 import type { Identity } from "../../auth/authenticate.js";
 import { hasEnded } from "../../continuity/background-responses.js";
-import { resumeStreamEncoder } from "../../dialects/responses/encode-response.js";
+import { resumeStreamEncoder } from "../../dialects/responses/resume-stream-encoder.js";
 import { pageOf, readListQuery } from "../list-query.js";
 import type { BackgroundResume, StoredResponses } from "../../continuity/stored-responses.js";
 import { replay } from "../../dialects/responses/stored-value.js";

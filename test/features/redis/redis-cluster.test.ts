@@ -121,17 +121,23 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
     const before = calls.list - calls.listWithCursor;
     const listedBefore = await metricSum(replicas, "adapter_watcher_list_calls_total");
     const acquiredBefore = await metricSum(replicas, "adapter_cluster_lease_changes_total", { change: "acquired" });
+    const fallbacksBefore = await metricSum(replicas, "adapter_cluster_fallbacks_total");
     const started = performance.now();
     const results = await Promise.all(Array.from({ length: 90 }, (_, index) => chat(replicas[index % 3] as RunningAdapter, [{ role: "user", content: "leave policy" }])));
     const perInterval = (calls.list - calls.listWithCursor - before) / ((performance.now() - started) / 100);
     console.log(`Redis Cluster: ${perInterval.toFixed(2)} first-page list calls per 100 ms interval while 90 requests wait on three replicas`);
     expect(results.every((result) => result.status === 200)).toBe(true);
-    // One poller for the three: only the lease holder listed (another only after taking the lease over,
-    // which a busy machine may cause), whatever the pace of the machine.
-    const listers = (await metricSum(replicas, "adapter_watcher_list_calls_total")).filter((count, index) => count > (listedBefore[index] as number)).length;
-    const acquired = (await metricSum(replicas, "adapter_cluster_lease_changes_total", { change: "acquired" })).reduce((sum, count, index) => sum + count - (acquiredBefore[index] as number), 0);
+    // One poller for the three: only the lease holder listed, whatever the pace of the machine. Another
+    // lists only after taking the lease over, or for a turn it counted as polled alone (Redis's answer
+    // not there at once), either of which a busy machine may cause.
+    const since = (now: number[], before: number[]) => now.map((count, index) => count - (before[index] as number));
+    const listed = since(await metricSum(replicas, "adapter_watcher_list_calls_total"), listedBefore);
+    const acquired = since(await metricSum(replicas, "adapter_cluster_lease_changes_total", { change: "acquired" }), acquiredBefore);
+    const fellBack = since(await metricSum(replicas, "adapter_cluster_fallbacks_total"), fallbacksBefore);
+    console.log(`Redis Cluster: list calls ${JSON.stringify(listed)}, leases acquired ${JSON.stringify(acquired)}, polls alone ${JSON.stringify(fellBack)} per replica`);
+    const listers = listed.filter((count) => count > 0).length;
     expect(listers).toBeGreaterThan(0);
-    expect(listers).toBeLessThanOrEqual(1 + acquired);
+    expect(listers).toBeLessThanOrEqual(1 + acquired.reduce((sum, count) => sum + count, 0) + fellBack.filter((count) => count > 0).length);
     // The holder shared its snapshots with sharded pub/sub: no classic publication crossed the cluster bus.
     const bus = await busPublications(cluster);
     expect(bus.sharded).toBeGreaterThan(0);

@@ -214,6 +214,41 @@ describeWith(REDIS_SERVERS, "a Redis that hangs", () => {
   });
 });
 
+describeWith(REDIS_SERVERS, "shared polling, an optimisation", () => {
+  it("never holds an answer: with the lease's Redis hung, each poll goes on alone at once", async () => {
+    const redis = await startRedis({ own: true });
+    // A command may take a minute, past the test's time: an answer that waited for its poll's turn
+    // with Redis (the lease) would never come in time. The gate does not know this Redis down yet.
+    const replica = await startAdapter(stack.workspace.url, { REDIS_URL: redis.url, REDIS_KEY_PREFIX: "lease:", REDIS_COMMAND_TIMEOUT_MS: "60000" });
+    const metric = (name: string, labels: Record<string, string>) => metricSum([replica], name, labels).then(([count]) => count as number);
+    // MCP tool calls: answers that nothing else waits on Redis for (no conversation turn to remember, nothing stored).
+    const ask = async (question: string) => {
+      const response = await fetch(`${replica.url}/mcp`, {
+        method: "POST",
+        headers: headers({ accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" }),
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "ask", arguments: { question } } }),
+      });
+      const body = (await response.json()) as any;
+      return { status: response.status, error: body.result?.isError === true, answer: body.result?.structuredContent?.answer as string | undefined };
+    };
+    try {
+      expect(await ask("What are the password rules?")).toMatchObject({ status: 200, error: false, answer: expect.stringMatching(/14 characters/) });
+      expect(await metric("adapter_cluster_lease_changes_total", { change: "acquired" })).toBe(1);
+      redis.signal("SIGSTOP");
+      const answers = await Promise.all([ask("How much annual leave do I get?"), ask("What are the password rules?")]);
+      expect(answers).toEqual([expect.objectContaining({ status: 200, error: false }), expect.objectContaining({ status: 200, error: false })]);
+      expect(answers[1]?.answer).toMatch(/14 characters/);
+      // Polled alone because Redis did not answer at once, not because the gate knew it down.
+      expect(await metric("adapter_cluster_fallbacks_total", { reason: "slow_redis" })).toBeGreaterThan(0);
+      expect(await metric("adapter_redis_available", {})).toBe(1);
+    } finally {
+      redis.signal("SIGCONT");
+      await replica.close();
+      await redis.stop();
+    }
+  });
+});
+
 describeWith(REDIS_SERVERS, "a turn written while Redis is away", () => {
   it("is retried in the background and reaches the other replicas once Redis is back", async () => {
     const redis = await startRedis({ own: true });

@@ -9,7 +9,7 @@ import type { Identity } from "../../../src/auth/authenticate.js";
 import { ClientClosedError, QueryFailedError } from "../../../src/errors/adapter-error.js";
 import { AnswerRunner, type CollectEncoder, collect, json, sse, type UsageMeter } from "../../../src/http/answer-runner.js";
 import { Lifecycle } from "../../../src/http/lifecycle.js";
-import type { RequestFacts, ResponseFacts } from "../../../src/http/request-log.js";
+import { RequestContext, type RequestContexts } from "../../../src/http/request-context.js";
 import { KeepAliveSweeps } from "../../../src/http/sse-writer.js";
 import { type AnswerTrace, UNTRACED_ANSWER } from "../../../src/telemetry/answer-trace.js";
 
@@ -62,17 +62,17 @@ function fakeAnswers(events: AnswerEvent[], trace?: AnswerTrace) {
   return { service, calls, running, trace };
 }
 
-/** Facts of one response, and a span when `trace` is given. */
-function fakeFacts(trace?: AnswerTrace): ResponseFacts {
-  const known = new Map<unknown, RequestFacts>();
+/** The context of one response, and a span when `trace` is given. */
+function fakeFacts(trace?: AnswerTrace): RequestContexts {
+  const known = new Map<unknown, RequestContext>();
   return {
     whenClosed: (response: EventEmitter, callback: () => void) => response.once("close", callback),
     of: (response: unknown) => {
-      if (!known.has(response)) known.set(response, { requestId: "r", route: "other" } as RequestFacts);
-      return known.get(response) as RequestFacts;
+      if (!known.has(response)) known.set(response, new RequestContext("r", undefined));
+      return known.get(response) as RequestContext;
     },
     traceAnswer: () => trace ?? UNTRACED_ANSWER,
-  } as unknown as ResponseFacts;
+  } as unknown as RequestContexts;
 }
 
 /** A span that records what the runner told it. */

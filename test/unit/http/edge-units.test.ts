@@ -1,12 +1,10 @@
 import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
-import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { ConcurrencyLimit } from "../../../src/limits/concurrency-limit.js";
 import { inspectJson } from "../../../src/http/inspect-json.js";
 import { Lifecycle } from "../../../src/http/lifecycle.js";
-import { ResponseFacts } from "../../../src/http/request-log.js";
-import { Metrics } from "../../../src/metrics/metrics.js";
+import { RequestContexts } from "../../../src/http/request-context.js";
 import { ServiceUnavailableError } from "../../../src/errors/adapter-error.js";
 import { loadConfig, type RateLimitSettings } from "../../../src/config/config.js";
 import { admit } from "../../../src/http/admission.js";
@@ -70,7 +68,7 @@ class FakeResponse extends EventEmitter {
 }
 
 describe("admit", () => {
-  const facts = new ResponseFacts(pino({ level: "silent" }), new Metrics({ openStreams: () => 0, waitingQueries: () => 0, pollers: () => 0 }, { processMetrics: false }));
+  const facts = new RequestContexts([]);
 
   it("frees the slot as the response's last bytes are written, before 'close', and once", async () => {
     const counters = new MemoryLimitCounters(60);
@@ -95,9 +93,9 @@ describe("admit", () => {
   });
 });
 
-describe("ResponseFacts", () => {
+describe("RequestContexts", () => {
   it("runs close callbacks when the response closes, and at once on one already closed (a client gone while its request awaited admission)", () => {
-    const facts = new ResponseFacts(pino({ level: "silent" }), new Metrics({ openStreams: () => 0, waitingQueries: () => 0, pollers: () => 0 }, { processMetrics: false }));
+    const facts = new RequestContexts([]);
     const calls: string[] = [];
     const response = new FakeResponse() as unknown as ServerResponse & FakeResponse;
     facts.whenClosed(response, () => calls.push("before"));
@@ -110,7 +108,7 @@ describe("ResponseFacts", () => {
 });
 
 describe("Lifecycle", () => {
-  const facts = new ResponseFacts(pino({ level: "silent" }), new Metrics({ openStreams: () => 0, waitingQueries: () => 0, pollers: () => 0 }, { processMetrics: false }));
+  const facts = new RequestContexts([]);
   const response = () => new FakeResponse() as unknown as ServerResponse & FakeResponse;
 
   it("counts requests until their response closes, and drains at once when none is in flight", async () => {

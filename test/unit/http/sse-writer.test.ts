@@ -1,11 +1,11 @@
 import { EventEmitter } from "node:events";
 import type { Response } from "express";
 import { describe, expect, it } from "vitest";
-import type { ResponseFacts } from "../../../src/http/request-log.js";
+import type { RequestContexts } from "../../../src/http/request-context.js";
 import { KeepAliveSweeps, SseWriter } from "../../../src/http/sse-writer.js";
 import { waitFor } from "../../helpers/wait-for.js";
 
-const facts = { whenClosed: (response: EventEmitter, callback: () => void) => response.once("close", callback) } as unknown as ResponseFacts;
+const facts = { whenClosed: (response: EventEmitter, callback: () => void) => response.once("close", callback) } as unknown as RequestContexts;
 const sweeps = new KeepAliveSweeps();
 const failFrames = () => [{ data: "[DONE]" }];
 const writerOf = (response: FullResponse, keepAliveMs: number) =>

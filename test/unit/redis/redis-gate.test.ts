@@ -3,6 +3,7 @@ import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { RedisGate } from "../../../src/redis/redis-gate.js";
 import { StoreUnavailableError } from "../../../src/redis/store-unavailable-error.js";
+import { manualClock } from "../../helpers/manual-clock.js";
 
 /** A stand-in for an ioredis connection: a status, events, and a PING whose answer the test decides. */
 class FakeConnection extends EventEmitter {
@@ -18,30 +19,6 @@ class FakeConnection extends EventEmitter {
   disconnect() {
     this.disconnected = true;
   }
-}
-
-/** A clock whose timers run only when the test says so. */
-function manualClock() {
-  const timers = new Map<number, () => void>();
-  let next = 0;
-  return {
-    setTimeout: (callback: () => void) => {
-      next += 1;
-      timers.set(next, callback);
-      return next;
-    },
-    clearTimeout: (handle: unknown) => {
-      timers.delete(handle as number);
-    },
-    runAll() {
-      const due = [...timers.values()];
-      timers.clear();
-      for (const callback of due) callback();
-    },
-    get pending() {
-      return timers.size;
-    },
-  };
 }
 
 function gateOver(connection: FakeConnection) {
@@ -181,7 +158,7 @@ describe("RedisGate", () => {
   async function clusterWithDeadMaster() {
     const cluster = new FakeCluster();
     const clock = manualClock();
-    const gate = new RedisGate(cluster as unknown as Redis, { failuresToDown: 2, probeIntervalMs: 500, firstConnectMs: 2000, deadlineMs: 1000, clock });
+    const gate = new RedisGate(cluster as unknown as Redis, { failuresToDown: 2, probeIntervalMs: 500, firstConnectMs: 2000, deadlineMs: 1000, clock, cluster });
     cluster.owners = ["127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"];
     await gate.run("foo", timedOut).catch(() => undefined);
     await gate.run("foo", timedOut).catch(() => undefined);
@@ -234,6 +211,7 @@ describe("RedisGate", () => {
       deadlineMs: 1000,
       clock,
       events: { onAvailability: (available) => changes.push(available) },
+      cluster,
     });
     // "foo" (slot 12182) is on the third master, "bar" (slot 5061) on the first.
     cluster.owners = ["127.0.0.1:7000", "127.0.0.1:7001", "127.0.0.1:7002"];

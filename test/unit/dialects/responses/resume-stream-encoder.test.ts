@@ -3,7 +3,8 @@ import type { AnswerEvent } from "../../../../src/answer/answer-events.js";
 import { stepsSent } from "../../../../src/answer/choice-progress.js";
 import { renderSteps } from "../../../../src/answer/render-steps.js";
 import type { SseFrame } from "../../../../src/core/sse-frame.js";
-import { ResponseStreamEncoder, resumeStreamEncoder } from "../../../../src/dialects/responses/encode-response.js";
+import { ResponseStreamEncoder } from "../../../../src/dialects/responses/response-stream-encoder.js";
+import { resumeStreamEncoder } from "../../../../src/dialects/responses/resume-stream-encoder.js";
 import { metaOf } from "../../../../src/dialects/responses/response-meta.js";
 import { responseRequestSchema } from "../../../../src/dialects/responses/response-request.js";
 

@@ -1,0 +1,80 @@
+import type { TokenUsage } from "../../answer/answer-events.js";
+import type { AdapterError } from "../../errors/adapter-error.js";
+import type { ResponseMeta } from "./response-meta.js";
+import type { OutputItem, OutputMessage, OutputText, ReasoningItem, ResponseObject, ResponseUsage } from "./response-object.js";
+import type { ResponseState } from "./response-state.js";
+
+/** How a response ended: completed with its usage, failed with its error, or cancelled by its caller. */
+export type ResponseEnd =
+  | { status: "completed"; usage: TokenUsage; at: number }
+  | { status: "failed"; error: AdapterError; at: number }
+  | { status: "cancelled"; at: number };
+
+/** An output item's id: the response's own id under the item's prefix (`rs_…`, `msg_…`). */
+export const itemIdOf = (meta: ResponseMeta, kind: "rs" | "msg") => `${kind}_${meta.id.slice("resp_".length)}`;
+
+/** The reasoning item as it stands. */
+export function reasoningItem(meta: ResponseMeta, state: ResponseState): ReasoningItem {
+  return { type: "reasoning", id: itemIdOf(meta, "rs"), summary: [{ type: "summary_text", text: state.reasoning }] };
+}
+
+/** The message's one content part as it stands. */
+export function outputText(state: ResponseState): OutputText {
+  return { type: "output_text", text: state.text, annotations: state.annotations, logprobs: [] };
+}
+
+/** The message item as it stands: completed once its citations came. */
+export function messageItem(meta: ResponseMeta, state: ResponseState): OutputMessage {
+  return { type: "message", id: itemIdOf(meta, "msg"), status: state.messageDone ? "completed" : "in_progress", role: "assistant", content: [outputText(state)] };
+}
+
+/** Usage as the Responses API reports it. */
+export function responseUsage(usage: TokenUsage): ResponseUsage {
+  return {
+    input_tokens: usage.promptTokens,
+    input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+    output_tokens: usage.completionTokens,
+    output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+    total_tokens: usage.promptTokens + usage.completionTokens,
+  };
+}
+
+/** The response object of a state: `in_progress` with what is known, or ended (completed with its usage, failed, cancelled). */
+export function responseOf(
+  meta: ResponseMeta,
+  state: ResponseState | null,
+  end: ResponseEnd | null,
+): ResponseObject {
+  return {
+    id: meta.id,
+    object: "response",
+    created_at: meta.createdAt,
+    status: end?.status ?? "in_progress",
+    completed_at: end?.status === "completed" ? end.at : null,
+    error: end?.status === "failed" ? { code: "server_error", message: end.error.message } : null,
+    incomplete_details: null,
+    instructions: meta.instructions,
+    max_output_tokens: meta.maxOutputTokens,
+    model: meta.model,
+    output: state ? outputOf(meta, state) : [],
+    parallel_tool_calls: meta.parallelToolCalls,
+    previous_response_id: meta.previousResponseId,
+    reasoning: meta.reasoning,
+    store: meta.store,
+    temperature: meta.temperature,
+    text: { format: { type: "text" } },
+    tool_choice: meta.toolChoice,
+    tools: meta.tools,
+    top_p: meta.topP,
+    truncation: meta.truncation,
+    metadata: meta.metadata,
+    ...(end?.status === "completed" ? { usage: responseUsage(end.usage) } : {}),
+    ...(meta.user === null ? {} : { user: meta.user }),
+    ...(meta.background ? { background: true } : {}),
+    ...(meta.conversation ? { conversation: { id: meta.conversation } } : {}),
+  };
+}
+
+function outputOf(meta: ResponseMeta, state: ResponseState): OutputItem[] {
+  return state.order.map((kind) => (kind === "reasoning" ? reasoningItem(meta, state) : messageItem(meta, state)));
+}

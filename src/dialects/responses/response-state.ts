@@ -1,0 +1,76 @@
+import { hash } from "node:crypto";
+import type { AnswerEvent, Citation } from "../../answer/answer-events.js";
+import type { CitedSource } from "../../core/source-record.js";
+import type { ResponseFileCitation } from "./response-object.js";
+
+/** What the answer gave a response so far: text, reasoning and citations, in the order items opened. */
+export interface ResponseState {
+  reasoning: string;
+  reasoningOpen: boolean;
+  text: string;
+  messageOpen: boolean;
+  messageDone: boolean;
+  annotations: ResponseFileCitation[];
+  /** The citations and sources as the core gave them: what a stored response replays. */
+  citations: Citation[];
+  sources: CitedSource[];
+  /** Items in output order. */
+  order: ("reasoning" | "message")[];
+}
+
+/** A response's state before any event: no item open. */
+export function newResponseState(): ResponseState {
+  return { reasoning: "", reasoningOpen: false, text: "", messageOpen: false, messageDone: false, annotations: [], citations: [], sources: [], order: [] };
+}
+
+/**
+ * Folds one answer event into a response's state: steps into the reasoning item (which precedes
+ * the message; a step that arrives after the answer text began is left out, as steps come before
+ * the output in the interface), text into the message, citations into `file_citation`
+ * annotations whose `index` is the marker's start (docs/upstream-assumptions.md#sources-and-citations).
+ */
+export function applyEvent(state: ResponseState, event: AnswerEvent): void {
+  if (event.type === "reasoning" && !state.messageOpen) {
+    if (!state.reasoningOpen) state.order.push("reasoning");
+    state.reasoningOpen = true;
+    state.reasoning += event.text;
+  } else if (event.type === "text") {
+    openMessage(state);
+    state.text += event.text;
+  } else if (event.type === "cited") {
+    openMessage(state);
+    state.citations = event.citations;
+    state.sources = event.sources;
+    state.annotations = event.citations.map((citation) => annotationOf(citation, event.sources[citation.source]));
+    state.messageDone = true;
+  }
+}
+
+/** Opens the message item (once): it follows the reasoning item, if any. */
+export function openMessage(state: ResponseState): void {
+  if (state.messageOpen) return;
+  state.messageOpen = true;
+  state.order.push("message");
+}
+
+/**
+ * A stable, synthetic file id per source: `file-` and a hash of its name, title and page, so the
+ * same source has the same id in every response, and two sections of one file stay two sources.
+ */
+export function fileIdOf(name: string, source?: CitedSource): string {
+  const key = [name.toLowerCase(), source?.title?.toLowerCase() ?? "", source?.page ?? ""].join("\u0000");
+  return `file-${hash("sha256", key, "hex").slice(0, 24)}`;
+}
+
+function annotationOf(citation: Citation, source: CitedSource | undefined): ResponseFileCitation {
+  const annotation: ResponseFileCitation = {
+    type: "file_citation",
+    file_id: fileIdOf(citation.filename, source),
+    filename: citation.filename,
+    index: citation.start,
+  };
+  if (source?.title) annotation.title = source.title;
+  if (source?.page !== null && source?.page !== undefined) annotation.page = source.page;
+  if (source?.snippet) annotation.snippet = source.snippet;
+  return annotation;
+}

@@ -1,0 +1,126 @@
+import type { StreamEncoder } from "../../answer/answer-encoder.js";
+import type { AnswerEvent, TokenUsage } from "../../answer/answer-events.js";
+import type { SseFrame } from "../../core/sse-frame.js";
+import { type AdapterError, GatewayTimeoutError, QueryFailedError } from "../../errors/adapter-error.js";
+import { ResponseEncoding } from "./response-encoding.js";
+import { itemIdOf, messageItem, outputText, reasoningItem, responseOf } from "./response-of.js";
+import { applyEvent, openMessage } from "./response-state.js";
+
+/**
+ * Encodes a streamed answer as the Responses API's named events, each with a rising
+ * `sequence_number`: `response.created` and `response.in_progress`; the reasoning item's summary
+ * as it grows; the message item's text as it grows; one `response.output_text.annotation.added`
+ * per citation; the items' `done` events; `response.completed` with the whole response and its
+ * usage. A FAILED query or a deadline is `response.failed`; any other failure after the stream
+ * began an `error` event. No custom event types: the openai SDK's stream helper throws on them.
+ */
+export class ResponseStreamEncoder extends ResponseEncoding implements StreamEncoder {
+  readonly needsUsage = true;
+  private sequence = 0;
+
+  open(): SseFrame[] {
+    const response = responseOf(this.meta, null, null);
+    return [this.frame("response.created", { response }), this.frame("response.in_progress", { response })];
+  }
+
+  encode(event: AnswerEvent): SseFrame[] {
+    const { state } = this;
+    const frames: SseFrame[] = [];
+    if (event.type === "reasoning") {
+      if (state.messageOpen) return frames;
+      if (!state.reasoningOpen) {
+        applyEvent(state, { ...event, text: "" });
+        const at = this.indexOf("reasoning");
+        frames.push(
+          this.frame("response.output_item.added", { output_index: at, item: { type: "reasoning", id: itemIdOf(this.meta, "rs"), summary: [] } }),
+          this.frame("response.reasoning_summary_part.added", {
+            item_id: itemIdOf(this.meta, "rs"),
+            output_index: at,
+            summary_index: 0,
+            part: { type: "summary_text", text: "" },
+          }),
+        );
+      }
+      applyEvent(state, event);
+      frames.push(
+        this.frame("response.reasoning_summary_text.delta", {
+          item_id: itemIdOf(this.meta, "rs"),
+          output_index: this.indexOf("reasoning"),
+          summary_index: 0,
+          delta: event.text,
+        }),
+      );
+      return frames;
+    }
+    if (event.type === "text") {
+      frames.push(...this.startMessage());
+      applyEvent(state, event);
+      frames.push(this.frame("response.output_text.delta", { ...this.textPosition(), delta: event.text, logprobs: [] }));
+      return frames;
+    }
+    if (event.type === "cited") {
+      frames.push(...this.startMessage());
+      applyEvent(state, event);
+      state.annotations.forEach((annotation, index) => {
+        frames.push(this.frame("response.output_text.annotation.added", { ...this.textPosition(), annotation_index: index, annotation }));
+      });
+      const part = outputText(state);
+      frames.push(
+        this.frame("response.output_text.done", { ...this.textPosition(), text: state.text, logprobs: [] }),
+        this.frame("response.content_part.done", { ...this.textPosition(), part }),
+        this.frame("response.output_item.done", { output_index: this.indexOf("message"), item: messageItem(this.meta, state) }),
+      );
+    }
+    return frames;
+  }
+
+  close(usage: TokenUsage | undefined): SseFrame[] {
+    return [this.frame("response.completed", { response: this.complete(usage ?? { promptTokens: 0, completionTokens: 0, reasoningTokens: 0 }) })];
+  }
+
+  fail(error: AdapterError): SseFrame[] {
+    if (error instanceof QueryFailedError || error instanceof GatewayTimeoutError) {
+      return [this.frame("response.failed", { response: responseOf(this.meta, this.state, { status: "failed", error, at: this.now() }) })];
+    }
+    return [this.frame("error", { code: error.code, message: error.message, param: error.param })];
+  }
+
+  /** Closes the reasoning item, then opens the message item (once). */
+  private startMessage(): SseFrame[] {
+    const { state } = this;
+    if (state.messageOpen) return [];
+    const frames: SseFrame[] = [];
+    if (state.reasoningOpen) {
+      const position = { item_id: itemIdOf(this.meta, "rs"), output_index: this.indexOf("reasoning"), summary_index: 0 };
+      frames.push(
+        this.frame("response.reasoning_summary_text.done", { ...position, text: state.reasoning }),
+        this.frame("response.reasoning_summary_part.done", { ...position, part: { type: "summary_text", text: state.reasoning } }),
+        this.frame("response.output_item.done", { output_index: position.output_index, item: reasoningItem(this.meta, state) }),
+      );
+    }
+    openMessage(state);
+    const at = this.indexOf("message");
+    frames.push(
+      this.frame("response.output_item.added", {
+        output_index: at,
+        item: { type: "message", id: itemIdOf(this.meta, "msg"), status: "in_progress", role: "assistant", content: [] },
+      }),
+      this.frame("response.content_part.added", { ...this.textPosition(), part: { type: "output_text", text: "", annotations: [], logprobs: [] } }),
+    );
+    return frames;
+  }
+
+  private textPosition() {
+    return { item_id: itemIdOf(this.meta, "msg"), output_index: this.indexOf("message"), content_index: 0 };
+  }
+
+  private indexOf(kind: "reasoning" | "message"): number {
+    return this.state.order.indexOf(kind);
+  }
+
+  private frame(type: string, fields: Record<string, unknown>): SseFrame {
+    const data = { type, sequence_number: this.sequence, ...fields };
+    this.sequence += 1;
+    return { event: type, data };
+  }
+}
