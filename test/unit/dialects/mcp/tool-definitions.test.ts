@@ -1,6 +1,7 @@
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
-import { answerToolInputSchema, listedTools, TOOL_NAMES } from "../../../../src/dialects/mcp/tool-definitions.js";
+import { listedTools, TOOL_NAMES } from "../../../../src/dialects/mcp/tool-definitions.js";
+import { answerToolInputSchema } from "../../../../src/dialects/mcp/tool-schemas.js";
 
 describe("the tools as tools/list lists them", () => {
   const tools = listedTools();
