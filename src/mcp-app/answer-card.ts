@@ -45,6 +45,9 @@ export class AnswerCard {
     header.append(this.parts.tool, this.parts.question);
     this.parts.status.setAttribute("role", "status");
     root.replaceChildren(header, this.parts.status, this.parts.answer, this.parts.steps, this.parts.sources, this.parts.queryId);
+    // Nothing of an answer until its result.
+    this.parts.steps.hidden = true;
+    this.parts.sources.hidden = true;
     this.working(undefined);
   }
 
