@@ -25,3 +25,26 @@ describe("the tools as tools/list lists them", () => {
     for (const tool of tools) expect(() => ajv.compile(tool.outputSchema)).not.toThrow();
   });
 });
+
+describe("the tools as a host that shows the answer card lists them", () => {
+  const plain = listedTools();
+  const card = listedTools({ card: true });
+
+  it("links the card from ask, reason and build, and declares each source's fetch id in their output schema; search and fetch stay as they are", () => {
+    for (const [index, tool] of card.entries()) {
+      const before = plain[index] as (typeof plain)[number];
+      if (["ask", "reason", "build"].includes(tool.name)) {
+        const { _meta, outputSchema, ...rest } = tool;
+        const { outputSchema: plainOutput, ...plainRest } = before;
+        expect(rest).toEqual(plainRest);
+        expect(_meta).toEqual({ ui: { resourceUri: "ui://workspace/answer-v1.html", visibility: ["model", "app"] }, "ui/resourceUri": "ui://workspace/answer-v1.html" });
+        const source = (outputSchema.properties as any).sources.items;
+        expect(source.required).toContain("id");
+        expect(source.properties).toEqual({ ...(plainOutput.properties as any).sources.items.properties, id: expect.objectContaining({ type: "string" }) });
+      } else {
+        expect(tool).toEqual(before);
+      }
+    }
+    expect(plain.every((tool) => tool._meta === undefined)).toBe(true);
+  });
+});
