@@ -43,6 +43,13 @@ export class AnswerCard {
   ) {
     const header = element("header");
     header.append(this.parts.tool, this.parts.question);
+    // A link in the answer opens through the host (a sandboxed view cannot open a window itself).
+    this.parts.answer.addEventListener("click", (event) => {
+      const link = event.target instanceof Element ? event.target.closest("a") : null;
+      if (!link) return;
+      event.preventDefault();
+      if (WEB_LINK.test(link.href)) void this.actions.openLink?.(link.href).catch(() => undefined);
+    });
     this.parts.status.setAttribute("role", "status");
     root.replaceChildren(header, this.parts.status, this.parts.answer, this.parts.steps, this.parts.sources, this.parts.queryId);
     // Nothing of an answer until its result.
@@ -62,6 +69,11 @@ export class AnswerCard {
     this.parts.question.textContent = question ?? "";
     this.parts.question.hidden = !question;
     this.status(question ? "Working on it…" : "Waiting for the question…", "busy");
+  }
+
+  /** The view cannot work: no host answered its handshake. */
+  alone(message: string): void {
+    this.status(message, "error");
   }
 
   /** The call was cancelled before its answer came. */

@@ -36,7 +36,13 @@ async function start(): Promise<void> {
   bridge.on("ui/notifications/tool-cancelled", (params) => card.cancelled(typeof params.reason === "string" ? params.reason : undefined));
   reportSize(bridge, root);
 
-  const initialized = await bridge.request("ui/initialize", { appInfo: APP_INFO, appCapabilities: { availableDisplayModes: ["inline"] }, protocolVersion: PROTOCOL_VERSION });
+  let initialized: unknown;
+  try {
+    initialized = await bridge.request("ui/initialize", { appInfo: APP_INFO, appCapabilities: { availableDisplayModes: ["inline"] }, protocolVersion: PROTOCOL_VERSION });
+  } catch {
+    card.alone("This card shows a workspace answer inside an MCP Apps host; none answered it here.");
+    return;
+  }
   const result = isObject(initialized) ? initialized : {};
   const capabilities = isObject(result.hostCapabilities) ? result.hostCapabilities : {};
   context = isObject(result.hostContext) ? result.hostContext : {};

@@ -204,4 +204,38 @@ describeWith(CHROMIUM, "the answer card, rendered by an MCP Apps host", () => {
     expect(view.problems).toEqual([]);
     await view.page.close();
   });
+
+  it("renders an untrusted answer as text: no markup runs, a web link opens through the host, any other link stays text", async () => {
+    const view = await mount();
+    await view.toolInput({ question: QUESTION });
+    const answer = 'Leave is 25 days [1] <img src="http://127.0.0.1:9/x" onerror="document.title=1"> — see [the policy](https://example.com/leave) or [this](javascript:alert(1)).';
+    const source = { n: 1, filename: "handbook.md", title: "Leave", page: null, snippet: null, url: "urn:workspace-document:acme:handbook.md", cited: true, id: "wsrc_x" };
+    await view.toolResult({ content: [{ type: "text", text: answer }], structuredContent: { answer, query_id: "q-1", mode: "ask", sources: [source], steps: [] } });
+    await view.frame.locator(".answer p").waitFor();
+    expect(await view.frame.locator(".answer img").count()).toBe(0);
+    expect(await text(view, ".answer")).toContain('<img src="http://127.0.0.1:9/x"');
+    expect(await view.frame.locator('.answer a[href^="javascript"]').count()).toBe(0);
+    expect(await text(view, ".answer")).toContain("[this](javascript:alert(1))");
+    await view.frame.locator(".answer a").click();
+    await waitFor(async () => (await view.openedLinks()).length === 1, "the host was asked to open the link");
+    expect(await view.openedLinks()).toEqual(["https://example.com/leave"]);
+    // A source whose link names no web page has no "Open".
+    expect(await view.frame.locator(".source .open").count()).toBe(0);
+    expect(view.problems).toEqual([]);
+    await view.page.close();
+  });
+
+  it("says what it is when no host answers its handshake (the file opened on its own)", async () => {
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on("console", (message) => {
+      if (message.type() === "error") problems.push(message.text());
+    });
+    page.on("pageerror", (error) => problems.push(error.message));
+    await page.setContent(card.html);
+    await page.locator('[role="alert"]').waitFor();
+    expect(await page.locator('[role="alert"]').innerText()).toMatch(/inside an MCP Apps host/);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 });
