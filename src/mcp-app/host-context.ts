@@ -14,7 +14,6 @@ export function applyHostContext(root: HTMLElement, context: Record<string, unkn
   const { theme } = context;
   if (theme === "light" || theme === "dark") {
     root.dataset.theme = theme;
-    root.style.colorScheme = theme;
   }
   const styles = isObject(context.styles) ? context.styles : {};
   const variables = isObject(styles.variables) ? styles.variables : {};
