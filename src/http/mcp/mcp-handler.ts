@@ -34,8 +34,6 @@ export interface McpRouteOptions extends AnswerRouteOptions {
   documentPage?: (() => string) | undefined;
   /** The documents `fetch` returns whole (the embedded workspace's); without it, `fetch` returns the cited passage. */
   documents?: DocumentReader | undefined;
-  /** The answer card's HTML (tests); by default the built file, read once (`readAnswerCard`). */
-  answerCard?: string | null | undefined;
 }
 
 /** One MCP request past the edge: the exchange the SDK serves, and who asks in which workspace. */
@@ -62,7 +60,8 @@ const MODERN_REVISION = "2026-07-28";
 export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; tools: ListedTool[] } {
   const { config, facts } = options;
   const runner = new AnswerRunner({ ...options, modeField: config.modeField, newQueryId: options.newQueryId ?? randomUUID });
-  const card = config.mcpApps ? (options.answerCard === undefined ? readAnswerCard() : options.answerCard) : null;
+  // The card's HTML, read once: MCP_APPS=off (or a build without it) links no card and serves no resources.
+  const card = config.mcpApps ? readAnswerCard() : null;
   if (config.mcpApps && card === null) options.logger.warn("MCP_APPS=on but the answer card is not built (npm run build): the tools link no card");
   // A sweep looks every quarter of its interval: a silence of 4/5 of SSE_KEEPALIVE_MS, found within
   // another 1/5, gives a waiting call a progress notification at least every SSE_KEEPALIVE_MS.
