@@ -14,17 +14,17 @@ const mtime = (path: string) => {
   }
 };
 
-/** Whether dist/playground is at least as new as every playground source. */
-function playgroundIsCurrent(): boolean {
-  const built = mtime(join(root, "dist/playground/app.js"));
-  const sources = readdirSync(join(root, "src/playground"), { withFileTypes: true }).filter((entry) => entry.isFile());
-  return built >= 0 && sources.every((entry) => mtime(join(entry.parentPath, entry.name)) <= built);
+/** Whether a built page is at least as new as every file of the source folders it is bundled from. */
+function pageIsCurrent(built: string, folders: string[]): boolean {
+  const builtAt = mtime(join(root, built));
+  const sources = folders.flatMap((folder) => readdirSync(join(root, folder), { withFileTypes: true }).filter((entry) => entry.isFile()));
+  return builtAt >= 0 && sources.every((entry) => mtime(join(entry.parentPath, entry.name)) <= builtAt);
 }
 
-/** Whether dist/src holds a compiled file, at least as new, for every source file (the playground is bundled apart). */
+/** Whether dist/src holds a compiled file, at least as new, for every source file (the playground and the answer card are bundled apart). */
 function distIsCurrent(): boolean {
   const sources = readdirSync(join(root, "src"), { recursive: true, withFileTypes: true }).filter(
-    (entry) => entry.isFile() && entry.name.endsWith(".ts") && !join(entry.parentPath, entry.name).includes(`${join("src", "playground")}`),
+    (entry) => entry.isFile() && entry.name.endsWith(".ts") && !["playground", "mcp-app"].some((page) => join(entry.parentPath, entry.name).includes(join("src", page))),
   );
   return sources.every((entry) => {
     const source = join(entry.parentPath, entry.name);
@@ -47,7 +47,13 @@ export default function setup(): () => void {
   if (!distIsCurrent()) {
     execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
   }
-  if (!playgroundIsCurrent()) execFileSync(process.execPath, [join(root, "scripts/build-playground.mjs")], { cwd: root, stdio: "inherit" });
+  if (!pageIsCurrent("dist/playground/app.js", ["src/playground"])) {
+    execFileSync(process.execPath, [join(root, "scripts/build-playground.mjs")], { cwd: root, stdio: "inherit" });
+  }
+  // The answer card bundles the playground's Markdown renderer.
+  if (!pageIsCurrent("dist/mcp-app/answer-v1.html", ["src/mcp-app", "src/playground"])) {
+    execFileSync(process.execPath, [join(root, "scripts/build-answer-card.mjs")], { cwd: root, stdio: "inherit" });
+  }
   const skipped = mkdtempSync(join(tmpdir(), "adapter-skipped-"));
   process.env.SKIPPED_SUITES_DIR = skipped;
   return () => {

@@ -203,6 +203,10 @@ export const environmentSchema = z.object({
     z.enum(["on", "off"]).default("on"),
     "`on` serves the workspace as a remote MCP server (Streamable HTTP, stateless) at `/mcp` and `/mcp/{workspace}`: tools `ask`, `reason`, `build`, `search`, `fetch`; `off` answers 404 there",
   ),
+  MCP_APPS: documented(
+    z.enum(["on", "off"]).default("on"),
+    "`on` links the answer card (an MCP App, `ui://workspace/answer-v1.html`) to `ask`, `reason` and `build` for hosts that render MCP Apps (docs/mcp.md#the-answer-card); `off` serves exactly the tools without it",
+  ),
   // --- OAuth for MCP (docs/mcp-oauth.md): one contiguous block, shaped in oauth-settings.ts ---
   MCP_OAUTH: documented(
     z.enum(["on", "off"]).default("off"),
@@ -355,6 +359,8 @@ function toConfig(env: Environment, context: z.RefinementCtx) {
     playground: env.PLAYGROUND === "on" || (env.PLAYGROUND === "auto" && !env.WORKSPACE_BASE_URL),
     /** Whether `/mcp` serves the workspace's tools. */
     mcp: env.MCP === "on",
+    /** Whether the answer tools link the answer card (MCP Apps). */
+    mcpApps: env.MCP_APPS === "on",
     /** OAuth for `/oauth/mcp` (docs/mcp-oauth.md), or undefined when `MCP_OAUTH` is off. */
     mcpOauth: oauth,
     logLevel: env.LOG_LEVEL,

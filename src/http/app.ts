@@ -63,6 +63,7 @@ export interface AppDependencies {
     | "storeWriteWaitMs"
     | "playground"
     | "mcp"
+    | "mcpApps"
     | "chatUiTasks"
     | "lenientParameters"
     | "mcpOauth"

@@ -15,7 +15,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ["answer", "redis"],
   ["dialects", "chat-ui-tasks", "stores", "limits"],
   ["continuity", "oauth"],
-  ["http", "embedded-workspace", "playground"],
+  // The browser pages import nothing of the server; the answer card reuses the playground's Markdown renderer.
+  ["playground"],
+  ["http", "embedded-workspace", "mcp-app"],
   ["server"],
   ["."],
 ];

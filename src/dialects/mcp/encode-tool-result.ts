@@ -6,7 +6,7 @@ import type { DocumentText } from "../../core/document-reader.js";
 import type { Mode } from "../../core/modes.js";
 import type { CitedSource } from "../../core/source-record.js";
 import { type SourceReference, sourceId } from "./source-ids.js";
-import type { AnswerToolOutput, FetchOutput, SearchOutput, ToolSource } from "./tool-definitions.js";
+import type { AnswerCardOutput, AnswerToolOutput, FetchOutput, SearchOutput, ToolSource } from "./tool-schemas.js";
 
 /**
  * The answer an answer tool's events add up to: pure, fed every event but `failed` (which the
@@ -51,15 +51,25 @@ export class AnswerToolEncoder {
     return { answer: body, query_id: this.queryId ?? "", mode: this.mode, sources, steps: [...this.steps] };
   }
 
-  /**
-   * The tool result, complete in both places clients read (docs/architecture.md#mcp-tools):
-   * `content` is one Markdown text (the answer, a `Sources:` list with links, the query id to
-   * continue with), `structuredContent` the same as data.
-   */
+  /** The tool result (`answerResult`), for a host without the answer card. */
   result(): CallToolResult {
-    const output = this.output();
-    return { content: [{ type: "text", text: answerMarkdown(output, this.links) }], structuredContent: output };
+    return answerResult(this.output(), this.links, null);
   }
+}
+
+/**
+ * An answer tool's result, complete in both places clients read (docs/architecture.md#mcp-tools):
+ * `content` is one Markdown text (the answer, a `Sources:` list with links, the query id to
+ * continue with), `structuredContent` the same as data. For a host that shows the answer card
+ * (`cardWorkspace`: the workspace the ids name), each source also carries the id `fetch` takes;
+ * `content` stays the same, since it is what the model reads.
+ */
+export function answerResult(output: AnswerToolOutput, links: SourceLinker, cardWorkspace: string | null): CallToolResult {
+  const text = answerMarkdown(output, links);
+  if (cardWorkspace === null) return { content: [{ type: "text", text }], structuredContent: output };
+  const sources = output.sources.map((source) => ({ ...source, id: sourceIdOf(source, cardWorkspace) }));
+  const structured: AnswerCardOutput = { ...output, sources };
+  return { content: [{ type: "text", text }], structuredContent: structured };
 }
 
 /** The answer as Markdown: its text, then `Sources:` one per line (`[n] file, p. N — title <link>`), then the query id. */
@@ -77,7 +87,7 @@ export function answerMarkdown(output: AnswerToolOutput, links: SourceLinker): s
 /** `search`'s result (OpenAI's connector convention): the answer's sources as `{id, title, url}`, also as JSON text. */
 export function searchResult(output: AnswerToolOutput, workspace: string): CallToolResult {
   const results = output.sources.map((source) => ({
-    id: sourceId({ workspace, filename: source.filename, title: source.title, page: source.page, snippet: source.snippet }),
+    id: sourceIdOf(source, workspace),
     title: titleOf(source),
     url: source.url,
   }));
@@ -114,6 +124,11 @@ export function fetchResult(id: string, reference: SourceReference, document: Do
 /** A tool error the model reads (`isError`): the message a client of the OpenAI routes would get. */
 export function toolError(message: string): CallToolResult {
   return { content: [{ type: "text", text: message }], isError: true };
+}
+
+/** The id `fetch` reads a source of an answer back from (`search` gives the same). */
+function sourceIdOf(source: ToolSource, workspace: string): string {
+  return sourceId({ workspace, filename: source.filename, title: source.title, page: source.page, snippet: source.snippet });
 }
 
 /** A result's title: the source's title, its file and page (`Reporting — security-policy.md, p. 3`). */

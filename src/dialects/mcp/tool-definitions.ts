@@ -1,101 +1,88 @@
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { ID_PATTERN } from "../../core/ids.js";
-import { type Mode, MODES } from "../../core/modes.js";
-
-/** What every answer tool (`ask`, `reason`, `build`) takes: the question, and a query to continue. */
-export const answerToolInputSchema = z.strictObject({
-  question: z
-    .string()
-    .regex(/\S/, "Should not be blank")
-    .describe("The question, in the user's words (for `build`: what to write). It goes to the workspace as is."),
-  query_id: z
-    .string()
-    .regex(ID_PATTERN)
-    .nullish()
-    .describe("The `query_id` of an earlier answer, to continue that conversation as a new turn; leave out for a new question."),
-});
-/** The arguments of an answer tool. */
-export type AnswerToolInput = z.output<typeof answerToolInputSchema>;
-
-/** One source of an answer, numbered as the answer's `[n]` markers number it, with its link. */
-export const toolSourceSchema = z.object({
-  n: z.int().min(1).describe("The number the answer's `[n]` markers use for this source"),
-  filename: z.string().nullable(),
-  title: z.string().nullable(),
-  page: z.int().nullable(),
-  snippet: z.string().nullable().describe("The passage the answer drew on, when the workspace said"),
-  url: z.string().describe("A link to the document (or a `urn:workspace-document:` name when there is no page to open)"),
-  cited: z.boolean().describe("Whether a marker in the answer points at it"),
-});
-/** A source as the answer tools return it. */
-export type ToolSource = z.output<typeof toolSourceSchema>;
-
-/** `structuredContent` of an answer tool (docs/architecture.md#mcp-tools): the same answer its `content` writes as Markdown. */
-export const answerToolOutputSchema = z.object({
-  answer: z.string().describe("The answer in Markdown, with its citation markers ([1], [handbook.pdf, p. 4], [^1])"),
-  query_id: z.string().describe("The workspace query: pass it as `query_id` to ask a follow-up"),
-  mode: z.enum(MODES),
-  sources: z.array(toolSourceSchema),
-  steps: z.array(z.string()).describe("What the workspace did on the way, step by step"),
-});
-/** The structured result of an answer tool. */
-export type AnswerToolOutput = z.output<typeof answerToolOutputSchema>;
-
-/** `search` takes one string, as OpenAI's connector convention asks. */
-export const searchInputSchema = z.strictObject({
-  query: z.string().regex(/\S/, "Should not be blank").describe("What to look for, in natural language"),
-});
-
-/** `search`'s result: OpenAI's connector shape `{results: [{id, title, url}]}`. */
-export const searchOutputSchema = z.object({
-  results: z.array(
-    z.object({
-      id: z.string().describe("Pass it to `fetch` for the document's text"),
-      title: z.string(),
-      url: z.string(),
-    }),
-  ),
-});
-/** The structured result of `search`. */
-export type SearchOutput = z.output<typeof searchOutputSchema>;
-
-/** `fetch` takes an id that `search` returned. */
-export const fetchInputSchema = z.strictObject({
-  id: z.string().min(1).describe("An `id` from a `search` result"),
-});
-
-/** `fetch`'s result: OpenAI's connector shape `{id, title, text, url, metadata}`. */
-export const fetchOutputSchema = z.object({
-  id: z.string(),
-  title: z.string(),
-  text: z.string(),
-  url: z.string(),
-  metadata: z.object({
-    filename: z.string().nullable(),
-    page: z.int().nullable(),
-    snippet: z.string().nullable(),
-    workspace: z.string(),
-    /** `document`: `text` is the whole document; `passage`: only the passage the answer cited. */
-    text_is: z.enum(["document", "passage"]),
-  }),
-});
-/** The structured result of `fetch`. */
-export type FetchOutput = z.output<typeof fetchOutputSchema>;
+import type { SourceLinker } from "../../answer/source-links.js";
+import type { DocumentReader } from "../../core/document-reader.js";
+import type { Mode } from "../../core/modes.js";
+import { cardToolMeta } from "./answer-card.js";
+import { answerResult, searchResult, toolError } from "./encode-tool-result.js";
+import { fetchTool } from "./fetch-tool.js";
+import {
+  answerCardOutputSchema,
+  type AnswerToolInput,
+  answerToolInputSchema,
+  type AnswerToolOutput,
+  answerToolOutputSchema,
+  fetchInputSchema,
+  fetchOutputSchema,
+  searchInputSchema,
+  searchOutputSchema,
+} from "./tool-schemas.js";
 
 /** The names of the tools. */
 export const TOOL_NAMES = ["ask", "reason", "build", "search", "fetch"] as const;
 /** One tool's name. */
 export type ToolName = (typeof TOOL_NAMES)[number];
 
-/** One tool: what `tools/list` says of it, and the schemas its arguments and result follow. */
-export interface ToolDefinition {
+/** A workspace answer, followed to its end: its structured output, or the message of its failure. */
+export type Answered = { output: AnswerToolOutput } | { error: string };
+
+/**
+ * What a tool runs with, per call (its I/O injected by the MCP edge, src/http/mcp/): the caller's
+ * workspace and source links, the documents `fetch` can read whole, and the answer runner.
+ */
+export interface ToolContext {
+  workspace: string;
+  links: SourceLinker;
+  /** Whether this request's host shows the answer card (docs/mcp.md#the-answer-card): the result then carries each source's `fetch` id. */
+  card: boolean;
+  /** The documents `fetch` returns whole (the embedded workspace's); without it, `fetch` returns the cited passage. */
+  documents: DocumentReader | undefined;
+  /**
+   * Asks the workspace in a mode and follows the answer to its end (the answer runner, with the
+   * call's progress and cancellation). Never throws: a failure is the message the OpenAI routes give.
+   */
+  answer(mode: Mode, input: AnswerToolInput): Promise<Answered>;
+}
+
+/**
+ * One tool (docs/architecture.md#mcp-tools): what `tools/list` says of it, the schemas of its
+ * arguments and result, and what it does with arguments its `input` schema parsed.
+ */
+export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
   name: ToolName;
   title: string;
   description: string;
-  input: z.ZodType;
+  input: Input;
   output: z.ZodType;
-  /** The answer mode it asks in (`search` asks as `ask`; `fetch` asks nothing). */
+  /** Its `structuredContent` for a host that shows the answer card; a tool without one does not link the card. */
+  cardOutput?: z.ZodType | undefined;
+  /** The answer mode it asks in (`search` asks as `ask`), or null for a tool that asks the workspace nothing: admission counts those that ask. */
   mode: Mode | null;
+  /** Answers one call whose arguments `input` parsed. Never throws: a failure is a tool result with `isError`. */
+  run(args: z.output<Input>, context: ToolContext): Promise<CallToolResult>;
+}
+
+/** A tool's definition, its `run` typed by its own `input` schema. */
+function tool<Input extends z.ZodType>(definition: ToolDefinition<Input>): ToolDefinition<Input> {
+  return definition;
+}
+
+/** An answer tool (`ask`, `reason`, `build`): the workspace's answer in its mode, which the answer card shows. */
+function answerTool(mode: Mode, title: string, description: string): ToolDefinition<typeof answerToolInputSchema> {
+  return tool({
+    name: mode,
+    title,
+    description,
+    input: answerToolInputSchema,
+    output: answerToolOutputSchema,
+    cardOutput: answerCardOutputSchema,
+    mode,
+    run: async (args, context) => {
+      const answered = await context.answer(mode, args);
+      if ("error" in answered) return toolError(answered.error);
+      return answerResult(answered.output, context.links, context.card ? context.workspace : null);
+    },
+  });
 }
 
 /**
@@ -103,34 +90,22 @@ export interface ToolDefinition {
  * that picks a tool: what it is for, when to prefer it, what comes back.
  */
 export const TOOLS: readonly ToolDefinition[] = [
-  {
-    name: "ask",
-    title: "Ask the workspace",
-    description:
-      "Ask the workspace's documents a question and get a short answer grounded in them, with numbered citations and a list of the sources (file, title, page, link). Use it first for factual questions about what the documents say. To follow up on an earlier answer, pass its `query_id`.",
-    input: answerToolInputSchema,
-    output: answerToolOutputSchema,
-    mode: "ask",
-  },
-  {
-    name: "reason",
-    title: "Reason over the workspace",
-    description:
-      "A thorough answer from the workspace's documents: the question broken down, the passages compared, the conclusion explained, every claim cited. Slower than `ask` (it can take minutes); prefer it when the question needs several documents or a careful comparison. Pass `query_id` to continue an earlier answer.",
-    input: answerToolInputSchema,
-    output: answerToolOutputSchema,
-    mode: "reason",
-  },
-  {
-    name: "build",
-    title: "Write a document from the workspace",
-    description:
-      "Write a document (a draft, a summary, a brief) from the workspace's documents, with footnote citations. `question` says what to write. Slower than `ask`. Pass `query_id` to revise an earlier document.",
-    input: answerToolInputSchema,
-    output: answerToolOutputSchema,
-    mode: "build",
-  },
-  {
+  answerTool(
+    "ask",
+    "Ask the workspace",
+    "Ask the workspace's documents a question and get a short answer grounded in them, with numbered citations and a list of the sources (file, title, page, link). Use it first for factual questions about what the documents say. To follow up on an earlier answer, pass its `query_id`.",
+  ),
+  answerTool(
+    "reason",
+    "Reason over the workspace",
+    "A thorough answer from the workspace's documents: the question broken down, the passages compared, the conclusion explained, every claim cited. Slower than `ask` (it can take minutes); prefer it when the question needs several documents or a careful comparison. Pass `query_id` to continue an earlier answer.",
+  ),
+  answerTool(
+    "build",
+    "Write a document from the workspace",
+    "Write a document (a draft, a summary, a brief) from the workspace's documents, with footnote citations. `question` says what to write. Slower than `ask`. Pass `query_id` to revise an earlier document.",
+  ),
+  tool({
     name: "search",
     title: "Search the workspace",
     description:
@@ -138,8 +113,12 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: searchInputSchema,
     output: searchOutputSchema,
     mode: "ask",
-  },
-  {
+    run: async (args, context) => {
+      const answered = await context.answer("ask", { question: args.query, query_id: null });
+      return "error" in answered ? toolError(answered.error) : searchResult(answered.output, context.workspace);
+    },
+  }),
+  tool({
     name: "fetch",
     title: "Fetch a search result",
     description:
@@ -147,10 +126,16 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: fetchInputSchema,
     output: fetchOutputSchema,
     mode: null,
-  },
+    run: (args, context) => fetchTool(args.id, context),
+  }),
 ];
 
-/** A tool as `tools/list` lists it: JSON Schemas of its arguments and its result, read-only hints. */
+/** The tool of a name, if there is one. */
+export function toolNamed(name: string): ToolDefinition | undefined {
+  return TOOLS.find((definition) => definition.name === name);
+}
+
+/** A tool as `tools/list` lists it: JSON Schemas of its arguments and its result, read-only hints, and the card it links. */
 export interface ListedTool {
   name: string;
   title: string;
@@ -158,43 +143,40 @@ export interface ListedTool {
   inputSchema: Record<string, unknown> & { type: "object" };
   outputSchema: Record<string, unknown> & { type: "object" };
   annotations: { title: string; readOnlyHint: true; openWorldHint: false; destructiveHint: false; idempotentHint: false };
+  _meta?: Record<string, unknown>;
 }
 
 /**
- * The `tools/list` entries, from the same zod schemas that validate the arguments. JSON Schema
- * draft-07 without `$schema`: the constructs used read the same in 2020-12 (the MCP default), and
- * older clients' validators (Ajv's default draft) compile them.
+ * The `tools/list` entries, from the same zod schemas that validate the arguments; with `card`,
+ * the answer tools link the answer card and declare the result it reads. JSON Schema draft-07
+ * without `$schema`: the constructs used read the same in 2020-12 (the MCP default), and older
+ * clients' validators (Ajv's default draft) compile them.
  */
-export function listedTools(): ListedTool[] {
-  return TOOLS.map((tool) => ({
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: jsonSchemaOf(tool.input, "input"),
-    outputSchema: jsonSchemaOf(tool.output, "output"),
-    // Answers read the workspace and change nothing; a query is a new turn, so not idempotent.
-    annotations: { title: tool.title, readOnlyHint: true, openWorldHint: false, destructiveHint: false, idempotentHint: false },
-  }));
+export function listedTools(options: { card: boolean } = { card: false }): ListedTool[] {
+  return TOOLS.map((definition) => {
+    const cardOutput = options.card ? definition.cardOutput : undefined;
+    return {
+      name: definition.name,
+      title: definition.title,
+      description: definition.description,
+      inputSchema: jsonSchemaOf(definition.input, "input"),
+      outputSchema: jsonSchemaOf(cardOutput ?? definition.output, "output"),
+      // Answers read the workspace and change nothing; a query is a new turn, so not idempotent.
+      annotations: {
+        title: definition.title,
+        readOnlyHint: true,
+        openWorldHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+      },
+      ...(cardOutput ? { _meta: cardToolMeta() } : {}),
+    };
+  });
 }
 
 function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> & { type: "object" } {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, target: "draft-7" }) as Record<string, unknown>;
   return { ...rest, type: "object" };
-}
-
-/** The tool of a name, if there is one. */
-export function toolNamed(name: string): ToolDefinition | undefined {
-  return TOOLS.find((tool) => tool.name === name);
-}
-
-/** A `tools/call` (with an id: not a notification) of a tool that asks the workspace (its definition has a `mode`), or undefined. */
-export function workspaceCall(body: unknown): { id: string | number } | undefined {
-  const message = body as { method?: unknown; id?: unknown; params?: { name?: unknown } } | null;
-  if (typeof message !== "object" || message === null || message.method !== "tools/call") return undefined;
-  const { name } = message.params ?? {};
-  const tool = TOOLS.find((definition) => definition.name === name);
-  if (!tool || tool.mode === null) return undefined;
-  return typeof message.id === "string" || typeof message.id === "number" ? { id: message.id } : undefined;
 }
 
 /** What `initialize` (or `server/discover`) tells the client about the tools, for its model. */
@@ -204,4 +186,24 @@ export function instructionsFor(workspace: string): string {
     "ask: a short grounded answer; reason: a thorough one (slower); build: a document. Each answer cites numbered sources " +
     "and gives a query_id to continue with. search and fetch follow OpenAI's connector convention."
   );
+}
+
+/** A call of a tool bound to the arguments its `input` schema parsed: all the edge needs to run it. */
+export interface BoundToolCall {
+  tool: ToolDefinition;
+  run(context: ToolContext): Promise<CallToolResult>;
+}
+
+/**
+ * Checks a call's arguments against its tool's `input` schema (`reportInput`: issues quote what
+ * was sent); on success, the call bound to the parsed arguments, so that what runs is what was checked.
+ */
+export function bindArguments<Input extends z.ZodType>(
+  definition: ToolDefinition<Input>,
+  args: unknown,
+  reportInput = false,
+): { call: BoundToolCall } | { error: z.ZodError } {
+  const parsed = definition.input.safeParse(args, { reportInput });
+  if (!parsed.success) return { error: parsed.error };
+  return { call: { tool: definition, run: (context) => definition.run(parsed.data, context) } };
 }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { classifyInboundRequest, SERVER_INFO_META_KEY } from "@modelcontextprotocol/server";
-import { type ToolDefinition, toolNamed } from "../../dialects/mcp/tool-definitions.js";
+import type { JsonRpcMessage } from "../../dialects/mcp/json-rpc-message.js";
+import { type BoundToolCall, bindArguments, toolNamed } from "../../dialects/mcp/tool-definitions.js";
 
 /**
  * The 2025-era revisions whose plain `tools/call` the SDK's stateless transport answers with one
@@ -18,11 +19,10 @@ const ENVELOPE_KEYS: readonly string[] = [
   "io.modelcontextprotocol/clientCapabilities",
 ];
 
-/** A `tools/call` the endpoint answers itself: its id, tool, valid arguments, and the revision it encodes for. */
+/** A `tools/call` the endpoint answers itself: its id, the tool bound to its valid arguments, and the revision it encodes for. */
 export interface DirectToolCall {
   id: string | number;
-  tool: ToolDefinition;
-  arguments: unknown;
+  call: BoundToolCall;
   /** `2026-07-28` (the result is stamped as that revision's codec stamps it), or a 2025 one (the result as it is). */
   revision: string;
 }
@@ -43,13 +43,16 @@ export interface ServerIdentity {
  * accepts JSON and SSE, with a JSON content type, no progress token (so the answer is one JSON
  * body, no stream), of a known tool whose arguments fit its zod schema. Anything else, or anything
  * unsure, is `undefined`: the SDK serves it (and says what is wrong with a bad envelope, invalid
- * arguments, an unknown tool or a malformed message).
+ * arguments, an unknown tool or a malformed message). `message` is the body as `readJsonRpc` read
+ * it; the body itself goes only to the SDK's classifier.
  */
 export function directToolCall(
   headers: IncomingHttpHeaders,
+  message: JsonRpcMessage,
   body: unknown,
   envelopes: EnvelopeMemo = new EnvelopeMemo(),
 ): DirectToolCall | undefined {
+  if (message.kind !== "tool-call") return undefined;
   const revision = headers["mcp-protocol-version"];
   if (typeof revision !== "string") return undefined;
   const modern = revision === MODERN_REVISION;
@@ -57,20 +60,18 @@ export function directToolCall(
   const accept = headers.accept;
   if (typeof accept !== "string" || !accept.includes("application/json") || !accept.includes("text/event-stream")) return undefined;
   if (!isJsonContentType(headers["content-type"])) return undefined;
-  if (!isPlainObject(body) || body.jsonrpc !== "2.0" || body.method !== "tools/call") return undefined;
-  const { id, params } = body;
-  if (!((typeof id === "string" && id !== "") || (typeof id === "number" && Number.isInteger(id)))) return undefined;
-  if (!onlyKeys(body, ["jsonrpc", "id", "method", "params"]) || !isPlainObject(params)) return undefined;
-  if (!onlyKeys(params, ["name", "arguments", "_meta"]) || typeof params.name !== "string") return undefined;
-  const { _meta: meta } = params;
-  const plain = modern ? plainModernCall(headers, body, params.name, envelopes) : meta === undefined || isEmptyObject(meta);
+  const { request, id, meta } = message;
+  if (request.jsonrpc !== "2.0" || !((typeof id === "string" && id !== "") || (typeof id === "number" && Number.isInteger(id)))) return undefined;
+  if (!onlyKeys(request, ["jsonrpc", "id", "method", "params"]) || !onlyKeys(request.params, ["name", "arguments", "_meta"])) return undefined;
+  const plain = modern ? plainModernCall(headers, body, meta, message.name, envelopes) : isEmpty(meta);
   if (!plain) return undefined;
-  if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
-  const tool = toolNamed(params.name);
+  const args = request.params.arguments;
+  if (args !== undefined && !isPlainObject(args)) return undefined;
+  const tool = toolNamed(message.name);
   if (!tool) return undefined;
-  const parsed = tool.input.safeParse(params.arguments ?? {});
-  if (!parsed.success) return undefined;
-  return { id, tool, arguments: parsed.data, revision };
+  const bound = bindArguments(tool, args ?? {});
+  if ("error" in bound) return undefined;
+  return { id, call: bound.call, revision };
 }
 
 /**
@@ -79,9 +80,14 @@ export function directToolCall(
  * agreement with the headers; `Mcp-Method` and `Mcp-Name` present and equal to the body's method
  * and tool (a Base64-encoded name, or any spacing, is left to the SDK).
  */
-function plainModernCall(headers: IncomingHttpHeaders, body: Record<string, unknown>, name: string, memo: EnvelopeMemo): boolean {
-  const meta = (body.params as Record<string, unknown>)._meta;
-  if (!isPlainObject(meta) || Object.keys(meta).length !== ENVELOPE_KEYS.length || !onlyKeys(meta, ENVELOPE_KEYS)) return false;
+function plainModernCall(
+  headers: IncomingHttpHeaders,
+  body: unknown,
+  meta: Record<string, unknown> | undefined,
+  name: string,
+  memo: EnvelopeMemo,
+): boolean {
+  if (meta === undefined || Object.keys(meta).length !== ENVELOPE_KEYS.length || !onlyKeys(meta, ENVELOPE_KEYS)) return false;
   if (headers["mcp-method"] !== "tools/call" || headers["mcp-name"] !== name) return false;
   const text = JSON.stringify(meta);
   if (memo.has(text)) return true;
@@ -149,8 +155,9 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function isEmptyObject(value: unknown): boolean {
-  return isPlainObject(value) && Object.keys(value).length === 0;
+/** No `_meta`, or an empty one: a plain 2025-era call. */
+function isEmpty(meta: Record<string, unknown> | undefined): boolean {
+  return meta === undefined || Object.keys(meta).length === 0;
 }
 
 function onlyKeys(value: Record<string, unknown>, allowed: readonly string[]): boolean {

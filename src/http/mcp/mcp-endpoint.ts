@@ -9,6 +9,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
+import type { JsonRpcMessage } from "../../dialects/mcp/json-rpc-message.js";
 import { type DirectToolCall, directToolCall, directToolCallResponse, EnvelopeMemo, type ServerIdentity } from "./direct-tool-call.js";
 import { toWebRequest, writeWebResponse } from "./web-exchange.js";
 
@@ -20,6 +21,8 @@ export interface McpExchange {
   revision: string | undefined;
   /** Aborted when the client leaves, or cancels the call this request carries. */
   controller: AbortController;
+  /** The request's body as `readJsonRpc` read it at the edge. */
+  message: JsonRpcMessage;
 }
 
 /** What the endpoint is built from. */
@@ -69,10 +72,11 @@ export class McpEndpoint<Exchange extends McpExchange> {
     });
   }
 
-  /** Serves one POST whose JSON body the edge has read; writes the whole response. */
+  /** Serves one POST whose JSON body the edge has read (`exchange.message` is how it read it); writes the whole response. */
   async serve(request: IncomingMessage, response: ServerResponse, body: unknown, exchange: Exchange): Promise<void> {
     const { runDirect } = this.options;
-    const direct = runDirect && directToolCall(request.headers, body, this.envelopes);
+    const { message } = exchange;
+    const direct = runDirect && directToolCall(request.headers, message, body, this.envelopes);
     if (runDirect && direct) {
       await this.serveDirect(request, response, direct, exchange, runDirect);
       return;
@@ -85,26 +89,25 @@ export class McpEndpoint<Exchange extends McpExchange> {
       return;
     }
     const session = web.headers.get("mcp-session-id") ?? undefined;
-    const cancelled = cancelledRequestId(body);
-    if (cancelled !== undefined) {
-      if (session) this.cancellable.get(callKey(exchange.principal, session, cancelled))?.abort();
+    if (message.kind === "cancellation") {
+      if (session) this.cancellable.get(callKey(exchange.principal, session, message.requestId))?.abort();
       await writeWebResponse(new Response(null, { status: 202 }), response);
       return;
     }
-    const call = toolCallOf(body);
+    const call = message.kind === "tool-call" ? message : undefined;
     const key = call && session ? callKey(exchange.principal, session, call.id) : undefined;
     if (key) this.cancellable.set(key, exchange.controller);
     const server = this.options.serverFor(exchange);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       // JSON unless there is progress to send before the result (docs/architecture.md#mcp-tools).
-      enableJsonResponse: !call?.progress,
+      enableJsonResponse: call?.progressToken === undefined,
       keepAliveMs: this.options.keepAliveMs,
     });
     try {
       await server.connect(transport);
       const answer = await transport.handleRequest(web, { parsedBody: body });
-      const headers: Record<string, string> = isInitialize(body) && answer.ok ? { "mcp-session-id": randomUUID() } : {};
+      const headers: Record<string, string> = message.kind === "initialize" && answer.ok ? { "mcp-session-id": randomUUID() } : {};
       await writeWebResponse(answer, response, headers);
     } finally {
       if (key && this.cancellable.get(key) === exchange.controller) this.cancellable.delete(key);
@@ -155,25 +158,4 @@ function exchangeOf<Exchange extends McpExchange>(authInfo: AuthInfo | undefined
 
 function callKey(principal: string, session: string, requestId: string | number): string {
   return `${principal}\u0000${session}\u0000${typeof requestId}:${requestId}`;
-}
-
-/** The request id a `notifications/cancelled` names, if the body is one. */
-function cancelledRequestId(body: unknown): string | number | undefined {
-  const message = body as { method?: unknown; id?: unknown; params?: { requestId?: unknown } } | null;
-  if (typeof message !== "object" || message === null || message.method !== "notifications/cancelled" || "id" in message) return undefined;
-  const id = message.params?.requestId;
-  return typeof id === "string" || typeof id === "number" ? id : undefined;
-}
-
-/** A `tools/call` request's id, and whether it asked for progress. */
-function toolCallOf(body: unknown): { id: string | number; progress: boolean } | undefined {
-  const message = body as { method?: unknown; id?: unknown; params?: { _meta?: { progressToken?: unknown } } } | null;
-  if (typeof message !== "object" || message === null || message.method !== "tools/call") return undefined;
-  if (typeof message.id !== "string" && typeof message.id !== "number") return undefined;
-  const token = message.params?._meta?.progressToken;
-  return { id: message.id, progress: typeof token === "string" || typeof token === "number" };
-}
-
-function isInitialize(body: unknown): boolean {
-  return typeof body === "object" && body !== null && (body as { method?: unknown }).method === "initialize";
 }

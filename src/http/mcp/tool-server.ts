@@ -1,14 +1,22 @@
-import { type CallToolResult, ProtocolError, ProtocolErrorCode, Server, type Tool } from "@modelcontextprotocol/server";
+import {
+  type CallToolResult,
+  isSpecType,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  Server,
+  type ServerCapabilities,
+  type Tool,
+} from "@modelcontextprotocol/server";
 import type { z } from "zod";
+import { ANSWER_CARD_URI, cardContents, cardListing } from "../../dialects/mcp/answer-card.js";
 import { toolError } from "../../dialects/mcp/encode-tool-result.js";
-import { type ListedTool, TOOL_NAMES, type ToolDefinition, toolNamed } from "../../dialects/mcp/tool-definitions.js";
+import { type BoundToolCall, bindArguments, type ListedTool, TOOL_NAMES, toolNamed } from "../../dialects/mcp/tool-definitions.js";
 import type { ProgressParams } from "../../dialects/mcp/tool-progress.js";
 import { toValidationIssues } from "../validation-issues.js";
 
-/** One tool call, its arguments valid: what the route's runner needs to answer it. */
-export interface ToolCall {
-  tool: ToolDefinition;
-  arguments: unknown;
+/** One tool call, its arguments valid and bound: what the edge's runner needs to answer it. */
+export interface ToolCall extends BoundToolCall {
   /** The request's `_meta.progressToken`: progress is reported only when there is one. */
   progressToken: string | number | undefined;
   /** Aborted when the client cancels the call or the exchange ends. */
@@ -26,7 +34,10 @@ export interface ToolServerOptions {
   instructions: string;
   /** The protocol revision the client speaks (its `MCP-Protocol-Version`), when it said. */
   revision: string | undefined;
-  tools: readonly ListedTool[];
+  /** The tools as `tools/list` lists them for this request (`checkedTools`: with the answer card linked, or not). */
+  tools: readonly Tool[];
+  /** The answer card's HTML, when this request's server serves it as a resource (docs/mcp.md#the-answer-card). */
+  card: string | null;
   run: ToolRunner;
 }
 
@@ -41,41 +52,66 @@ export function serverIdentity(version: string): { name: string; title: string; 
  */
 const ARGUMENT_ERRORS_AS_TOOL_ERRORS = "2025-11-25";
 
+/** The revision whose cacheable results carry `ttlMs` and `cacheScope`. */
+const CACHE_FIELDS_REVISION = "2026-07-28";
+/** How long a host may keep the card's listing and HTML (its URI is versioned; a new adapter may still fix it within a version). */
+const CARD_TTL_MS = 3_600_000;
+
+/**
+ * The tools as MCP's own `Tool` schema reads them: checked once, when the adapter starts (a
+ * listing that does not fit is a bug here, not a client's problem).
+ */
+export function checkedTools(listed: readonly ListedTool[]): Tool[] {
+  return listed.map((tool) => {
+    const { name } = tool;
+    if (!isSpecType.Tool(tool)) throw new Error(`The tool '${name}' does not fit MCP's Tool schema`);
+    return tool;
+  });
+}
+
 /**
  * The MCP server of one request (docs/architecture.md#mcp-tools), on the SDK's low-level `Server`:
  * `tools/list` lists the workspace's tools; `tools/call` checks the name (an unknown tool is an
- * invalid-params error) and the arguments (against the tool's zod schema), then hands the call
- * to the runner. This handler is where a tool call starts and ends.
+ * invalid-params error) and binds the arguments to the tool (its zod schema), then hands the call
+ * to the runner: this handler is where a tool call starts and ends. With the answer card, the
+ * resources: the card's listing and HTML, no templates.
  */
 export function createToolServer(options: ToolServerOptions): Server {
-  const server = new Server(
-    serverIdentity(options.version),
-    { capabilities: { tools: {} }, instructions: options.instructions },
-  );
-  server.setRequestHandler("tools/list", () => ({ tools: options.tools as unknown as Tool[] }));
+  const capabilities: ServerCapabilities = options.card === null ? { tools: {} } : { tools: {}, resources: {} };
+  const server = new Server(serverIdentity(options.version), { capabilities, instructions: options.instructions });
+  server.setRequestHandler("tools/list", () => ({ tools: [...options.tools] }));
   server.setRequestHandler("tools/call", async (request, context) => {
     const { name } = request.params;
     const tool = toolNamed(name);
     if (!tool) {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool '${name}': the tools are ${TOOL_NAMES.join(", ")}`);
     }
-    const parsed = tool.input.safeParse(request.params.arguments ?? {}, { reportInput: true });
-    if (!parsed.success) {
-      const rejected = invalidArguments(name, parsed.error);
+    const bound = bindArguments(tool, request.params.arguments ?? {}, true);
+    if ("error" in bound) {
+      const rejected = invalidArguments(name, bound.error);
       if (argumentErrorsAreToolErrors(options.revision)) return toolError(rejected.message);
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, rejected.message, { detail: rejected.issues });
     }
-    const progressToken = context.mcpReq._meta?.progressToken;
     const listed = options.tools.find((candidate) => candidate.name === name);
     const result = await options.run({
-      tool,
-      arguments: parsed.data,
-      progressToken,
+      ...bound.call,
+      progressToken: context.mcpReq._meta?.progressToken,
       signal: context.mcpReq.signal,
       notify: (params) => context.mcpReq.notify({ method: "notifications/progress", params: { ...params } }),
     });
     return server.projectCallToolResult(result, listed?.outputSchema);
   });
+  const { card } = options;
+  if (card !== null) {
+    const cache = options.revision === CACHE_FIELDS_REVISION ? { ttlMs: CARD_TTL_MS, cacheScope: "public" as const } : {};
+    server.setRequestHandler("resources/list", () => ({ resources: [cardListing()], ...cache }));
+    server.setRequestHandler("resources/templates/list", () => ({ resourceTemplates: [], ...cache }));
+    server.setRequestHandler("resources/read", (request) => {
+      // SEP-2164: an unknown resource is invalid params naming its URI, never an empty `contents`.
+      if (request.params.uri !== ANSWER_CARD_URI) throw new ResourceNotFoundError(request.params.uri);
+      return { contents: [cardContents(card)], ...cache };
+    });
+  }
   return server;
 }
 

@@ -1,35 +1,38 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { CallToolResult } from "@modelcontextprotocol/server";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { toolError } from "../../../src/dialects/mcp/encode-tool-result.js";
-import { listedTools } from "../../../src/dialects/mcp/tool-definitions.js";
+import { sourceLinker } from "../../../src/answer/source-links.js";
+import { declaresAnswerCard } from "../../../src/dialects/mcp/answer-card.js";
+import { readJsonRpc } from "../../../src/dialects/mcp/json-rpc-message.js";
+import { listedTools, type ToolContext } from "../../../src/dialects/mcp/tool-definitions.js";
+import type { AnswerToolOutput } from "../../../src/dialects/mcp/tool-schemas.js";
 import { McpEndpoint, type McpExchange } from "../../../src/http/mcp/mcp-endpoint.js";
-import { createToolServer, serverIdentity } from "../../../src/http/mcp/tool-server.js";
+import { checkedTools, createToolServer, serverIdentity } from "../../../src/http/mcp/tool-server.js";
 
-// The endpoint's direct path for plain 2025-era tool calls (src/http/mcp/direct-tool-call.ts)
-// against the SDK's stateless transport: the same requests through an endpoint that answers them
-// itself and one that hands every request to the SDK, over loopback; status, content type and
-// body bytes must be the same, and whatever the direct path is unsure of must reach the SDK.
+// The endpoint's direct path for plain tool calls (src/http/mcp/direct-tool-call.ts) against the
+// SDK: the same requests through an endpoint that answers them itself and one that hands every
+// request to the SDK, over loopback; status, content type and body bytes must be the same, and
+// whatever the direct path is unsure of must reach the SDK. Both run the real tools on a canned
+// answer (a question "fail" fails).
 
-const QUESTION_ANSWER: CallToolResult = {
-  content: [{ type: "text", text: "Employees get 25 days [1] — “café” 😀\u2028line\n\nSources:\n[1] handbook.pdf" }],
-  structuredContent: {
-    answer: "Employees get 25 days [1] — “café” 😀\u2028line",
-    query_id: "0b0e8f2c-5e43-4c1a-9a55-3f1e2d6c7b8a",
-    mode: "ask",
-    sources: [{ n: 1, filename: "handbook.pdf", title: "Handbook", page: 4, snippet: "25 days", url: "urn:workspace-document:handbook.pdf", cited: true }],
-    steps: ["Searching", "Answering"],
-  },
+const OUTPUT: AnswerToolOutput = {
+  answer: "Employees get 25 days [1] — “café” 😀\u2028line",
+  query_id: "0b0e8f2c-5e43-4c1a-9a55-3f1e2d6c7b8a",
+  mode: "ask",
+  sources: [{ n: 1, filename: "handbook.pdf", title: "Handbook", page: 4, snippet: "25 days", url: "urn:workspace-document:handbook.pdf", cited: true }],
+  steps: ["Searching", "Answering"],
 };
 
-/** What every tool answers here: a tool error for one question, the canned answer otherwise. */
-async function answer(name: string, args: unknown): Promise<CallToolResult> {
-  const values = args as Record<string, unknown>;
-  if (values.question === "fail" || values.query === "fail") return toolError("The workspace failed: try again");
-  if (name === "fetch") return toolError(`'${String(values.id)}' is not an id that search returned`);
-  return QUESTION_ANSWER;
+/** What the tools run with here: the canned answer, or a failure for the question "fail". */
+function contextOf(card: boolean): ToolContext {
+  return {
+    workspace: "acme",
+    links: sourceLinker({ template: undefined, documentPage: undefined }, "acme"),
+    card,
+    documents: undefined,
+    answer: async (_mode, input) => (input.question === "fail" ? { error: "The workspace failed: try again" } : { output: OUTPUT }),
+  };
 }
 
 interface Served {
@@ -38,25 +41,37 @@ interface Served {
   direct: number;
 }
 
+/** An exchange with the answer card shown: every 2025 request, and a 2026 one whose client declares the extension. */
+interface CardExchange extends McpExchange {
+  card: boolean;
+}
+
 /** One loopback server around one endpoint; `direct: false` leaves every request to the SDK. */
 async function serve(direct: boolean, servers: Server[]): Promise<Served> {
-  const tools = listedTools();
+  const tools = { plain: checkedTools(listedTools()), card: checkedTools(listedTools({ card: true })) };
   const served: Served = { url: "", sdkServers: 0, direct: 0 };
-  const endpoint = new McpEndpoint<McpExchange>({
+  const endpoint = new McpEndpoint<CardExchange>({
     identity: serverIdentity("1.0.0"),
     keepAliveMs: 60_000,
     logger: pino({ level: "silent" }),
     ...(direct
       ? {
-          runDirect: (_exchange, call) => {
+          runDirect: (exchange, { call }) => {
             served.direct += 1;
-            return answer(call.tool.name, call.arguments);
+            return call.run(contextOf(exchange.card));
           },
         }
       : {}),
     serverFor: (exchange) => {
       served.sdkServers += 1;
-      return createToolServer({ version: "1.0.0", instructions: "test", revision: exchange.revision, tools, run: (call) => answer(call.tool.name, call.arguments) });
+      return createToolServer({
+        version: "1.0.0",
+        instructions: "test",
+        revision: exchange.revision,
+        tools: exchange.card ? tools.card : tools.plain,
+        card: exchange.card ? "<!doctype html><title>card</title>" : null,
+        run: (call) => call.run(contextOf(exchange.card)),
+      });
     },
   });
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
@@ -64,9 +79,13 @@ async function serve(direct: boolean, servers: Server[]): Promise<Served> {
     request.setEncoding("utf8");
     request.on("data", (chunk: string) => (text += chunk));
     request.on("end", () => {
-      const revision = request.headers["mcp-protocol-version"];
-      const exchange: McpExchange = { principal: "p", revision: typeof revision === "string" ? revision : undefined, controller: new AbortController() };
-      void endpoint.serve(request, response, JSON.parse(text), exchange);
+      const header = request.headers["mcp-protocol-version"];
+      const revision = typeof header === "string" ? header : undefined;
+      const body: unknown = JSON.parse(text);
+      const message = readJsonRpc(body);
+      // As the adapter decides: a 2025 request always shows the card here, a 2026 one when its client declares it.
+      const card = revision === "2026-07-28" ? declaresAnswerCard(message.meta) : request.headers["x-test-card"] === "on";
+      void endpoint.serve(request, response, body, { principal: "p", revision, message, controller: new AbortController(), card });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -213,5 +232,20 @@ describe("a plain tools/call on revision 2026-07-28 (the _meta envelope)", () =>
     expect(byDirect.status).toBe(bySdk.status);
     expect(byDirect.contentType).toBe(bySdk.contentType);
     if (bySdk.contentType === "application/json") expect(byDirect.body).toBe(bySdk.body);
+  });
+});
+
+describe("a plain tools/call for a host that shows the answer card (each source with its fetch id)", () => {
+  const withCard = { ...ENVELOPE, "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } } };
+  it.each([
+    ["ask on 2025-11-25", { accept: ACCEPT, "mcp-protocol-version": "2025-11-25", "x-test-card": "on" }, call("ask", { question: "How much leave?" })],
+    ["build on 2025-06-18", { accept: ACCEPT, "mcp-protocol-version": "2025-06-18", "x-test-card": "on" }, call("build", { question: "How much leave?" }, "b")],
+    ["ask on 2026-07-28, the extension declared", modern("ask", { question: "How much leave?" }, 4, withCard).headers, modern("ask", { question: "How much leave?" }, 4, withCard).body],
+  ])("%s: the direct path writes the SDK's bytes", async (_name, headers, body) => {
+    const { bySdk, byDirect, tookDirect } = await both(headers, body);
+    expect(tookDirect).toBe(true);
+    expect(byDirect).toEqual(bySdk);
+    const [source] = JSON.parse(byDirect.body).result.structuredContent.sources;
+    expect(source.id).toMatch(/^wsrc_/);
   });
 });

@@ -116,7 +116,7 @@ describe("the MCP endpoint's edge", () => {
     expect(notRpc.status).toBe(400);
     expect(((await notRpc.json()) as any).error.code).toBeLessThan(-32000);
     const client = await connectMcp("2025-11-25", `${stack.url}/mcp`, auth);
-    const unknownMethod = await post({ jsonrpc: "2.0", id: 3, method: "resources/list" }, { ...legacyHeaders, "mcp-protocol-version": "2025-11-25" });
+    const unknownMethod = await post({ jsonrpc: "2.0", id: 3, method: "prompts/list" }, { ...legacyHeaders, "mcp-protocol-version": "2025-11-25" });
     expect(await unknownMethod.text()).toMatch(/"code":-32601/);
     await client.close();
   });

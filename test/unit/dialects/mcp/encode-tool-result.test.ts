@@ -2,7 +2,7 @@ import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import type { AnswerEvent } from "../../../../src/answer/answer-events.js";
 import { sourceLinker } from "../../../../src/answer/source-links.js";
-import { AnswerToolEncoder, fetchResult, searchResult, toolError } from "../../../../src/dialects/mcp/encode-tool-result.js";
+import { answerResult, AnswerToolEncoder, fetchResult, searchResult, toolError } from "../../../../src/dialects/mcp/encode-tool-result.js";
 import { readSourceId } from "../../../../src/dialects/mcp/source-ids.js";
 import { listedTools } from "../../../../src/dialects/mcp/tool-definitions.js";
 import { ToolProgress } from "../../../../src/dialects/mcp/tool-progress.js";
@@ -76,6 +76,23 @@ describe("the answer tools' result", () => {
     const { content, structuredContent } = encoder.result();
     expect((content?.[0] as { text: string }).text).toContain("\n[1] expenses.txt\n[2] security-policy.md, p. 3 — Reporting\n");
     expect((structuredContent as { sources: { url: string }[] }).sources[0]?.url).toBe("urn:workspace-document:acme:expenses.txt");
+  });
+
+  it("gives a host that shows the answer card each source's fetch id (the id search gives), with the same content", () => {
+    const encoder = new AnswerToolEncoder("ask", pageLinks);
+    for (const event of askEvents) encoder.add(event);
+    const plain = encoder.result();
+    const card = answerResult(encoder.output(), pageLinks, "acme");
+    expect(card.content).toEqual(plain.content);
+    const sources = (card.structuredContent as { sources: { id: string; filename: string | null; page: number | null }[] }).sources;
+    expect(sources.map((source) => readSourceId(source.id))).toEqual([
+      { workspace: "acme", filename: "expenses.txt", title: null, page: null, snippet: null },
+      { workspace: "acme", filename: "security-policy.md", title: "Reporting", page: 3, snippet: "within one hour" },
+    ]);
+    const search = searchResult(encoder.output(), "acme").structuredContent as { results: { id: string }[] };
+    expect(search.results.map((result) => result.id)).toEqual(sources.map((source) => source.id));
+    expect(new Ajv().validate(listedTools({ card: true }).find((tool) => tool.name === "ask")?.outputSchema as object, card.structuredContent)).toBe(true);
+    expect(new Ajv().validate(outputSchema("ask"), card.structuredContent)).toBe(false);
   });
 
   it("is not finished before its query ended", () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { directToolCall, EnvelopeMemo } from "../../../../src/http/mcp/direct-tool-call.js";
+import { readJsonRpc } from "../../../../src/dialects/mcp/json-rpc-message.js";
+import { directToolCall as directToolCallOf, EnvelopeMemo } from "../../../../src/http/mcp/direct-tool-call.js";
 
 // Which 2026-07-28 calls the endpoint answers itself, with the envelopes it already judged remembered
 // (the byte-for-byte comparison with the SDK is test/features/mcp/direct-tool-call.test.ts).
@@ -10,6 +11,8 @@ const envelope = (clientInfo: unknown) => ({
   "io.modelcontextprotocol/clientInfo": clientInfo,
   "io.modelcontextprotocol/clientCapabilities": {},
 });
+/** `directToolCall` on a body as the edge reads it (`readJsonRpc`). */
+const directToolCall = (requestHeaders: typeof headers, body: unknown, memo: EnvelopeMemo) => directToolCallOf(requestHeaders, readJsonRpc(body), body, memo);
 const call = (meta: unknown, id: unknown = 1) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "ask", arguments: { question: "How much leave?" }, _meta: meta } });
 
 describe("directToolCall on 2026-07-28", () => {

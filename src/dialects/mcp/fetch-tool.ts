@@ -1,19 +1,18 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { SourceLinker } from "../../answer/source-links.js";
 import type { DocumentReader } from "../../core/document-reader.js";
-import { fetchResult, toolError } from "../../dialects/mcp/encode-tool-result.js";
-import { readSourceId } from "../../dialects/mcp/source-ids.js";
+import { fetchResult, toolError } from "./encode-tool-result.js";
+import { readSourceId } from "./source-ids.js";
 
 /**
  * MCP's `fetch` tool (docs/architecture.md#mcp-tools): what the adapter knows of a source `search`
- * returned, the whole document when it can read it (the embedded workspace's), its cited passage
- * otherwise. Asks the workspace nothing; a bad or foreign id is a tool error that says what to do.
+ * (or an answer shown in the answer card) returned, the whole document when it can read it (the
+ * embedded workspace's), its cited passage otherwise. Asks the workspace nothing; a bad or foreign
+ * id is a tool error that says what to do.
  */
 export async function fetchTool(
   id: string,
-  workspace: string,
-  links: SourceLinker,
-  documents: DocumentReader | undefined,
+  { workspace, links, documents }: { workspace: string; links: SourceLinker; documents: DocumentReader | undefined },
 ): Promise<CallToolResult> {
   const reference = readSourceId(id);
   if (!reference) return toolError(`'${id}' is not an id that search returned: call search, then fetch one of its results' ids`);

@@ -1,0 +1,194 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import { type Admitted, admit, type IdentifiedToolRequest, identifyToolRequest } from "../admission.js";
+import { type AnswerRouteOptions, answerHandler, readToolRequestBody } from "../answer-request.js";
+import { type SourceLinker, sourceLinker } from "../../answer/source-links.js";
+import type { Config } from "../../config/config.js";
+import type { DocumentReader } from "../../core/document-reader.js";
+import type { Mode } from "../../core/modes.js";
+import { declaresAnswerCard } from "../../dialects/mcp/answer-card.js";
+import { AnswerToolEncoder } from "../../dialects/mcp/encode-tool-result.js";
+import { type JsonRpcMessage, readJsonRpc } from "../../dialects/mcp/json-rpc-message.js";
+import { type Answered, instructionsFor, type ListedTool, listedTools, type ToolContext, toolNamed } from "../../dialects/mcp/tool-definitions.js";
+import type { AnswerToolInput } from "../../dialects/mcp/tool-schemas.js";
+import { type AdapterError, ClientClosedError, toAdapterError } from "../../errors/adapter-error.js";
+import { AnswerRunner, collect, type UsageMeter } from "../answer-runner.js";
+import { sendJsonRpcError } from "../error-response.js";
+import { abortWhenClientLeaves } from "../request-body.js";
+import type { FastHandler } from "../route-table.js";
+import { readAnswerCard } from "./answer-card-file.js";
+import type { McpEndpoint, McpExchange } from "./mcp-endpoint.js";
+import { progressSink } from "./progress-sink.js";
+import type { ToolCall } from "./tool-server.js";
+
+/** What the MCP endpoint needs. */
+export interface McpRouteOptions extends AnswerRouteOptions {
+  config: Pick<
+    Config,
+    "bodyLimitBytes" | "maxJsonDepth" | "defaultWorkspace" | "corsOrigins" | "publicUrl" | "modeField" | "sseKeepAliveMs" | "sourceUrlTemplate" | "mcpApps"
+  >;
+  /** The package version, for `serverInfo`. */
+  version: string;
+  /** The base URL of the adapter's document page, when it serves one (the embedded workspace). */
+  documentPage?: (() => string) | undefined;
+  /** The documents `fetch` returns whole (the embedded workspace's); without it, `fetch` returns the cited passage. */
+  documents?: DocumentReader | undefined;
+}
+
+/** One MCP request past the edge: the exchange the SDK serves, and who asks in which workspace. */
+interface ToolExchange extends McpExchange, IdentifiedToolRequest {
+  response: ServerResponse;
+  links: SourceLinker;
+  /** The meter of a tool call that asks the workspace (docs/rate-limits.md). */
+  admission: UsageMeter;
+  /** Whether this request's host shows the answer card (docs/mcp.md#the-answer-card). */
+  card: boolean;
+  /** The card's HTML, when this request's server serves it as a resource. */
+  cardResource: string | null;
+}
+
+/** The revision whose every request carries its client's capabilities (so the card is for hosts that declare it). */
+const MODERN_REVISION = "2026-07-28";
+
+/**
+ * The remote MCP server's handler (docs/architecture.md#mcp-tools), and the tools it lists.
+ * Streamable HTTP, stateless. The edge is the answer routes' (origin, authentication, workspace,
+ * concurrency caps, body limits); one `readJsonRpc` reads the body for every decision here; the
+ * tools run on the same answer core, through their own typed `run`.
+ */
+export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; tools: ListedTool[] } {
+  const { config, facts } = options;
+  const runner = new AnswerRunner({ ...options, modeField: config.modeField, newQueryId: options.newQueryId ?? randomUUID });
+  // The card's HTML, read once: MCP_APPS=off (or a build without it) links no card and serves no resources.
+  const card = config.mcpApps ? readAnswerCard() : null;
+  if (config.mcpApps && card === null) options.logger.warn("MCP_APPS=on but the answer card is not built (npm run build): the tools link no card");
+  // A sweep looks every quarter of its interval: a silence of 4/5 of SSE_KEEPALIVE_MS, found within
+  // another 1/5, gives a waiting call a progress notification at least every SSE_KEEPALIVE_MS.
+  const sweep = options.sweeps.of(Math.max(10, Math.floor((config.sseKeepAliveMs * 4) / 5)));
+  const linkSettings = { template: config.sourceUrlTemplate, documentPage: options.documentPage };
+  // The SDK is loaded only where MCP is on (MCP=off costs nothing): here, while the adapter starts.
+  const endpoint: Promise<McpEndpoint<ToolExchange>> = Promise.all([import("./mcp-endpoint.js"), import("./tool-server.js")]).then(
+    ([{ McpEndpoint }, { checkedTools, createToolServer, serverIdentity }]) => {
+      const listings = { plain: checkedTools(listedTools()), card: checkedTools(listedTools({ card: true })) };
+      return new McpEndpoint<ToolExchange>({
+        identity: serverIdentity(options.version),
+        keepAliveMs: config.sseKeepAliveMs,
+        logger: options.logger,
+        // A plain tool call the endpoint answers itself: no progress token, so nothing to notify.
+        runDirect: (exchange, { call }) => {
+          const { signal } = exchange.controller;
+          return runTool({ ...call, progressToken: undefined, signal, notify: async () => undefined }, exchange);
+        },
+        serverFor: (exchange) =>
+          createToolServer({
+            version: options.version,
+            instructions: instructionsFor(exchange.workspace),
+            revision: exchange.revision,
+            tools: exchange.card ? listings.card : listings.plain,
+            card: exchange.cardResource,
+            run: (call) => runTool(call, exchange),
+          }),
+      });
+    },
+  );
+
+  async function handle(request: IncomingMessage, response: ServerResponse, params: Record<string, string>): Promise<void> {
+    const identified = identifyToolRequest(request, params.workspace, options);
+    let body: unknown;
+    try {
+      body = await readToolRequestBody(request, config);
+    } catch (error) {
+      sendJsonRpcError(response, toAdapterError(error));
+      return;
+    }
+    facts.of(response).inWorkspace(identified.workspace);
+    const message = readJsonRpc(body);
+    // One admission: the caps for every request (over them a plain 429), and the key's rate limits
+    // for a call of a tool that asks the workspace, before the SDK sees it: over a limit a 429 (with
+    // retry-after) and a JSON-RPC error naming the call, and no upstream call.
+    const asking = message.kind === "tool-call" && (toolNamed(message.name)?.mode ?? null) !== null ? message.id : undefined;
+    const admitting = admit(response, identified.identity.principal, identified.workspace, asking !== undefined, options);
+    let admission: Admitted;
+    try {
+      admission = admitting instanceof Promise ? await admitting : admitting;
+    } catch (error) {
+      sendJsonRpcError(response, toAdapterError(error), asking);
+      return;
+    }
+    const header = request.headers["mcp-protocol-version"];
+    const revision = typeof header === "string" ? header : undefined;
+    const shown = card !== null && (revision === MODERN_REVISION ? declaresAnswerCard(message.meta) : true);
+    const exchange: ToolExchange = {
+      ...identified,
+      principal: identified.identity.principal,
+      revision,
+      message,
+      controller: abortWhenClientLeaves(response, facts),
+      response,
+      links: sourceLinker(linkSettings, identified.workspace),
+      admission: admission.meter,
+      card: shown,
+      cardResource: shown || readsResources(message) ? card : null,
+    };
+    await (await endpoint).serve(request, response, body, exchange);
+  }
+
+  /** Runs one valid tool call: where a tool call starts and ends. Never throws: a failure is a tool error. */
+  function runTool(call: ToolCall, exchange: ToolExchange): Promise<CallToolResult> {
+    facts.of(exchange.response).callingTool(call.tool.name);
+    const context: ToolContext = {
+      workspace: exchange.workspace,
+      links: exchange.links,
+      card: exchange.card,
+      documents: options.documents,
+      answer: (mode, input) => answerTool(mode, input, call, exchange),
+    };
+    return call.run(context);
+  }
+
+  /**
+   * Asks the workspace and follows the answer to its end, through the answer runner (the same plan,
+   * service and events as a chat completion), collected for the tool result, with progress
+   * notifications (each step; a sign of life after a silence) when the call asked for them. Ends
+   * early when the client leaves or cancels (the upstream wait stops with it), or at shutdown.
+   */
+  async function answerTool(mode: Mode, input: AnswerToolInput, call: ToolCall, exchange: ToolExchange): Promise<Answered> {
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    call.signal.addEventListener("abort", stop, { once: true });
+    exchange.controller.signal.addEventListener("abort", stop, { once: true });
+    let shutdown: AdapterError | undefined;
+    const untrack = options.lifecycle.trackStream({
+      fail: async (error) => {
+        shutdown = error;
+        controller.abort();
+      },
+    });
+    try {
+      const { identity, workspace, admission, response } = exchange;
+      const plan = { prompt: input.question, mode, choices: 1, continueQueryId: input.query_id ?? null };
+      const trace = { operation: "execute_tool", tool: call.tool.name, model: mode, stream: false } as const;
+      const order = { response, identity, workspace, meter: admission, input: plan, trace, controller };
+      const progress = call.progressToken === undefined ? undefined : progressSink(call, call.progressToken, mode, sweep);
+      const delivery = collect(new AnswerToolEncoder(mode, exchange.links), { progress, shutdown: () => shutdown });
+      const answered = await runner.run(order, () => ({ delivery }));
+      return answered instanceof AnswerToolEncoder ? { output: answered.output() } : { error: answered.message };
+    } catch (error) {
+      const failure = shutdown ?? toAdapterError(error);
+      if (failure.status >= 500 && !(failure instanceof ClientClosedError)) options.logger.warn({ err: { message: failure.message } }, "tool call failed");
+      return { error: failure.message };
+    } finally {
+      untrack();
+      call.signal.removeEventListener("abort", stop);
+      exchange.controller.signal.removeEventListener("abort", stop);
+    }
+  }
+
+  return { handler: answerHandler(handle, options), tools: listedTools({ card: card !== null }) };
+}
+
+/** Whether a request reads resources: served whenever the card is on, whatever the host declared (it asks for the card itself). */
+function readsResources(message: JsonRpcMessage): boolean {
+  return message.kind === "other" && message.method !== undefined && message.method.startsWith("resources/");
+}
