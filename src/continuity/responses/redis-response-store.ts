@@ -1,23 +1,27 @@
-import type { RedisKeys } from "../redis/keys.js";
-import type { RedisGate } from "../redis/redis-gate.js";
-import type { ResponseStore, StoredEntry } from "./response-store.js";
+import type { Logger } from "pino";
+import type { RedisKeys } from "../../redis/keys.js";
+import type { RedisGate } from "../../redis/redis-gate.js";
+import { parseStored } from "../stored-json.js";
+import { type ResponseStore, type StoredEntry, storedEntrySchema } from "./response-store.js";
 
 /**
  * Stored responses in Redis, so that every replica reads what any replica stored. One key per
  * response (its JSON, which holds customer text: the answer and its input) and one per output item
- * (the response's id), named by `RedisKeys`, all with the store's TTL. A command Redis
- * cannot answer throws `StoreUnavailableError` (through the gate): never "not found".
+ * (the response's id), named by `RedisKeys`, all with the store's TTL. An entry read back is parsed
+ * (`storedEntrySchema`). A command Redis cannot answer throws `StoreUnavailableError` (through the
+ * gate): never "not found".
  */
 export class RedisResponseStore implements ResponseStore {
   constructor(
     private readonly redis: RedisGate,
     private readonly keys: RedisKeys,
+    private readonly logger: Logger,
   ) {}
 
   async get(id: string): Promise<StoredEntry | null> {
     const key = this.keys.response(id);
     const text = await this.redis.run(key, (redis) => redis.get(key));
-    return text === null ? null : parseEntry(text);
+    return text === null ? null : parseStored(storedEntrySchema, text, `response ${id}`, this.logger);
   }
 
   async findByItem(itemId: string): Promise<StoredEntry | null> {
@@ -51,20 +55,4 @@ export class RedisResponseStore implements ResponseStore {
 
   // The connection is the adapter's, closed with it.
   async close(): Promise<void> {}
-}
-
-/** A stored entry read back; anything unreadable counts as absent. */
-function parseEntry(text: string): StoredEntry | null {
-  try {
-    const value = JSON.parse(text) as Partial<StoredEntry>;
-    const valid =
-      typeof value.id === "string" &&
-      typeof value.principal === "string" &&
-      typeof value.workspace === "string" &&
-      typeof value.queryId === "string" &&
-      Array.isArray(value.itemIds);
-    return valid ? (value as StoredEntry) : null;
-  } catch {
-    return null;
-  }
 }

@@ -1,8 +1,8 @@
 import { hash } from "node:crypto";
-import type { PlainMessage } from "../core/plain-message.js";
+import type { PlainMessage } from "../../core/plain-message.js";
 
-/** Who and where a conversation belongs to: a hash of the client's credential, and the workspace. */
-export interface ConversationScope {
+/** Who and where a thread belongs to: a hash of the client's credential, and the workspace. */
+export interface ThreadScope {
   principal: string;
   workspace: string;
 }
@@ -12,7 +12,7 @@ function digest(parts: unknown[]): string {
 }
 
 /**
- * A message as conversations compare it: user and assistant text only (system and tool messages
+ * A message as the thread memory compares it: user and assistant text only (system and tool messages
  * are not part of the upstream thread), with a leading `<think>` block and outer white space
  * removed, since chat UIs strip reasoning and trim when they send the history back.
  */
@@ -23,7 +23,7 @@ function canonical(messages: readonly PlainMessage[]): [string, string][] {
 }
 
 /** The key a request is looked up by: its history up to its last assistant message; null on a first turn. */
-export function historyLookupKey(scope: ConversationScope, messages: readonly PlainMessage[]): string | null {
+export function historyLookupKey(scope: ThreadScope, messages: readonly PlainMessage[]): string | null {
   const lastAssistant = messages.findLastIndex((message) => message.role === "assistant");
   if (lastAssistant < 0) return null;
   return `h:${digest([scope.principal, scope.workspace, canonical(messages.slice(0, lastAssistant + 1))])}`;
@@ -31,7 +31,7 @@ export function historyLookupKey(scope: ConversationScope, messages: readonly Pl
 
 /** The key a finished turn is remembered under: the history through the prompt, plus the answer. */
 export function historyRememberKey(
-  scope: ConversationScope,
+  scope: ThreadScope,
   messages: readonly PlainMessage[],
   promptIndex: number,
   answer: string,
@@ -41,6 +41,6 @@ export function historyRememberKey(
 }
 
 /** The key of a client-given conversation id (a header such as `X-Conversation-Id`). */
-export function conversationIdKey(scope: ConversationScope, conversationId: string): string {
+export function conversationIdKey(scope: ThreadScope, conversationId: string): string {
   return `c:${digest([scope.principal, scope.workspace, conversationId])}`;
 }

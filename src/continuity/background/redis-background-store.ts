@@ -1,8 +1,10 @@
-import type { SseFrame } from "../core/sse-frame.js";
-import type { RedisKeys } from "../redis/keys.js";
-import type { RedisClient } from "../redis/redis-connection.js";
-import type { RedisGate } from "../redis/redis-gate.js";
-import type { BackgroundRecord, BackgroundStore } from "./background-store.js";
+import type { Logger } from "pino";
+import type { SseFrame } from "../../core/sse-frame.js";
+import type { RedisKeys } from "../../redis/keys.js";
+import type { RedisClient } from "../../redis/redis-connection.js";
+import type { RedisGate } from "../../redis/redis-gate.js";
+import { parseStored } from "../stored-json.js";
+import { type BackgroundRecord, type BackgroundStore, backgroundRecordSchema, loggedFrameSchema } from "./background-store.js";
 
 /** Appends the frames (ARGV[3..]) unless the response ended or another than ARGV[2] holds its lease (KEYS[4]); refreshes the TTL (ARGV[1], seconds). */
 const APPEND = `
@@ -26,8 +28,9 @@ redis.call('EXPIRE', KEYS[2], ARGV[1])
 redis.call('SET', KEYS[3], '1', 'EX', ARGV[1])
 return 1`;
 
-/** Takes the lease (KEYS[1]) for ARGV[1] when free or already ARGV[1]'s, for ARGV[2] ms. */
+/** Takes the lease (KEYS[1]) of a response that exists (KEYS[2]) for ARGV[1] when free or already ARGV[1]'s, for ARGV[2] ms. */
 const LEASE = `
+if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -39,13 +42,16 @@ return 1`;
  * (one cluster slot, so that a script touches them together): its record (JSON, with customer
  * text), its event log (a list whose index is the frame's `sequence_number`; each entry the frame's
  * data, whose `type` is its event name), an "ended" marker, and the lease of the replica running
- * it, all with the responses' TTL. A command Redis cannot answer throws `StoreUnavailableError`.
+ * it, all with the responses' TTL. Records and frames read back are parsed (`backgroundRecordSchema`,
+ * `loggedFrameSchema`): one that does not parse counts as absent. A command Redis cannot answer
+ * throws `StoreUnavailableError`.
  */
 export class RedisBackgroundStore implements BackgroundStore {
   constructor(
     private readonly redis: RedisGate,
     /** The deployment's key names: one response's keys share its hash tag (`RedisKeys.background`). */
     private readonly names: RedisKeys,
+    private readonly logger: Logger,
   ) {}
 
   private keyOf(id: string, part: "record" | "events" | "ended" | "lease"): string {
@@ -71,7 +77,7 @@ export class RedisBackgroundStore implements BackgroundStore {
 
   async get(id: string): Promise<BackgroundRecord | null> {
     const text = await this.on(id, (redis) => redis.get(this.keyOf(id, "record")));
-    return text === null ? null : parseRecord(text);
+    return text === null ? null : parseStored(backgroundRecordSchema, text, `background response ${id}`, this.logger);
   }
 
   async append(id: string, frames: SseFrame[], ttlSeconds: number, owner: string): Promise<boolean> {
@@ -97,10 +103,12 @@ export class RedisBackgroundStore implements BackgroundStore {
 
   async events(id: string, after: number): Promise<SseFrame[]> {
     const texts = await this.on(id, (redis) => redis.lrange(this.keyOf(id, "events"), Math.max(0, after + 1), -1));
-    return texts.map((text) => {
-      const data = JSON.parse(text) as { type: string };
-      return { event: data.type, data };
-    });
+    const frames: SseFrame[] = [];
+    for (const text of texts) {
+      const data = parseStored(loggedFrameSchema, text, `event of background response ${id}`, this.logger);
+      if (data) frames.push({ event: data.type, data });
+    }
+    return frames;
   }
 
   async ended(id: string): Promise<boolean> {
@@ -109,23 +117,12 @@ export class RedisBackgroundStore implements BackgroundStore {
   }
 
   async lease(id: string, owner: string, ms: number): Promise<boolean> {
-    const taken = await this.on(id, (redis) => redis.eval(LEASE, 1, this.keyOf(id, "lease"), owner, String(ms)));
+    const taken = await this.on(id, (redis) => redis.eval(LEASE, 2, this.keyOf(id, "lease"), this.keyOf(id, "record"), owner, String(ms)));
     return taken === 1;
   }
 
   async delete(id: string): Promise<boolean> {
     const removed = await this.on(id, (redis) => redis.del(...this.keys(id), this.keyOf(id, "lease")));
     return removed > 0;
-  }
-}
-
-/** A record read back; anything unreadable counts as absent. */
-function parseRecord(text: string): BackgroundRecord | null {
-  try {
-    const value = JSON.parse(text) as Partial<BackgroundRecord>;
-    const valid = typeof value.id === "string" && typeof value.principal === "string" && typeof value.workspace === "string" && typeof value.queryId === "string";
-    return valid && typeof value.response === "object" && value.response !== null ? (value as BackgroundRecord) : null;
-  } catch {
-    return null;
   }
 }

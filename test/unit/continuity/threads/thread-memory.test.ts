@@ -1,9 +1,9 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { Conversations } from "../../../src/continuity/conversations.js";
-import { ServiceUnavailableError } from "../../../src/errors/adapter-error.js";
-import type { ConversationStore } from "../../../src/stores/conversation-store.js";
-import { retryBriefly } from "../../../src/util/retry-briefly.js";
+import { ThreadMemory } from "../../../../src/continuity/threads/thread-memory.js";
+import { ServiceUnavailableError } from "../../../../src/errors/adapter-error.js";
+import type { ThreadStore } from "../../../../src/continuity/threads/thread-store.js";
+import { retryBriefly } from "../../../../src/util/retry-briefly.js";
 
 /** Timers that fire on the next turn of the event loop: retries without real waiting. */
 const instantClock = { setTimeout: (callback: () => void) => setImmediate(callback), clearTimeout: (handle: unknown) => clearImmediate(handle as NodeJS.Immediate) };
@@ -14,7 +14,7 @@ const realClock = { setTimeout: (callback: () => void, ms: number) => setTimeout
 function flakyStore(failures: number, lookupsFail = false) {
   let left = failures;
   const writes: string[] = [];
-  const store: ConversationStore = {
+  const store: ThreadStore = {
     get: async () => {
       if (lookupsFail) throw new Error("Command timed out");
       return null;
@@ -43,17 +43,17 @@ const settings = { ttlSeconds: 60, clock: instantClock, writeWaitMs: 1000 };
 const firstTurn = [{ role: "user" as const, text: "leave?" }];
 const laterTurn = [...firstTurn, { role: "assistant" as const, text: "25 days." }, { role: "user" as const, text: "carry over?" }];
 
-describe("Conversations", () => {
+describe("ThreadMemory", () => {
   it("refuses a continuation whose lookup fails with a 503 to retry, and never calls the store for a first turn", async () => {
     const { logger } = recordingLogger();
     let refused = 0;
-    const conversations = new Conversations(flakyStore(0, true).store, { ...settings, logger, onRefused: () => (refused += 1) });
-    expect(await conversations.find(scope, { conversationId: undefined, messages: firstTurn })).toBeNull();
+    const threads = new ThreadMemory(flakyStore(0, true).store, { ...settings, logger, onRefused: () => (refused += 1) });
+    expect(await threads.find(scope, { conversationId: undefined, messages: firstTurn })).toBeNull();
     for (const hints of [
       { conversationId: undefined, messages: laterTurn },
       { conversationId: "conv-1", messages: firstTurn },
     ]) {
-      const error = await conversations.find(scope, hints).catch((caught: unknown) => caught);
+      const error = await threads.find(scope, hints).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(ServiceUnavailableError);
       expect(error).toMatchObject({ status: 503, code: "conversation_unavailable", headers: { "retry-after": "1" } });
     }
@@ -65,8 +65,8 @@ describe("Conversations", () => {
     const { store, writes } = flakyStore(2);
     let remembered!: (outcome: string) => void;
     const outcome = new Promise<string>((resolve) => (remembered = resolve));
-    const conversations = new Conversations(store, { ...settings, logger, onRemembered: remembered });
-    await conversations.remember(scope, { conversationId: undefined, messages: firstTurn }, { promptIndex: 0, answer: "25 days.", queryId: "q-1" });
+    const threads = new ThreadMemory(store, { ...settings, logger, onRemembered: remembered });
+    await threads.remember(scope, { conversationId: undefined, messages: firstTurn }, { promptIndex: 0, answer: "25 days.", queryId: "q-1" });
     expect(writes.length).toBeGreaterThanOrEqual(1); // the answer ends once the first write was answered
     expect(await outcome).toBe("retried");
     expect(writes).toHaveLength(3);
@@ -77,8 +77,8 @@ describe("Conversations", () => {
     const { logger, lines } = recordingLogger();
     let remembered!: (outcome: string) => void;
     const outcome = new Promise<string>((resolve) => (remembered = resolve));
-    const conversations = new Conversations(flakyStore(100).store, { ...settings, logger, onRemembered: remembered });
-    await conversations.remember(scope, { conversationId: "c", messages: firstTurn }, { promptIndex: 0, answer: "25 days.", queryId: "q-lost" });
+    const threads = new ThreadMemory(flakyStore(100).store, { ...settings, logger, onRemembered: remembered });
+    await threads.remember(scope, { conversationId: "c", messages: firstTurn }, { promptIndex: 0, answer: "25 days.", queryId: "q-lost" });
     expect(await outcome).toBe("lost");
     expect(lines).toMatchObject([{ queryId: "q-lost", msg: expect.stringContaining("conversation turn lost") }]);
   });
@@ -86,17 +86,17 @@ describe("Conversations", () => {
   it("waits for a turn's write before the answer ends, but no longer than its bound", async () => {
     const { logger } = recordingLogger();
     let finish!: () => void;
-    const slow: ConversationStore = { get: async () => null, set: () => new Promise<void>((resolve) => (finish = resolve)), close: async () => undefined };
-    const conversations = new Conversations(slow, { ...settings, logger, clock: realClock, writeWaitMs: 200 });
+    const slow: ThreadStore = { get: async () => null, set: () => new Promise<void>((resolve) => (finish = resolve)), close: async () => undefined };
+    const threads = new ThreadMemory(slow, { ...settings, logger, clock: realClock, writeWaitMs: 200 });
     let ended = false;
-    const remembered = conversations.remember(scope, { conversationId: undefined, messages: firstTurn }, { promptIndex: 0, answer: "a", queryId: "q" }).then(() => (ended = true));
+    const remembered = threads.remember(scope, { conversationId: undefined, messages: firstTurn }, { promptIndex: 0, answer: "a", queryId: "q" }).then(() => (ended = true));
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(ended).toBe(false);
     finish();
     await remembered;
-    const stuck: ConversationStore = { get: async () => null, set: () => new Promise<void>(() => undefined), close: async () => undefined };
+    const stuck: ThreadStore = { get: async () => null, set: () => new Promise<void>(() => undefined), close: async () => undefined };
     const started = performance.now();
-    await new Conversations(stuck, { ...settings, logger, clock: realClock, writeWaitMs: 100 }).remember(
+    await new ThreadMemory(stuck, { ...settings, logger, clock: realClock, writeWaitMs: 100 }).remember(
       scope,
       { conversationId: undefined, messages: firstTurn },
       { promptIndex: 0, answer: "a", queryId: "q" },

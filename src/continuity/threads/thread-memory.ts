@@ -1,71 +1,67 @@
 import type { Logger } from "pino";
-import type { PlainMessage } from "../core/plain-message.js";
-import { ContinuationUnavailableError } from "../errors/adapter-error.js";
-import {
-  type ConversationScope,
-  conversationIdKey,
-  historyLookupKey,
-  historyRememberKey,
-} from "./conversation-keys.js";
-import type { ConversationStore } from "../stores/conversation-store.js";
-import type { Clock } from "../util/clock.js";
-import { type RetryOutcome, writeBriefly } from "../util/retry-briefly.js";
+import type { PlainMessage } from "../../core/plain-message.js";
+import type { Clock } from "../../util/clock.js";
+import { type RetryOutcome, writeBriefly } from "../../util/retry-briefly.js";
+import { lookupOrUnavailable } from "../access.js";
+import { conversationIdKey, historyLookupKey, historyRememberKey, type ThreadScope } from "./thread-keys.js";
+import type { ThreadStore } from "./thread-store.js";
 
 /** Values chat UIs send as a conversation id before a conversation has one. */
 const PLACEHOLDER_IDS = new Set(["", "new", "null", "undefined", "none"]);
 
-/** What a request says about the conversation it belongs to. */
-export interface ConversationHints {
+/** What a request says about the thread it belongs to. */
+export interface ThreadHints {
   /** A client-given conversation id (header), authoritative when present. */
   conversationId: string | undefined;
   messages: readonly PlainMessage[];
 }
 
-/** What conversations need besides their store. */
-export interface ConversationsOptions {
+/** A finished turn to remember: where its prompt is in the history, the answer sent, the query that gave it. */
+export interface ThreadTurn {
+  promptIndex: number;
+  answer: string;
+  queryId: string;
+}
+
+/** What the thread memory needs besides its store. */
+export interface ThreadMemoryOptions {
   ttlSeconds: number;
   logger: Logger;
   clock: Pick<Clock, "setTimeout" | "clearTimeout">;
   /** How long `remember` waits for a turn's first write before the answer ends anyway; unset for a store in process (it answers at once). */
   writeWaitMs?: number | undefined;
   /** How each turn's write went (metrics). */
-  onRemembered?: (outcome: RetryOutcome) => void;
+  onRemembered?: ((outcome: RetryOutcome) => void) | undefined;
   /** A continuation was refused because the store could not answer (metrics). */
-  onRefused?: () => void;
+  onRefused?: (() => void) | undefined;
   /** Resolves when the store answers again after an outage: a failed write's cue to retry at once. */
-  storeAnswersAgain?: () => Promise<void>;
+  storeAnswersAgain?: (() => Promise<void>) | undefined;
 }
 
 /**
- * Conversation continuity (docs/architecture.md#conversations): OpenAI clients resend the whole
+ * The thread memory (docs/architecture.md#conversations): OpenAI chat clients resend the whole
  * history each turn while the workspace keeps a thread under a query id. After a turn this
  * remembers (history + answer) → query id, and a client conversation id → query id; a later
  * request whose history or conversation id matches continues that query. A request that names a
- * conversation whose lookup the store cannot answer is refused (503), never answered as a new
- * conversation (docs/architecture.md#redis-down-or-slow). A turn is written before its answer ends,
- * so that the client's next request, to any replica, finds it; a write that fails is retried
- * briefly in the background, and a turn still not stored is logged with its query id.
+ * thread whose lookup the store cannot answer is refused (503), never answered as a new one
+ * (docs/architecture.md#redis-down-or-slow). A turn is written before its answer ends, so that the
+ * client's next request, to any replica, finds it; a write that fails is retried briefly in the
+ * background, and a turn still not stored is logged with its query id. (Not the Conversations
+ * API's conversations: those are `ConversationsApi`.)
  */
-export class Conversations {
+export class ThreadMemory {
   constructor(
-    private readonly store: ConversationStore,
-    private readonly options: ConversationsOptions,
+    private readonly store: ThreadStore,
+    private readonly options: ThreadMemoryOptions,
   ) {}
 
-  /** The query id to continue, or null for a new query; a `ContinuationUnavailableError` when the conversation cannot be looked up. */
-  async find(scope: ConversationScope, hints: ConversationHints): Promise<string | null> {
-    const key = hints.conversationId
-      ? conversationIdKey(scope, hints.conversationId)
-      : historyLookupKey(scope, hints.messages);
+  /** The query id to continue, or null for a new query; a `ContinuationUnavailableError` when the thread cannot be looked up. */
+  async find(scope: ThreadScope, hints: ThreadHints): Promise<string | null> {
+    const key = hints.conversationId ? conversationIdKey(scope, hints.conversationId) : historyLookupKey(scope, hints.messages);
     if (!key) return null;
-    try {
-      return await this.store.get(key);
-    } catch (error) {
-      this.options.logger.warn({ err: { message: (error as Error).message } }, "conversation lookup failed: the request is refused");
-      this.options.onRefused?.();
-      const sign = hints.conversationId ? "its conversation id" : "its history";
-      throw new ContinuationUnavailableError(`The conversation this request continues (${sign})`, "conversation_unavailable", error);
-    }
+    const sign = hints.conversationId ? "its conversation id" : "its history";
+    const lookup = { what: `The conversation this request continues (${sign})`, code: "conversation_unavailable", store: "conversation" };
+    return lookupOrUnavailable(() => this.store.get(key), lookup, this.options);
   }
 
   /**
@@ -73,11 +69,7 @@ export class Conversations {
    * the first write has been answered (or after `writeWaitMs`): the caller ends the answer then.
    * A write that failed is retried in the background.
    */
-  remember(
-    scope: ConversationScope,
-    hints: ConversationHints,
-    turn: { promptIndex: number; answer: string; queryId: string },
-  ): Promise<void> {
+  remember(scope: ThreadScope, hints: ThreadHints, turn: ThreadTurn): Promise<void> {
     const keys = [historyRememberKey(scope, hints.messages, turn.promptIndex, turn.answer)];
     if (hints.conversationId) keys.push(conversationIdKey(scope, hints.conversationId));
     const { ttlSeconds, logger, clock, writeWaitMs, onRemembered, storeAnswersAgain } = this.options;

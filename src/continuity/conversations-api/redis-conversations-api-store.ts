@@ -1,7 +1,15 @@
-import type { RedisKeys } from "../redis/keys.js";
-import type { RedisClient } from "../redis/redis-connection.js";
-import type { RedisGate } from "../redis/redis-gate.js";
-import type { ConversationItem, ConversationItemsStore, ConversationRecord } from "./conversation-items.js";
+import type { Logger } from "pino";
+import type { RedisKeys } from "../../redis/keys.js";
+import type { RedisClient } from "../../redis/redis-connection.js";
+import type { RedisGate } from "../../redis/redis-gate.js";
+import { parseStored } from "../stored-json.js";
+import {
+  type ConversationItem,
+  conversationItemSchema,
+  type ConversationRecord,
+  conversationRecordSchema,
+  type ConversationsApiStore,
+} from "./conversations-api-store.js";
 
 /** Appends items (ARGV[3..]) when the conversation exists, keeps the last ARGV[2], refreshes the TTL (ARGV[1]). */
 const APPEND = `
@@ -13,21 +21,24 @@ redis.call('EXPIRE', KEYS[2], ARGV[1])
 return 1`;
 
 /**
- * Conversations in Redis (docs/responses-api.md#conversations), so that any replica lists and
- * continues what another made. Per conversation, under one hash tag: its record (JSON) and its items
- * (a list, oldest first, each item's JSON: customer text), with the conversations' TTL from the last
- * change. A command Redis cannot answer throws `StoreUnavailableError`.
+ * The Conversations API's conversations in Redis (docs/responses-api.md#conversations), so that any
+ * replica lists and continues what another made. Per conversation, under one hash tag: its record
+ * (JSON) and its items (a list, oldest first, each item's JSON: customer text), with the
+ * conversations' TTL from the last change. Records and items read back are parsed
+ * (`conversationRecordSchema`, `conversationItemSchema`): one that does not parse counts as absent.
+ * A command Redis cannot answer throws `StoreUnavailableError`.
  */
-export class RedisConversationItems implements ConversationItemsStore {
+export class RedisConversationsApiStore implements ConversationsApiStore {
   constructor(
     private readonly redis: RedisGate,
-    /** The deployment's key names: one conversation's keys share its hash tag (`RedisKeys.conversationItems`). */
+    /** The deployment's key names: one conversation's keys share its hash tag (`RedisKeys.apiConversation`). */
     private readonly names: RedisKeys,
     private readonly maxItems: number,
+    private readonly logger: Logger,
   ) {}
 
   private keyOf(id: string, part: "record" | "items"): string {
-    return this.names.conversationItems(id, part);
+    return this.names.apiConversation(id, part);
   }
 
   /** A command on one conversation's keys, through the gate of the node that holds them (one slot). */
@@ -46,7 +57,7 @@ export class RedisConversationItems implements ConversationItemsStore {
 
   async get(id: string): Promise<ConversationRecord | null> {
     const text = await this.on(id, (redis) => redis.get(this.keyOf(id, "record")));
-    return text === null ? null : parseRecord(text);
+    return text === null ? null : parseStored(conversationRecordSchema, text, `conversation ${id}`, this.logger);
   }
 
   async update(record: ConversationRecord, ttlSeconds: number): Promise<boolean> {
@@ -69,26 +80,18 @@ export class RedisConversationItems implements ConversationItemsStore {
   }
 
   async items(id: string): Promise<ConversationItem[]> {
-    const texts = await this.on(id, (redis) => redis.lrange(this.keyOf(id, "items"), 0, -1));
-    return texts.map((text) => JSON.parse(text) as ConversationItem);
+    return (await this.itemTexts(id)).flatMap(({ item }) => (item ? [item] : []));
   }
 
   async deleteItem(id: string, itemId: string): Promise<boolean> {
-    const text = (await this.on(id, (redis) => redis.lrange(this.keyOf(id, "items"), 0, -1))).find(
-      (entry) => (JSON.parse(entry) as ConversationItem).id === itemId,
-    );
+    const text = (await this.itemTexts(id)).find(({ item }) => item?.id === itemId)?.text;
     if (text === undefined) return false;
     return (await this.on(id, (redis) => redis.lrem(this.keyOf(id, "items"), 1, text))) > 0;
   }
-}
 
-/** A record read back; anything unreadable counts as absent. */
-function parseRecord(text: string): ConversationRecord | null {
-  try {
-    const value = JSON.parse(text) as Partial<ConversationRecord>;
-    const fields = [value.id, value.principal, value.workspace, value.queryId];
-    return fields.every((field) => typeof field === "string") ? (value as ConversationRecord) : null;
-  } catch {
-    return null;
+  /** The items' texts as stored, each with its item parsed (null when it does not parse). */
+  private async itemTexts(id: string): Promise<{ text: string; item: ConversationItem | null }[]> {
+    const texts = await this.on(id, (redis) => redis.lrange(this.keyOf(id, "items"), 0, -1));
+    return texts.map((text) => ({ text, item: parseStored(conversationItemSchema, text, `item of conversation ${id}`, this.logger) }));
   }
 }

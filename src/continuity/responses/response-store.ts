@@ -1,21 +1,27 @@
-import { sharedOrLocal } from "./shared-or-local.js";
+import { z } from "zod";
+import { storedValueSchema } from "../../dialects/responses/stored-value.js";
+import { ExpiringLru } from "../expiring-lru.js";
+import { sharedOrLocal } from "../shared-or-local.js";
 
 /**
- * A stored response as the store sees it: who may read it, which upstream query it belongs to, the
- * ids of the items it produced (resolvable by `item_reference`), and the rest as JSON the Responses
- * dialect reads back.
+ * A stored response as the store keeps it: who may read it, which upstream query it belongs to,
+ * the ids of the items it produced (resolvable by `item_reference`), and its value (its object,
+ * input, echo and answer). Read back from Redis through this schema: an entry that does not parse
+ * is no stored response.
  */
-export interface StoredEntry {
-  id: string;
+export const storedEntrySchema = z.object({
+  id: z.string(),
   /** Hash of the credential that created it. */
-  principal: string;
-  workspace: string;
+  principal: z.string(),
+  workspace: z.string(),
   /** The upstream query of its chain: a later `previous_response_id` continues it. */
-  queryId: string;
+  queryId: z.string(),
   /** Ids of its output items. */
-  itemIds: string[];
-  value: unknown;
-}
+  itemIds: z.array(z.string()),
+  value: storedValueSchema,
+});
+/** A stored response as the store keeps it. */
+export type StoredEntry = z.infer<typeof storedEntrySchema>;
 
 /** Where stored responses live: in process (bounded, with a TTL) or in Redis (shared by replicas). */
 export interface ResponseStore {
@@ -28,24 +34,23 @@ export interface ResponseStore {
   close(): Promise<void>;
 }
 
-/** The in-process store: an LRU bounded in entries, each with its own expiry. */
+/** The in-process store: bounded in entries (the oldest written go first), each with its own expiry, and an index of item ids. */
 export class MemoryResponseStore implements ResponseStore {
-  private readonly entries = new Map<string, { entry: StoredEntry; expiresAt: number }>();
   private readonly byItem = new Map<string, string>();
+  private readonly entries: ExpiringLru<StoredEntry>;
 
-  constructor(
-    private readonly maxEntries: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(maxEntries: number, now: () => number = Date.now) {
+    this.entries = new ExpiringLru({
+      maxEntries,
+      now,
+      onRemove: (id, entry) => {
+        for (const itemId of entry.itemIds) if (this.byItem.get(itemId) === id) this.byItem.delete(itemId);
+      },
+    });
+  }
 
   async get(id: string): Promise<StoredEntry | null> {
-    const held = this.entries.get(id);
-    if (!held) return null;
-    if (held.expiresAt <= this.now()) {
-      this.remove(id);
-      return null;
-    }
-    return held.entry;
+    return this.entries.get(id) ?? null;
   }
 
   async findByItem(itemId: string): Promise<StoredEntry | null> {
@@ -54,25 +59,16 @@ export class MemoryResponseStore implements ResponseStore {
   }
 
   async put(entry: StoredEntry, ttlSeconds: number): Promise<void> {
-    this.remove(entry.id);
-    this.entries.set(entry.id, { entry, expiresAt: this.now() + ttlSeconds * 1000 });
+    this.entries.set(entry.id, entry, ttlSeconds);
+    // Indexed after the entry went in (an entry it replaced took its own items out of the index).
     for (const itemId of entry.itemIds) this.byItem.set(itemId, entry.id);
-    while (this.entries.size > this.maxEntries) this.remove(this.entries.keys().next().value as string);
   }
 
   async delete(id: string): Promise<boolean> {
-    return this.remove(id);
+    return this.entries.delete(id);
   }
 
   async close(): Promise<void> {}
-
-  private remove(id: string): boolean {
-    const held = this.entries.get(id);
-    if (!held) return false;
-    this.entries.delete(id);
-    for (const itemId of held.entry.itemIds) if (this.byItem.get(itemId) === id) this.byItem.delete(itemId);
-    return true;
-  }
 }
 
 /**

@@ -1,46 +1,39 @@
 import type { Logger } from "pino";
-import type { TokenUsage } from "../answer/answer-events.js";
-import type { Mode } from "../core/modes.js";
-import type { ResponseMeta } from "../dialects/responses/response-meta.js";
-import type { ResponseObject } from "../dialects/responses/response-object.js";
-import type { ConversationItem, ConversationItemsStore } from "./conversation-items.js";
-import type { StoredInputItem } from "../dialects/responses/read-input.js";
-import { RESPONSE_ID } from "../dialects/responses/response-request.js";
-import { type StoredValue, storedValueSchema } from "../dialects/responses/stored-value.js";
-import { ContinuationUnavailableError, NotFoundError } from "../errors/adapter-error.js";
-import type { ResponseStore, StoredEntry } from "../stores/response-store.js";
-import type { Clock } from "../util/clock.js";
-import { type RetryOutcome, writeBriefly } from "../util/retry-briefly.js";
+import { z } from "zod";
+import type { TokenUsage } from "../../answer/answer-events.js";
+import type { StoredInputItem } from "../../dialects/responses/read-input.js";
+import { responseMetaSchema } from "../../dialects/responses/response-meta.js";
+import type { ResponseObject } from "../../dialects/responses/response-object.js";
+import { RESPONSE_ID } from "../../dialects/responses/response-request.js";
+import type { StoredValue } from "../../dialects/responses/stored-value.js";
+import { NotFoundError } from "../../errors/adapter-error.js";
+import type { Clock } from "../../util/clock.js";
+import { type RetryOutcome, writeBriefly } from "../../util/retry-briefly.js";
+import { lookupOrUnavailable, owned } from "../access.js";
+import type { ConversationItem, ConversationsApiStore } from "../conversations-api/conversations-api-store.js";
+import type { ResponseStore, StoredEntry } from "./response-store.js";
 
-/** A turn to store once its answer is whole: the response's identity and echo, its input, its conversation. */
-export interface Turn {
-  id: string;
-  principal: string;
-  workspace: string;
-  queryId: string;
-  meta: ResponseMeta;
-  input: StoredInputItem[];
-  conversation: string | null;
-}
-
-/** What a background response's record keeps for a replica that takes its answer over. */
-export interface BackgroundResume {
-  mode: Mode;
-  prompt: string;
-  turn: Turn;
-}
+/**
+ * A turn to store once its answer is whole: the response's identity and echo, its input, its
+ * conversation. A schema, since a background response keeps it for the replica that may finish it.
+ */
+export const turnSchema = z.object({
+  id: z.string(),
+  principal: z.string(),
+  workspace: z.string(),
+  queryId: z.string(),
+  meta: responseMetaSchema,
+  input: z.array(z.looseObject({ id: z.string(), type: z.string() })),
+  conversation: z.string().nullable(),
+});
+/** A turn to store once its answer is whole. */
+export type Turn = z.infer<typeof turnSchema>;
 
 /** What an encoder holds of a finished answer: the response object, the answer to replay, its usage. */
 export interface FinishedAnswer {
   readonly finished: ResponseObject | undefined;
   readonly answer: StoredValue["answer"];
   readonly usage: TokenUsage | undefined;
-}
-
-/** A stored response read back: the store's entry, and its value parsed. */
-export interface StoredResponse {
-  entry: StoredEntry;
-  value: StoredValue;
 }
 
 /** What stored responses are built from. */
@@ -59,25 +52,25 @@ export interface StoredResponsesOptions {
   /** Resolves when the store answers again after an outage: a failed write's cue to retry at once. */
   wake?: (() => Promise<void>) | undefined;
   /** The Conversations API's items: a turn of a conversation adds its input and output there. */
-  conversationItems: Pick<ConversationItemsStore, "append">;
+  conversationItems: Pick<ConversationsApiStore, "append">;
   /** `CONVERSATION_TTL_SECONDS`. */
   conversationTtlSeconds: number;
 }
 
 /**
  * The Responses API's stored responses (docs/architecture.md#redis-down-or-slow), beside the
- * conversations: who may see one, the items `item_reference` names, and the brief write that ends
- * an answer. Values read back are parsed (`storedValueSchema`), never cast: one that does not parse
- * is no stored response. A store that fails is not "not found": a continuation answered as a fresh
- * chain would lose its context, so it is a 503 to retry.
+ * thread memory: who may see one (`owned`), the items `item_reference` names, and the brief write
+ * that ends an answer. Entries read back from Redis are parsed (`storedEntrySchema`), never cast.
+ * A store that fails is not "not found": a continuation answered as a fresh chain would lose its
+ * context, so it is a 503 to retry.
  */
 export class StoredResponses {
   constructor(private readonly options: StoredResponsesOptions) {}
 
-  /** A stored response this caller may see: created with the same credential, in the workspace the request names (if it names one); a 404 otherwise. */
-  async visible(id: string, principal: string, workspace: string | undefined, param: string): Promise<StoredResponse> {
+  /** A stored response this caller may see (`owned`); a 404 otherwise. */
+  async visible(id: string, principal: string, workspace: string | undefined, param: string): Promise<StoredEntry> {
     const found = RESPONSE_ID.test(id) ? await this.lookup(() => this.options.store.get(id), `'${id}'`) : null;
-    if (!found || found.entry.principal !== principal || (workspace !== undefined && found.entry.workspace !== workspace)) {
+    if (!found || !owned(found, principal, workspace)) {
       throw new NotFoundError(`No response with id '${id}' was found`, { param, code: "response_not_found" });
     }
     return found;
@@ -100,21 +93,21 @@ export class StoredResponses {
         continue;
       }
       const found = await this.lookup(() => this.options.store.findByItem(item.id), `of item '${item.id}'`);
-      const stored = found && found.entry.principal === principal && found.entry.workspace === workspace ? found : null;
+      const stored = found && owned(found, principal, workspace) ? found : null;
       const output = stored?.value.response.output.find((candidate) => candidate.id === item.id);
       if (!stored || !output) {
         throw new NotFoundError(`No stored item with id '${item.id}' was found (input.${index})`, { param: "input", code: "item_not_found" });
       }
-      lastReferenced = stored.entry;
+      lastReferenced = stored;
       resolved.push(output);
     }
     return { resolved, lastReferenced };
   }
 
   /** Stores a finished response, retried briefly in the background; resolves once written or after the wait (never rejects). */
-  put(entry: Omit<StoredEntry, "value">, value: StoredValue): Promise<void> {
+  put(entry: StoredEntry): Promise<void> {
     const { options } = this;
-    return writeBriefly(() => options.store.put({ ...entry, value }, options.ttlSeconds), {
+    return writeBriefly(() => options.store.put(entry, options.ttlSeconds), {
       clock: options.clock,
       wake: options.wake,
       waitMs: options.writeWaitMs,
@@ -141,8 +134,8 @@ export class StoredResponses {
     }
     const itemIds = finished.output.map((item) => item.id);
     const value = { response: finished, input, meta, answer: encoder.answer, usage };
-    const entry = { id, principal: turn.principal, workspace: turn.workspace, queryId, itemIds };
-    await Promise.all([this.put(entry, value), threadTurn]);
+    const entry = { id, principal: turn.principal, workspace: turn.workspace, queryId, itemIds, value };
+    await Promise.all([this.put(entry), threadTurn]);
   }
 
   /** Adds a turn's items to its conversation; a failure is logged (the answer is not lost for it). */
@@ -161,29 +154,9 @@ export class StoredResponses {
     return this.options.store.delete(id);
   }
 
-  /**
-   * A lookup in a store of responses (this one, or background responses' records). The store failing
-   * is not "not found": it is a 503 to retry (`ContinuationUnavailableError`).
-   */
-  async read<T>(find: () => Promise<T | null>, what: string): Promise<T | null> {
-    try {
-      return await find();
-    } catch (error) {
-      this.options.logger.warn({ err: { message: (error as Error).message } }, "response store lookup failed: the request is refused");
-      this.options.onRefused?.();
-      throw new ContinuationUnavailableError(`The stored response ${what}`, "response_store_unavailable", error);
-    }
-  }
-
-  /** A store lookup, its value parsed. */
-  private async lookup(find: () => Promise<StoredEntry | null>, what: string): Promise<StoredResponse | null> {
-    const entry = await this.read(find, what);
-    if (!entry) return null;
-    const parsed = storedValueSchema.safeParse(entry.value);
-    if (!parsed.success) {
-      this.options.logger.warn({ responseId: entry.id, err: { message: parsed.error.message } }, "stored response does not parse: treated as absent");
-      return null;
-    }
-    return { entry, value: parsed.data };
+  /** A lookup in the store; its failure refuses the request (a 503, `lookupOrUnavailable`). */
+  private lookup<T>(find: () => Promise<T>, what: string): Promise<T> {
+    const lookup = { what: `The stored response ${what}`, code: "response_store_unavailable", store: "response store" };
+    return lookupOrUnavailable(find, lookup, { logger: this.options.logger, onRefused: this.options.onRefused });
   }
 }

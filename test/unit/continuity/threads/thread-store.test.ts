@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { type ConversationStore, FallbackConversationStore, MemoryConversationStore } from "../../../src/stores/conversation-store.js";
+import { FallbackThreadStore, MemoryThreadStore, type ThreadStore } from "../../../../src/continuity/threads/thread-store.js";
 
-describe("MemoryConversationStore", () => {
+describe("MemoryThreadStore", () => {
   it("forgets entries after their TTL", async () => {
     let now = 0;
-    const store = new MemoryConversationStore(10, () => now);
+    const store = new MemoryThreadStore(10, () => now);
     await store.set("a", "q1", 60);
     now = 59_000;
     expect(await store.get("a")).toBe("q1");
@@ -13,7 +13,7 @@ describe("MemoryConversationStore", () => {
   });
 
   it("keeps at most its bound, pushing out the least recently used", async () => {
-    const store = new MemoryConversationStore(3);
+    const store = new MemoryThreadStore(3);
     for (const key of ["a", "b", "c"]) await store.set(key, `q-${key}`, 60);
     await store.get("a");
     await store.set("d", "q-d", 60);
@@ -24,12 +24,12 @@ describe("MemoryConversationStore", () => {
   });
 });
 
-describe("FallbackConversationStore", () => {
+describe("FallbackThreadStore", () => {
   /** A shared store that fails while `down` is set. */
   function sharedStore() {
     const entries = new Map<string, string>();
     const state = { down: false };
-    const store: ConversationStore = {
+    const store: ThreadStore = {
       get: async (key) => {
         if (state.down) throw new Error("Redis did not answer");
         return entries.get(key) ?? null;
@@ -45,7 +45,7 @@ describe("FallbackConversationStore", () => {
 
   it("answers from the shared store when it answers, even where the replica's memory differs", async () => {
     const shared = sharedStore();
-    const store = new FallbackConversationStore(shared.store, new MemoryConversationStore(10));
+    const store = new FallbackThreadStore(shared.store, new MemoryThreadStore(10));
     await store.set("mine", "q1", 60);
     expect(shared.entries.get("mine")).toBe("q1");
     shared.entries.delete("mine");
@@ -54,7 +54,7 @@ describe("FallbackConversationStore", () => {
 
   it("falls back to what this replica wrote when the shared store fails, and rethrows when it knows nothing", async () => {
     const shared = sharedStore();
-    const store = new FallbackConversationStore(shared.store, new MemoryConversationStore(10));
+    const store = new FallbackThreadStore(shared.store, new MemoryThreadStore(10));
     await store.set("mine", "q1", 60);
     shared.state.down = true;
     expect(await store.get("mine")).toBe("q1");

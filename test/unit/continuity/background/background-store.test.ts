@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MemoryBackgroundStore, UNNUMBERED } from "../../../src/continuity/background-store.js";
+import { MemoryBackgroundStore, UNNUMBERED } from "../../../../src/continuity/background/background-store.js";
 
 // The in-process store of background responses (docs/responses-api.md#background-mode).
 

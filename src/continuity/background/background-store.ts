@@ -1,4 +1,6 @@
-import type { SseFrame } from "../core/sse-frame.js";
+import { z } from "zod";
+import type { SseFrame } from "../../core/sse-frame.js";
+import { ExpiringLru } from "../expiring-lru.js";
 
 /** The statuses a background response ends in. */
 export const ENDED_STATUSES = ["completed", "failed", "cancelled", "incomplete"] as const;
@@ -7,19 +9,25 @@ export const ENDED_STATUSES = ["completed", "failed", "cancelled", "incomplete"]
  * A background response as the store keeps it (docs/responses-api.md#background-mode): who may see
  * it, the workspace query it follows (the truth any replica can follow), its response object (the
  * one `queued`/`in_progress` object until it ends, then the final one), and what a replica needs to
- * take the answer over when the one that ran it is gone.
+ * take the answer over when the one that ran it is gone (the dialect's state: opaque here, parsed
+ * by the runner that resumes it). Read back from Redis through this schema.
  */
-export interface BackgroundRecord {
-  id: string;
+export const backgroundRecordSchema = z.object({
+  id: z.string(),
   /** Hash of the credential that created it. */
-  principal: string;
-  workspace: string;
-  queryId: string;
+  principal: z.string(),
+  workspace: z.string(),
+  queryId: z.string(),
   /** The response object: `in_progress` while it runs, then `completed`, `failed`, `cancelled` or `incomplete`. */
-  response: { status: string } & Record<string, unknown>;
-  /** What the Responses dialect needs to rebuild its encoder on another replica (opaque here). */
-  resume: unknown;
-}
+  response: z.looseObject({ status: z.string() }),
+  /** What the dialect needs to rebuild its encoder on another replica (`runner.resume` parses it). */
+  resume: z.unknown(),
+});
+/** A background response as the store keeps it. */
+export type BackgroundRecord = z.infer<typeof backgroundRecordSchema>;
+
+/** A frame of a background response's event log as read back: a Responses stream event, numbered. */
+export const loggedFrameSchema = z.looseObject({ type: z.string(), sequence_number: z.int() });
 
 /**
  * Where background responses and their event logs live: in process, or in Redis so that any replica
@@ -68,39 +76,38 @@ interface HeldResponse {
   record: BackgroundRecord;
   frames: SseFrame[];
   ended: boolean;
-  expiresAt: number;
   lease?: { owner: string; until: number };
 }
 
-/** The in-process store: bounded in entries (the oldest go first), each with its own expiry. */
+/** The in-process store: bounded in entries (the oldest created go first), each with its own expiry. */
 export class MemoryBackgroundStore implements BackgroundStore {
-  private readonly held = new Map<string, HeldResponse>();
+  private readonly held: ExpiringLru<HeldResponse>;
 
   constructor(
-    private readonly maxEntries: number,
+    maxEntries: number,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.held = new ExpiringLru({ maxEntries, now });
+  }
 
   async create(record: BackgroundRecord, ttlSeconds: number): Promise<void> {
-    this.held.delete(record.id);
-    this.held.set(record.id, { record, frames: [], ended: false, expiresAt: this.now() + ttlSeconds * 1000 });
-    while (this.held.size > this.maxEntries) this.held.delete(this.held.keys().next().value as string);
+    this.held.set(record.id, { record, frames: [], ended: false }, ttlSeconds);
   }
 
   async get(id: string): Promise<BackgroundRecord | null> {
-    return this.find(id)?.record ?? null;
+    return this.held.get(id)?.record ?? null;
   }
 
   async append(id: string, frames: SseFrame[], ttlSeconds: number, owner: string): Promise<boolean> {
-    const held = this.find(id);
+    const held = this.held.get(id);
     if (!held || held.ended || (held.lease && held.lease.owner !== owner && held.lease.until > this.now())) return false;
     held.frames.push(...frames);
-    held.expiresAt = this.now() + ttlSeconds * 1000;
+    this.held.expire(id, ttlSeconds);
     return true;
   }
 
   async end(id: string, response: BackgroundRecord["response"], frames: SseFrame[], ttlSeconds: number): Promise<boolean> {
-    const held = this.find(id);
+    const held = this.held.get(id);
     if (!held || held.ended) return false;
     for (const frame of frames) {
       const data = frame.data as { sequence_number: number };
@@ -109,24 +116,24 @@ export class MemoryBackgroundStore implements BackgroundStore {
     }
     held.ended = true;
     held.record = { ...held.record, response };
-    held.expiresAt = this.now() + ttlSeconds * 1000;
+    this.held.expire(id, ttlSeconds);
     return true;
   }
 
   async size(id: string): Promise<number> {
-    return this.find(id)?.frames.length ?? 0;
+    return this.held.get(id)?.frames.length ?? 0;
   }
 
   async events(id: string, after: number): Promise<SseFrame[]> {
-    return this.find(id)?.frames.slice(Math.max(0, after + 1)) ?? [];
+    return this.held.get(id)?.frames.slice(Math.max(0, after + 1)) ?? [];
   }
 
   async ended(id: string): Promise<boolean> {
-    return this.find(id)?.ended ?? true;
+    return this.held.get(id)?.ended ?? true;
   }
 
   async lease(id: string, owner: string, ms: number): Promise<boolean> {
-    const held = this.find(id);
+    const held = this.held.get(id);
     if (!held) return false;
     const now = this.now();
     if (held.lease && held.lease.owner !== owner && held.lease.until > now) return false;
@@ -136,14 +143,5 @@ export class MemoryBackgroundStore implements BackgroundStore {
 
   async delete(id: string): Promise<boolean> {
     return this.held.delete(id);
-  }
-
-  private find(id: string): HeldResponse | undefined {
-    const held = this.held.get(id);
-    if (held && held.expiresAt <= this.now()) {
-      this.held.delete(id);
-      return undefined;
-    }
-    return held;
   }
 }
