@@ -206,7 +206,7 @@ export class AnswerService {
 const ANSWER_ENDED = new ClientClosedError();
 
 /** The error of a FAILED query, with the failure text the upstream gave (its output), shortened. */
-export function queryFailed(snapshot: QuerySnapshot): QueryFailedError {
+function queryFailed(snapshot: QuerySnapshot): QueryFailedError {
   const reason = snapshot.output.trim();
   const shown = reason.length > 500 ? `${reason.slice(0, 500)}…` : reason;
   return new QueryFailedError(`The workspace query ${snapshot.id} failed${shown ? `: ${shown}` : " without saying why"}`);

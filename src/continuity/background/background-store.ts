@@ -55,7 +55,7 @@ export interface BackgroundStore {
   events(id: string, after: number): Promise<SseFrame[]>;
   /** Whether the response has ended (its terminal frame is in the log). */
   ended(id: string): Promise<boolean>;
-  /** Takes (or renews) the right to run the answer for `ms`; false when another replica holds it. */
+  /** Takes (or renews) the right to run the answer for `ms`; false when another replica holds it, or the response is gone. */
   lease(id: string, owner: string, ms: number): Promise<boolean>;
   delete(id: string): Promise<boolean>;
 }

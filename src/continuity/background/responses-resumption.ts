@@ -35,7 +35,7 @@ export function responsesResumption(stored: Pick<StoredResponses, "storeTurn">, 
  * A running background response with what its answer has sent so far (its output items, still in
  * progress), read from its event log; the record's object when the log or its state cannot say more.
  */
-export function progressOf(record: BackgroundRecord, frames: readonly SseFrame[], seconds: () => number): ResponseBody {
+export function responseInProgress(record: BackgroundRecord, frames: readonly SseFrame[], seconds: () => number): ResponseBody {
   const state = backgroundResumeSchema.safeParse(record.resume);
   const encoder = state.success ? resumeStreamEncoder(state.data.turn.meta, seconds, frames) : null;
   return encoder ? encoder.current(null) : record.response;

@@ -6,7 +6,7 @@ import type { BackgroundRecord } from "../../continuity/background/background-st
 import { ClientClosedError, RequestValidationError, toAdapterError } from "../../errors/adapter-error.js";
 import { UNTRACED_ANSWER } from "../../telemetry/answer-trace.js";
 import type { Admitted } from "../admission.js";
-import { sendJson } from "../error-response.js";
+import { sendUncached } from "../error-response.js";
 import { type KeepAliveSweep, SseWriter } from "../sse-writer.js";
 import type { AnswerRun, Delivery, DeliveryContext } from "./delivery.js";
 import { streamInto } from "./stream-delivery.js";
@@ -46,7 +46,7 @@ export function background(encoder: BackgroundEncoder, job: BackgroundJob): Deli
       }
       runInBackground(log, run, encoder, { logger: context.logger, release });
       if (job.follow) await streamBackground(response, job.responses, record.id, -1, { ...context, sweep: job.follow });
-      else sendBackground(response, record.response);
+      else sendUncached(response, record.response);
     },
   };
 }
@@ -110,12 +110,6 @@ export async function streamBackground(
     unregister();
     await frames.return(undefined);
   }
-}
-
-/** A background response's object at once (`in_progress` while it runs). */
-export function sendBackground(response: ServerResponse, body: object): void {
-  response.setHeader("cache-control", "no-store");
-  sendJson(response, body);
 }
 
 /**

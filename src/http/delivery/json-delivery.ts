@@ -1,6 +1,6 @@
 import type { BodyEncoder } from "../../answer/answer-encoder.js";
 import { ClientClosedError } from "../../errors/adapter-error.js";
-import { sendJson } from "../error-response.js";
+import { sendUncached } from "../error-response.js";
 import type { Delivery } from "./delivery.js";
 
 /**
@@ -25,8 +25,7 @@ export function json<Body>(encoder: BodyEncoder<Body>): Delivery<Body> {
       const usage = await run.usage(sent);
       const body = encoder.body(usage);
       await run.remember?.(sent);
-      response.setHeader("cache-control", "no-store");
-      sendJson(response, body);
+      sendUncached(response, body);
       run.trace.delivered(sent, usage);
       return body;
     },

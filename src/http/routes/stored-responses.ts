@@ -3,14 +3,15 @@ import type { Request, RequestHandler } from "express";
 import type { Identity } from "../../auth/authenticate.js";
 import { type BackgroundResponses, hasEnded } from "../../continuity/background/background-responses.js";
 import type { BackgroundRecord } from "../../continuity/background/background-store.js";
-import { progressOf, responsesResumption } from "../../continuity/background/responses-resumption.js";
+import { responseInProgress, responsesResumption } from "../../continuity/background/responses-resumption.js";
 import type { StoredResponses } from "../../continuity/responses/stored-responses.js";
 import { replay } from "../../dialects/responses/stored-value.js";
 import { InvalidRequestError } from "../../errors/adapter-error.js";
 import { type Admitted, admit } from "../admission.js";
 import type { AnswerRouteOptions } from "../answer-request.js";
-import { readStartingAfter, sendBackground, streamBackground } from "../delivery/background-delivery.js";
+import { readStartingAfter, streamBackground } from "../delivery/background-delivery.js";
 import { pageOf, readListQuery } from "../list-query.js";
+import { sendUncached } from "../error-response.js";
 import { errorResponse } from "../openapi.js";
 import { namedWorkspace } from "../resolve-workspace.js";
 import type { Route } from "../route-table.js";
@@ -45,10 +46,10 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
   const retrieve: RequestHandler = async (request, response) => {
     const record = await backgroundOf(request);
     if (record) {
-      const orphan = !hasEnded(record.response) && !options.background.runsHere(record.id);
+      const orphan = !hasEnded(record.response) && !background.runsHere(record.id);
       if (orphan) await takeOverIfGone(record, options.authenticate(request), response);
       if (request.query.stream !== "true") {
-        sendBackground(response, hasEnded(record.response) ? record.response : await progressOfRecord(record));
+        sendUncached(response, hasEnded(record.response) ? record.response : await progressOf(record));
         return;
       }
       const after = readStartingAfter(request.query.starting_after);
@@ -112,8 +113,8 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
   };
 
   /** A running background response with what its answer has sent so far, read from its event log. */
-  async function progressOfRecord(record: BackgroundRecord): Promise<object> {
-    return progressOf(record, await background.events(record.id), seconds);
+  async function progressOf(record: BackgroundRecord): Promise<object> {
+    return responseInProgress(record, await background.events(record.id), seconds);
   }
 
   /**
