@@ -13,7 +13,7 @@ import { mergeAsync } from "../util/merge-async.js";
 import type { AnswerEvent, ChoiceSent, TokenUsage } from "./answer-events.js";
 import { advance, advanceSteps, type ChoiceProgress, finish, newProgress, type SentSoFar, stepsSent } from "./choice-progress.js";
 import { countUsage } from "./count-usage.js";
-import { type LocalAnswerJob, localAnswer } from "./local-answer.js";
+import type { Following, RunningAnswer } from "./running-answer.js";
 
 /** What the answer service is built from: the upstream, the watcher, the token counter, the deadlines. */
 export interface AnswerServiceOptions {
@@ -36,38 +36,18 @@ export interface AnswerJob {
    * controller per request: each is an EventTarget, which an open stream would otherwise hold two of.
    */
   controller: AbortController;
-  /** Whether the encoder will report usage: the prompt is then counted while the upstream answers. */
-  countsUsage: boolean;
+  /**
+   * Whether the answer's usage will be counted (the runner decides it once: the client is told it,
+   * the TPM limit charges it, or a sampled span records it): the prompt is then counted while the
+   * upstream answers.
+   */
+  usageNeeded: boolean;
   /**
    * The answer's trace (docs/observability.md; `UNTRACED_ANSWER` when nothing records it): the
    * service reports the plan, each query created and each snapshot to it.
    */
   trace: AnswerTrace;
 }
-
-/**
- * An answer whose queries exist upstream: its events, and how to count its usage once the
- * encoder says what it sent. Created by `AnswerService.start`.
- */
-export interface RunningAnswer {
-  /** The query id of each choice, in order. */
-  readonly queryIds: string[];
-  /**
-   * The answer's events (docs/architecture.md#data-flow-of-one-request). `true` follows every
-   * snapshot as it comes; `false` translates only each choice's final snapshot (the client gets
-   * the final output whole); `"steps"` reports the steps as they come and the output whole at the
-   * end (for a client that is told of progress but receives the answer in one piece). Ends after
-   * the last `finished`, after `failed`, or early and quietly when the client leaves.
-   */
-  events(streamed: Following): AsyncGenerator<AnswerEvent>;
-  /** Token usage of what the encoder sent, counting the prompt once per choice. */
-  usage(sent: readonly ChoiceSent[]): Promise<TokenUsage>;
-  /** The answer's trace (`AnswerJob.trace`): the delivery reports what it delivered. */
-  readonly trace: AnswerTrace;
-}
-
-/** How closely `RunningAnswer.events` follows a query: every snapshot, its steps only, or its end. */
-export type Following = boolean | "steps";
 
 /**
  * The answer core: creates a plan's queries (in parallel for several choices), follows them with
@@ -83,7 +63,7 @@ export class AnswerService {
    */
   async start(job: AnswerJob): Promise<RunningAnswer> {
     // Counted while the upstream answers (the create calls below are sent first).
-    const promptTokens = job.countsUsage ? countSoon(this.options.tokens, job.plan.prompt) : undefined;
+    const promptTokens = this.promptTokens(job);
     job.trace.planned(job.plan);
     let initials: QuerySnapshot[];
     try {
@@ -92,13 +72,7 @@ export class AnswerService {
       job.controller.abort();
       throw error;
     }
-    const upstreamUsage: (UpstreamUsage | undefined)[] = [];
-    return {
-      queryIds: initials.map((initial) => initial.id),
-      trace: job.trace,
-      events: (streamed) => this.events(job, initials, streamed, upstreamUsage),
-      usage: (sent) => this.usageOf(job.plan.prompt, promptTokens, sent, upstreamUsage),
-    };
+    return this.running(job, initials, promptTokens);
   }
 
   /**
@@ -110,14 +84,28 @@ export class AnswerService {
   follow(job: Omit<AnswerJob, "plan"> & { queryId: string; prompt: string; mode: Mode; sent: SentSoFar }): RunningAnswer {
     const query = { index: 0, queryId: job.queryId, createBody: { id: job.queryId } };
     const answerJob: AnswerJob = { ...job, plan: { prompt: job.prompt, continued: true, mode: job.mode, queries: [query] } };
-    const promptTokens = job.countsUsage ? countSoon(this.options.tokens, job.prompt) : undefined;
     const initial: QuerySnapshot = { id: job.queryId, status: "PROCESSING", output: "", steps: [], sources: [], usage: undefined };
+    return this.running(answerJob, [initial], this.promptTokens(answerJob), job.sent);
+  }
+
+  /** The prompt's tokens, counted now when the answer's usage will be. */
+  private promptTokens(job: AnswerJob): Promise<number> | undefined {
+    return job.usageNeeded ? countSoon(this.options.tokens, job.plan.prompt) : undefined;
+  }
+
+  /** The answer of queries that exist (`initials`: their first snapshots), resumed after `resumed` when another replica began it. */
+  private running(
+    job: AnswerJob,
+    initials: QuerySnapshot[],
+    promptTokens: Promise<number> | undefined,
+    resumed?: SentSoFar,
+  ): RunningAnswer {
     const upstreamUsage: (UpstreamUsage | undefined)[] = [];
     return {
-      queryIds: [job.queryId],
+      queryIds: initials.map((initial) => initial.id),
       trace: job.trace,
-      events: (streamed) => this.events(answerJob, [initial], streamed, upstreamUsage, job.sent),
-      usage: (sent) => this.usageOf(job.prompt, promptTokens, sent, upstreamUsage),
+      events: (following) => this.events(job, initials, following, upstreamUsage, resumed),
+      usage: (sent) => this.usageOf(job.plan.prompt, promptTokens, sent, upstreamUsage),
     };
   }
 
@@ -138,15 +126,6 @@ export class AnswerService {
       })),
       this.options.tokens,
     );
-  }
-
-  /**
-   * An answer the adapter gives itself, with nothing asked of the workspace (a chat UI's
-   * housekeeping, docs/chat-ui-tasks.md): the same `RunningAnswer` as `start`'s, so that it is
-   * encoded and written like any other.
-   */
-  answerLocally(job: LocalAnswerJob): RunningAnswer {
-    return localAnswer(job, this.options.tokens);
   }
 
   private async create(job: AnswerJob, query: PlannedQuery, choice: number): Promise<QuerySnapshot> {
@@ -176,7 +155,7 @@ export class AnswerService {
   private async *events(
     job: AnswerJob,
     initials: QuerySnapshot[],
-    streamed: Following,
+    following: Following,
     upstreamUsage: (UpstreamUsage | undefined)[],
     resumed?: SentSoFar,
   ): AsyncGenerator<AnswerEvent> {
@@ -198,8 +177,8 @@ export class AnswerService {
         upstreamUsage[index] = snapshot.usage;
         return finish(choice, snapshot);
       }
-      if (streamed === "steps") return advanceSteps(choice, snapshot);
-      return streamed ? advance(choice, snapshot) : [];
+      if (following === "steps") return advanceSteps(choice, snapshot);
+      return following === "every-snapshot" ? advance(choice, snapshot) : [];
     };
     try {
       const watches = initials.map((initial) => this.watch(job, initial));
@@ -227,7 +206,7 @@ export class AnswerService {
 const ANSWER_ENDED = new ClientClosedError();
 
 /** The error of a FAILED query, with the failure text the upstream gave (its output), shortened. */
-export function queryFailed(snapshot: QuerySnapshot): QueryFailedError {
+function queryFailed(snapshot: QuerySnapshot): QueryFailedError {
   const reason = snapshot.output.trim();
   const shown = reason.length > 500 ? `${reason.slice(0, 500)}…` : reason;
   return new QueryFailedError(`The workspace query ${snapshot.id} failed${shown ? `: ${shown}` : " without saying why"}`);

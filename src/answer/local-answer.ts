@@ -1,8 +1,8 @@
+import { UNTRACED_ANSWER } from "../telemetry/answer-trace.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import type { AnswerEvent } from "./answer-events.js";
-import type { RunningAnswer } from "./answer-service.js";
 import { countUsage } from "./count-usage.js";
-import { UNTRACED_ANSWER } from "../telemetry/answer-trace.js";
+import type { RunningAnswer } from "./running-answer.js";
 
 /** An answer the adapter gives itself, without the workspace (a chat UI's housekeeping). */
 export interface LocalAnswerJob {

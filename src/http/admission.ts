@@ -6,7 +6,7 @@ import { isId } from "../core/ids.js";
 import { PermissionDeniedError, RequestValidationError } from "../errors/adapter-error.js";
 import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import type { RateLimits, WorkspaceLimits } from "../limits/rate-limits.js";
-import { NOT_METERED, type UsageMeter } from "./answer-runner.js";
+import { NOT_METERED, type UsageMeter } from "./delivery/delivery.js";
 import { originAllowed } from "./cors.js";
 import { resolveWorkspace } from "./resolve-workspace.js";
 import type { RequestContexts } from "./request-context.js";
@@ -22,83 +22,73 @@ export interface AdmissionOptions {
 /**
  * A request admitted (docs/rate-limits.md): the meter of its answer's tokens, the `x-ratelimit-*`
  * headers (already set on the response), and the release of everything it holds: one release,
- * run once when the response closes or, under a rate limit, as its last bytes are written.
+ * run once — when the response closes or, under a rate limit, as its last bytes are written, unless
+ * an answer that outlives the response took it over (`handOver`).
  */
 export interface Admitted {
   readonly meter: UsageMeter;
   readonly headers: Readonly<Record<string, string>>;
   release(): void;
+  /**
+   * Takes the release over from the response (a background answer, which holds its place under the
+   * caps and its key's slot while it runs, not while the request that started it does): the
+   * response's end no longer gives the admission back, the returned release must. A response that
+   * had already closed gave it back then: the release returned does nothing more.
+   */
+  handOver(): () => void;
+}
+
+/** Who asks, where, and whether it asks the workspace (`admit`). */
+export interface AdmissionRequest {
+  /** A hash of the client's credential: its key's limits. */
+  principal: string;
+  workspace: string;
+  /** False for a request that asks the workspace nothing (a chat UI's housekeeping, an MCP call that asks nothing, a takeover): the caps only. */
+  asksWorkspace: boolean;
 }
 
 /**
  * The one admission step of every answer route and MCP (docs/rate-limits.md): may this client key
  * ask in this workspace now? Takes a place under the per-process caps (a sync throw: a fast 429)
- * and, when the request asks the workspace (`asksWorkspace`: not a chat UI's housekeeping, not an
- * MCP call that asks nothing) and `RATE_LIMIT_*` applies there, counts it against the key's limits
- * (shared through Redis with `REDIS_URL`): over a limit the promise rejects with a `RateLimitError`
- * (429 with `retry-after`), before any upstream call. With no limit in the workspace it costs no
- * promise.
+ * and, when the request asks the workspace and `RATE_LIMIT_*` applies there, counts it against the
+ * key's limits (shared through Redis with `REDIS_URL`): over a limit the promise rejects with a
+ * `RateLimitError` (429 with `retry-after`), before any upstream call. With no limit in the
+ * workspace it costs no promise. What it takes is given back once, when the response ends (or
+ * later, by an answer it was handed over to).
  */
 export function admit(
   response: ServerResponse,
-  principal: string,
-  workspace: string,
-  asksWorkspace: boolean,
+  request: AdmissionRequest,
   options: AdmissionOptions,
 ): Admitted | Promise<Admitted> {
+  const { principal, workspace } = request;
   const releaseCaps = options.limit.acquire(workspace);
   let releaseLimits: (() => void) | undefined;
   let released = false;
+  let handedOver = false;
   const release = () => {
     if (released) return;
     released = true;
     releaseCaps();
     releaseLimits?.();
   };
-  options.facts.whenClosed(response, release);
-  const limits = asksWorkspace ? options.rateLimits?.limitsOf(workspace) : undefined;
-  if (!limits || !options.rateLimits) return { meter: NOT_METERED, headers: {}, release };
+  const releaseWithResponse = () => {
+    if (!handedOver) release();
+  };
+  const handOver = () => {
+    handedOver = true;
+    return release;
+  };
+  options.facts.whenClosed(response, releaseWithResponse);
+  const limits = request.asksWorkspace ? options.rateLimits?.limitsOf(workspace) : undefined;
+  if (!limits || !options.rateLimits) return { meter: NOT_METERED, headers: {}, release, handOver };
   // Under a rate limit, freed as the last bytes are written, not a turn later at 'close': a client
   // that sends its next request at once (to any replica) finds its slot free.
-  response.once("prefinish", release);
+  response.once("prefinish", releaseWithResponse);
   return admitUnderLimits(response, principal, workspace, limits, options.rateLimits, (held) => {
     if (released) held();
     else releaseLimits = held;
-  }).then((admitted) => ({ ...admitted, release }));
-}
-
-/**
- * The admission of a background answer (docs/responses-api.md#background-mode): the same caps and
- * rate limits as `admit`, but what it takes (its place under the caps, the key's slot) is held until
- * `release` is called — when the answer ends, not when the request that started it closes — so that
- * the caps count background work while it runs.
- */
-export async function admitHeld(
-  response: ServerResponse,
-  principal: string,
-  workspace: string,
-  options: Pick<AdmissionOptions, "limit" | "rateLimits">,
-): Promise<Admitted> {
-  const releaseCaps = options.limit.acquire(workspace);
-  const limits = options.rateLimits?.limitsOf(workspace);
-  if (!limits || !options.rateLimits) return { meter: NOT_METERED, headers: {}, release: releaseCaps };
-  let releaseLimits = () => undefined as void;
-  try {
-    const admitted = await admitUnderLimits(response, principal, workspace, limits, options.rateLimits, (held) => {
-      releaseLimits = held;
-    });
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      releaseCaps();
-      releaseLimits();
-    };
-    return { ...admitted, release };
-  } catch (error) {
-    releaseCaps();
-    throw error;
-  }
+  }).then((admitted) => ({ ...admitted, release, handOver }));
 }
 
 /** The key's limits in the workspace (a refusal rejects, as the 429), then the response's headers. */
@@ -109,8 +99,8 @@ async function admitUnderLimits(
   limits: WorkspaceLimits,
   rateLimits: RateLimits,
   hold: (release: () => void) => void,
-): Promise<Omit<Admitted, "release">> {
-  const admission = await rateLimits.admit(principal, workspace, limits);
+): Promise<Omit<Admitted, "release" | "handOver">> {
+  const admission = await rateLimits.take(principal, workspace, limits);
   hold(admission.release);
   for (const [name, value] of Object.entries(admission.headers)) response.setHeader(name, value);
   if (!admission.countsTokens) return { meter: NOT_METERED, headers: admission.headers };

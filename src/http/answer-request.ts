@@ -1,41 +1,32 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { z } from "zod";
-import type { AnswerService } from "../answer/answer-service.js";
-import type { UsageMeter } from "./answer-runner.js";
-import { admit, type AdmissionOptions } from "./admission.js";
+import type { AnswerRunner } from "./answer-runner.js";
+import { admit, type Admitted, type AdmissionOptions } from "./admission.js";
 import type { Authenticator, Identity } from "../auth/authenticate.js";
 import type { Config } from "../config/config.js";
 import { type ChatUiTask, taskName } from "../chat-ui-tasks/chat-ui-task.js";
-import type { Conversations } from "../continuity/conversations.js";
 import type { ModelChoice } from "../core/model.js";
 import { ClientClosedError, RequestValidationError, toAdapterError } from "../errors/adapter-error.js";
-import type { RateLimits } from "../limits/rate-limits.js";
 import { inspectJson } from "./inspect-json.js";
 import type { Clock } from "../util/clock.js";
-import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
+import type { Ids } from "../util/ids.js";
 import { reportError } from "./error-response.js";
-import type { Lifecycle } from "./lifecycle.js";
 import { readJsonBody } from "./request-body.js";
 import type { RequestContexts } from "./request-context.js";
 import type { FastHandler } from "./route-table.js";
 import type { KeepAliveSweeps } from "./sse-writer.js";
 import { validateRequest } from "./validate-request.js";
 
-/** What every answer route (chat completions, responses) is built from. */
-export interface AnswerRouteOptions {
-  answers: AnswerService;
+/** What every answer route (chat completions, Responses, MCP) is built from: the one runner, and the edge's admission. */
+export interface AnswerRouteOptions extends AdmissionOptions {
+  runner: AnswerRunner;
   authenticate: Authenticator;
-  conversations: Conversations;
-  limit: ConcurrencyLimit;
-  /** Limits per client key and workspace (`RATE_LIMIT_*`); undefined when none is configured. */
-  rateLimits?: RateLimits | undefined;
-  lifecycle: Lifecycle;
   facts: RequestContexts;
   sweeps: KeepAliveSweeps;
   clock: Clock;
+  ids: Ids;
   logger: Logger;
-  newQueryId?: (() => string) | undefined;
 }
 
 /** An answer request admitted at the edge: who asks, its validated body, its model and workspace. */
@@ -44,8 +35,8 @@ export interface AdmittedRequest<Body> {
   body: Body;
   model: ModelChoice;
   workspace: string;
-  /** The meter of the answer's tokens (`admit`). */
-  admission: UsageMeter;
+  /** Its admission (`admit`): the meter of the answer's tokens, and what it holds. */
+  admission: Admitted;
 }
 
 /** An answer request read at the edge and valid, not yet admitted under the limits. */
@@ -87,13 +78,14 @@ export async function admitValidRequest<Body>(
   options: AdmissionOptions,
   task?: ChatUiTask,
 ): Promise<AdmittedRequest<Body>> {
-  const admitted = admit(response, valid.identity.principal, valid.workspace, task === undefined, options);
+  const request = { principal: valid.identity.principal, workspace: valid.workspace, asksWorkspace: task === undefined };
+  const admitted = admit(response, request, options);
   if (task) {
     const chatUiTask = taskName(task);
     options.facts.of(response).answeredLocally({ workspace: valid.workspace, mode: valid.model.mode, chatUiTask });
     response.setHeader("service-chat-ui-task", chatUiTask);
   }
-  return { ...valid, admission: (admitted instanceof Promise ? await admitted : admitted).meter };
+  return { ...valid, admission: admitted instanceof Promise ? await admitted : admitted };
 }
 
 /** An MCP request's JSON body, read within the limits of every route (size, media type, nesting). */

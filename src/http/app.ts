@@ -1,11 +1,10 @@
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import express from "express";
 import type { Logger } from "pino";
 import type { AnswerService } from "../answer/answer-service.js";
 import type { Authenticator } from "../auth/authenticate.js";
 import type { Config, OAuthSettings } from "../config/config.js";
-import type { Conversations } from "../continuity/conversations.js";
+import type { Continuity } from "../continuity/continuity.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { MethodNotAllowedError, NotFoundError } from "../errors/adapter-error.js";
 import type { RateLimits } from "../limits/rate-limits.js";
@@ -15,14 +14,14 @@ import type { OAuthFetch } from "../oauth/metadata-fetch.js";
 import type { OAuthStorage } from "../oauth/oauth-storage.js";
 import { createOAuthEdge } from "../oauth/oauth-edge.js";
 import type { SecretBox } from "../oauth/secret-box.js";
-import type { ResponseStore } from "../stores/response-store.js";
-import type { BackgroundResponses } from "../continuity/background-responses.js";
-import type { BackgroundStore } from "../continuity/background-store.js";
-import type { ConversationItemsStore } from "../continuity/conversation-items.js";
+import type { TokenCounter } from "../tokens/token-counter.js";
 import { conversationsRoutes } from "./routes/conversations.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import type { Clock } from "../util/clock.js";
+import { type Ids, randomIds } from "../util/ids.js";
 import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
+import type { AnswerRouteOptions } from "./answer-request.js";
+import { AnswerRunner } from "./answer-runner.js";
 import { ChatUiHousekeeping } from "./chat-ui-housekeeping.js";
 import { corsHandler } from "./cors.js";
 import { errorMiddleware, sendError } from "./error-response.js";
@@ -59,28 +58,22 @@ export interface AppDependencies {
     | "citationStyle"
     | "chatAnnotations"
     | "sourceUrlTemplate"
-    | "responsesTtlSeconds"
-    | "storeWriteWaitMs"
     | "playground"
     | "mcp"
     | "mcpApps"
     | "chatUiTasks"
     | "lenientParameters"
     | "mcpOauth"
-    | "conversationTtlSeconds"
   >;
   answers: AnswerService;
+  /** Counts the usage of the adapter's own answers. */
+  tokens: TokenCounter;
   authenticate: Authenticator;
-  conversations: Conversations;
-  responses: ResponseStore;
-  /** Background responses (docs/responses-api.md#background-mode): the runner and the store of their records and event logs. */
-  background: BackgroundResponses;
-  backgroundRecords: BackgroundStore;
-  /** The Conversations API's conversations and items (docs/responses-api.md#conversations). */
-  conversationItems: ConversationItemsStore;
-  /** Resolves when the shared store answers again after an outage (with Redis). */
-  storeAnswersAgain?: () => Promise<void>;
+  /** What carries answers from one request to the next: thread memory, stored and background responses, conversations. */
+  continuity: Continuity;
   clock: Clock;
+  /** The ids the adapter makes (random unless a test fixes them). */
+  ids?: Ids;
   limit: ConcurrencyLimit;
   /** Limits per client key and workspace (`RATE_LIMIT_*`); undefined when none is configured. */
   rateLimits?: RateLimits | undefined;
@@ -94,7 +87,6 @@ export interface AppDependencies {
   version: string;
   /** `created` of the listed models: the time the adapter started, in seconds. */
   startedAt: number;
-  newQueryId?: () => string;
   /** The base URL of the adapter's document page, when it serves the embedded workspace's documents. */
   documentPage?: () => string;
   /** The documents that page shows (the embedded workspace's). */
@@ -115,19 +107,41 @@ function mcpHandlerOf(routes: Route[]): FastHandler {
 /** The routes of `MCP_OAUTH=on`: the OAuth edge, and the MCP endpoint behind it authenticating with the edge's identities. */
 function oauthRoutesOf(
   dependencies: AppDependencies,
+  answering: AnswerRouteOptions,
   settings: OAuthSettings,
   oauth: NonNullable<AppDependencies["oauth"]>,
 ): Route[] {
   const { client, logger, clock } = dependencies;
   const edge = createOAuthEdge({ settings, ...oauth, client, logger, clock });
-  const authenticate = edge.authenticate;
-  const mcp = mcpHandlerOf(mcpRoutes({ ...dependencies, authenticate, newQueryId: dependencies.newQueryId }));
+  const mcp = mcpHandlerOf(mcpRoutes({ ...dependencies, ...answering, authenticate: edge.authenticate }));
   return oauthRoutes({ edge, mcp, logger: dependencies.logger });
+}
+
+/**
+ * What every answer route is built from: the adapter's one answer runner (and one `Ids`), and the
+ * edge's parts (docs/architecture.md#one-runner-one-admission).
+ */
+function answeringOf(dependencies: AppDependencies): AnswerRouteOptions {
+  const { config, logger, facts, lifecycle, continuity } = dependencies;
+  const ids = dependencies.ids ?? randomIds;
+  const runner = new AnswerRunner({
+    answers: dependencies.answers,
+    tokens: dependencies.tokens,
+    background: continuity.background,
+    lifecycle,
+    facts,
+    logger,
+    modeField: config.modeField,
+    ids,
+  });
+  const { authenticate, limit, rateLimits, sweeps, clock } = dependencies;
+  return { runner, authenticate, limit, rateLimits, facts, sweeps, clock, ids, logger };
 }
 
 /** Every route of the adapter, in one list (docs/architecture.md#modules). */
 function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route[] {
-  const { config, metrics, logger } = dependencies;
+  const { config, metrics, logger, continuity } = dependencies;
+  const answering = answeringOf(dependencies);
   const housekeeping = new ChatUiHousekeeping({
     mode: config.chatUiTasks,
     logger,
@@ -138,24 +152,14 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
     logger,
     onIgnored: (param: string) => metrics.ignoredParameters.inc({ param }),
   };
+  const { threads, stored, background, conversations } = continuity;
   return [
-    chatCompletionsRoute({ ...dependencies, newQueryId: dependencies.newQueryId, housekeeping, parameters }),
-    ...responsesRoutes({
-      ...dependencies,
-      housekeeping,
-      parameters,
-      newQueryId: dependencies.newQueryId,
-      onStored: (outcome) => dependencies.metrics.storeWrites.inc({ store: "response", outcome }),
-      onStoreRefused: () => dependencies.metrics.continuationsRefused.inc({ store: "response" }),
-    }),
-    ...conversationsRoutes({
-      ...dependencies,
-      newQueryId: dependencies.newQueryId ?? randomUUID,
-      onStoreRefused: () => dependencies.metrics.continuationsRefused.inc({ store: "conversation" }),
-    }),
-    ...(config.mcp ? mcpRoutes({ ...dependencies, newQueryId: dependencies.newQueryId }) : []),
+    chatCompletionsRoute({ ...answering, config, documentPage: dependencies.documentPage, threads, housekeeping, parameters }),
+    ...responsesRoutes({ ...answering, config, threads, stored, background, conversations, housekeeping, parameters }),
+    ...conversationsRoutes({ config, authenticate: dependencies.authenticate, conversations }),
+    ...(config.mcp ? mcpRoutes({ ...dependencies, ...answering }) : []),
     ...(config.mcp && config.mcpOauth && dependencies.oauth
-      ? oauthRoutesOf(dependencies, config.mcpOauth, dependencies.oauth)
+      ? oauthRoutesOf(dependencies, answering, config.mcpOauth, dependencies.oauth)
       : []),
     ...modelsRoutes({
       created: dependencies.startedAt,
@@ -225,7 +229,7 @@ export function createApp(dependencies: AppDependencies): RequestListener {
   const dispatch = (request: IncomingMessage, response: ServerResponse, context: RequestContext) => {
     if (handleCors(request, response)) return;
     const path = pathOf(request.url);
-    if (!lifecycle.admit(path, response)) return;
+    if (!lifecycle.accepting(path, response)) return;
     const match = table.match(request.method, path);
     if (match.kind === "none") {
       sendError(response, new NotFoundError(`No route for ${request.method} ${path}`));

@@ -44,6 +44,12 @@ export function sendJson(response: ServerResponse, body: unknown): void {
   response.end(text);
 }
 
+/** A final JSON body no cache may keep (an answer, a background response's object). */
+export function sendUncached(response: ServerResponse, body: unknown): void {
+  response.setHeader("cache-control", "no-store");
+  sendJson(response, body);
+}
+
 /**
  * Reports an error that escaped a handler: as an HTTP error while nothing was sent, by cutting
  * the connection once the response had begun. A 5xx is logged and never shows its internals.

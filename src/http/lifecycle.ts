@@ -36,7 +36,7 @@ export class Lifecycle {
    * (503 with `Connection: close`) and returns false. Liveness and readiness are still answered
    * while draining (readiness says 503 itself), so that the probes see the adapter draining.
    */
-  admit(path: string, response: ServerResponse): boolean {
+  accepting(path: string, response: ServerResponse): boolean {
     if (this.draining) response.setHeader("connection", "close");
     if (this.draining && path !== "/health" && path !== "/ready") {
       sendError(

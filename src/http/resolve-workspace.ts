@@ -38,3 +38,12 @@ export function resolveWorkspace(
     },
   };
 }
+
+/**
+ * The workspace a request names in its `Service-Workspace` header, if any: what a stored object's
+ * lookup is narrowed to (docs/responses-api.md), where none named means any of the caller's.
+ */
+export function namedWorkspace(request: IncomingMessage): string | undefined {
+  const header = request.headers["service-workspace"];
+  return typeof header === "string" && header !== "" ? header : undefined;
+}

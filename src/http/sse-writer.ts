@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import type { FrameSink } from "../answer/frame-sink.js";
 import type { SseFrame } from "../core/sse-frame.js";
 import type { AdapterError } from "../errors/adapter-error.js";
 import type { RequestContexts } from "./request-context.js";
@@ -17,9 +18,8 @@ export interface Beating {
 /**
  * One timer for the keep-alives of every open stream with the same interval: a stream that wrote
  * nothing for `intervalMs` gets a comment. A timer per stream would be one more object each of
- * thousands of open streams holds.
+ * thousands of open streams holds. One per interval (see `KeepAliveSweeps`).
  */
-/** One interval's sweep (see `KeepAliveSweeps`). */
 export class KeepAliveSweep {
   private readonly writers = new Set<Beating>();
   private timer: NodeJS.Timeout | undefined;
@@ -83,9 +83,10 @@ export class KeepAliveSweeps {
  * Writes a server-sent event stream the way OpenAI clients read it: the frames a dialect encoder
  * gives (`data:` lines, with an `event:` line only when the frame names one), a `: keep-alive`
  * comment whenever nothing was written for the sweep's interval, and `write()` backpressure
- * respected. A stream ended from outside (shutdown) gets the encoder's failure frames.
+ * respected. A stream ended from outside (shutdown) gets the encoder's failure frames. The sink
+ * of an answer streamed to its client (`FrameSink`).
  */
-export class SseWriter implements Beating {
+export class SseWriter implements Beating, FrameSink {
   /** When something was last written (performance.now()), for the keep-alive sweep. */
   lastWrite = performance.now();
   private closed = false;
@@ -124,26 +125,34 @@ export class SseWriter implements Beating {
     return this.closed || this.response.destroyed;
   }
 
-  /** One event; resolves when the socket can take more (or the client is gone). */
-  async send(frame: SseFrame): Promise<void> {
-    await this.write(formatFrame(frame));
+  /** Frames, in order; resolves when the socket can take more (or the client is gone). */
+  async send(frames: readonly SseFrame[]): Promise<void> {
+    for (const frame of frames) await this.write(formatFrame(frame));
   }
 
   /** Ends a failed stream with its dialect's failure frames. */
   async fail(error: AdapterError): Promise<void> {
-    for (const frame of this.failFrames(error)) await this.send(frame);
-    this.end();
+    await this.send(this.failFrames(error));
+    this.finish();
+  }
+
+  /** Sends the closing frames and ends the response: true when the client got them all. */
+  async end(closing: readonly SseFrame[] = []): Promise<boolean> {
+    await this.send(closing);
+    const delivered = !this.isClosed;
+    this.finish();
+    return delivered;
   }
 
   /**
-   * The end of the response (the dialect's closing frames were sent before). The frames still
+   * The end of the response (its closing frames were sent before). The frames still
    * corked in this tick are released first: since Node 22, `ServerResponse.cork()` gathers
    * chunked writes into one buffer that `end()` flushes only *after* writing the body's terminator
    * (`0\r\n\r\n`), so ending while corked put the closing frames (finish, usage, `[DONE]`) after the
    * end of the body, where clients drop them and reset the connection (Node 20 encoded each write
    * at once, so the order held there). See docs/architecture.md#node-versions.
    */
-  end(): void {
+  private finish(): void {
     this.stop();
     this.releaseCork();
     if (!this.response.destroyed) this.response.end();

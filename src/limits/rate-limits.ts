@@ -6,8 +6,8 @@ import type { CountedRequest, LimitCounters, Slot, WindowCount } from "./limit-c
 /** The limits that apply in one workspace (a kind left out is not limited). */
 export type WorkspaceLimits = Partial<Record<LimitKind, number>>;
 
-/** What an admitted answer carries until its response closes. */
-export interface Admission {
+/** What an answer within its key's limits holds until its response ends (`RateLimits.take`). */
+export interface TakenLimits {
   /** OpenAI's `x-ratelimit-*` headers for the response. */
   readonly headers: Record<string, string>;
   /** Whether a tokens-per-minute limit applies: the answer's usage must then be counted and charged. */
@@ -59,11 +59,11 @@ export class RateLimits {
   }
 
   /**
-   * Admits one answer of the client key `principal` in `workspace`, or throws a `RateLimitError`
+   * Takes one answer's share of the client key `principal`'s limits in `workspace`, or throws a `RateLimitError`
    * (429) with `retry-after`, `retry-after-ms` and the `x-ratelimit-*` headers. The request is
    * counted, and its slot taken, only when every limit admits it.
    */
-  async admit(principal: string, workspace: string, limits: WorkspaceLimits): Promise<Admission> {
+  async take(principal: string, workspace: string, limits: WorkspaceLimits): Promise<TakenLimits> {
     const key = groupTag(principal, workspace);
     const { rpm, tpm, concurrent } = limits;
     const [requests, tokens, slot] = await Promise.all([
@@ -80,7 +80,7 @@ export class RateLimits {
       slot?.release();
       throw this.refusal(workspace, limits, waits, headersOf(limits, requests, tokens, true));
     }
-    return admitted(key, limits, headersOf(limits, requests, tokens, false), slot ?? undefined, this.counters);
+    return taken(key, limits, headersOf(limits, requests, tokens, false), slot ?? undefined, this.counters);
   }
 
   private refusal(
@@ -107,13 +107,13 @@ function applying(values: LimitValues): WorkspaceLimits | undefined {
   return Object.keys(limits).length > 0 ? limits : undefined;
 }
 
-function admitted(
+function taken(
   key: string,
   limits: WorkspaceLimits,
   headers: Record<string, string>,
   slot: Slot | undefined,
   counters: LimitCounters,
-): Admission {
+): TakenLimits {
   const { tpm } = limits;
   return {
     headers,

@@ -7,17 +7,17 @@
  * one command, MULTI or script touches together must share a tag, so each (credential hash,
  * workspace) group's keys carry that group as their tag and live in one slot: the rate-limit windows
  * and slots, the polling lease, waiting set and channel. Keys read and written one at a time
- * (conversations, stored responses) carry no tag, so they spread over the shards.
+ * (the thread memory, stored responses) carry no tag, so they spread over the shards.
  *
  * Adding a key is one line in `redisKeys`: a name under the deployment's prefix, and a tag when it
  * is used together with others of its group.
  */
 export function redisKeys(prefix: string) {
   return {
-    /** A conversation's latest query id, by the hash its turn is looked up by (conversation-keys.ts): never a credential or text. */
-    conversation: (lookup: string) => `${prefix}conversation:${lookup}`,
-    /** A conversation object's record or item list (the Conversations API): one hash tag per conversation, as its script touches both. */
-    conversationItems: (id: string, part: "record" | "items") => `${prefix}conversations:{${id}}:${part}`,
+    /** The thread memory: a history's latest query id, by the hash it is looked up by (thread-keys.ts): never a credential or text. (Named `conversation:` in Redis since before the Conversations API.) */
+    thread: (lookup: string) => `${prefix}conversation:${lookup}`,
+    /** A Conversations API conversation's record or item list: one hash tag per conversation, as its script touches both. */
+    apiConversation: (id: string, part: "record" | "items") => `${prefix}conversations:{${id}}:${part}`,
     /** A stored response (its JSON, customer text) by response id. */
     response: (id: string) => `${prefix}response:${id}`,
     /** The id of the stored response an output item belongs to, by item id. */

@@ -13,7 +13,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["config", "auth", "plan"],
   ["upstream"],
   ["answer", "redis"],
-  ["dialects", "chat-ui-tasks", "stores", "limits"],
+  ["dialects", "chat-ui-tasks", "limits"],
   ["continuity", "oauth"],
   // The browser pages import nothing of the server; the answer card reuses the playground's Markdown renderer.
   ["playground"],
@@ -23,12 +23,13 @@ const LAYERS: readonly (readonly string[])[] = [
 ];
 
 /**
- * Within the HTTP edge, from the bottom up: its own modules, the MCP transport (`mcp/`), the routes
- * (`routes/`), and the app that builds the route table from them. A module of the edge that needs
- * something of a route (a schema, an operation) takes it from where the route takes it.
+ * Within the HTTP edge, from the bottom up: its own modules (the answer runner's deliveries,
+ * `delivery/`, among them), the MCP transport (`mcp/`), the routes (`routes/`), and the app that
+ * builds the route table from them. A module of the edge that needs something of a route (a
+ * schema, an operation) takes it from where the route takes it.
  */
 const EDGE_LAYERS: readonly ((path: string) => boolean)[] = [
-  (path) => /^http\/[^/]+\.ts$/.test(path) && path !== "http/app.ts",
+  (path) => (/^http\/[^/]+\.ts$/.test(path) && path !== "http/app.ts") || path.startsWith("http/delivery/"),
   (path) => path.startsWith("http/mcp/"),
   (path) => path.startsWith("http/routes/"),
   (path) => path === "http/app.ts",

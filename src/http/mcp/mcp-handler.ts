@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { type Admitted, admit, type IdentifiedToolRequest, identifyToolRequest } from "../admission.js";
@@ -13,7 +12,8 @@ import { type JsonRpcMessage, readJsonRpc } from "../../dialects/mcp/json-rpc-me
 import { type Answered, instructionsFor, type ListedTool, listedTools, type ToolContext, toolNamed } from "../../dialects/mcp/tool-definitions.js";
 import type { AnswerToolInput } from "../../dialects/mcp/tool-schemas.js";
 import { type AdapterError, ClientClosedError, toAdapterError } from "../../errors/adapter-error.js";
-import { AnswerRunner, collect, type UsageMeter } from "../answer-runner.js";
+import { collect } from "../delivery/collect-delivery.js";
+import type { UsageMeter } from "../delivery/delivery.js";
 import { sendJsonRpcError } from "../error-response.js";
 import { abortWhenClientLeaves } from "../request-body.js";
 import type { FastHandler } from "../route-table.js";
@@ -58,8 +58,7 @@ const MODERN_REVISION = "2026-07-28";
  * tools run on the same answer core, through their own typed `run`.
  */
 export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; tools: ListedTool[] } {
-  const { config, facts } = options;
-  const runner = new AnswerRunner({ ...options, modeField: config.modeField, newQueryId: options.newQueryId ?? randomUUID });
+  const { config, facts, runner } = options;
   // The card's HTML, read once: MCP_APPS=off (or a build without it) links no card and serves no resources.
   const card = config.mcpApps ? readAnswerCard() : null;
   if (config.mcpApps && card === null) options.logger.warn("MCP_APPS=on but the answer card is not built (npm run build): the tools link no card");
@@ -108,7 +107,8 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
     // for a call of a tool that asks the workspace, before the SDK sees it: over a limit a 429 (with
     // retry-after) and a JSON-RPC error naming the call, and no upstream call.
     const asking = message.kind === "tool-call" && (toolNamed(message.name)?.mode ?? null) !== null ? message.id : undefined;
-    const admitting = admit(response, identified.identity.principal, identified.workspace, asking !== undefined, options);
+    const { identity, workspace } = identified;
+    const admitting = admit(response, { principal: identity.principal, workspace, asksWorkspace: asking !== undefined }, options);
     let admission: Admitted;
     try {
       admission = admitting instanceof Promise ? await admitting : admitting;
@@ -159,7 +159,7 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
     call.signal.addEventListener("abort", stop, { once: true });
     exchange.controller.signal.addEventListener("abort", stop, { once: true });
     let shutdown: AdapterError | undefined;
-    const untrack = options.lifecycle.trackStream({
+    const untrack = runner.context.lifecycle.trackStream({
       fail: async (error) => {
         shutdown = error;
         controller.abort();
@@ -168,8 +168,8 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
     try {
       const { identity, workspace, admission, response } = exchange;
       const plan = { prompt: input.question, mode, choices: 1, continueQueryId: input.query_id ?? null };
-      const trace = { operation: "execute_tool", tool: call.tool.name, model: mode, stream: false } as const;
-      const order = { response, identity, workspace, meter: admission, input: plan, trace, controller };
+      const spanStart = { operation: "execute_tool", tool: call.tool.name, model: mode, stream: false } as const;
+      const order = { response, identity, workspace, meter: admission, input: plan, spanStart, controller };
       const progress = call.progressToken === undefined ? undefined : progressSink(call, call.progressToken, mode, sweep);
       const delivery = collect(new AnswerToolEncoder(mode, exchange.links), { progress, shutdown: () => shutdown });
       const answered = await runner.run(order, () => ({ delivery }));

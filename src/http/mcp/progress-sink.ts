@@ -1,6 +1,6 @@
 import type { Mode } from "../../core/modes.js";
 import { ToolProgress } from "../../dialects/mcp/tool-progress.js";
-import type { ProgressSink } from "../answer-runner.js";
+import type { ProgressSink } from "../delivery/collect-delivery.js";
 import type { Beating, KeepAliveSweep } from "../sse-writer.js";
 import type { ToolCall } from "./tool-server.js";
 

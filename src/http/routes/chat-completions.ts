@@ -1,7 +1,6 @@
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../../config/config.js";
-import { conversationIdFrom } from "../../continuity/conversations.js";
+import { conversationIdFrom, type ThreadMemory } from "../../continuity/threads/thread-memory.js";
 import { type ChatCompletionRequest, chatCompletionRequestSchema } from "../../dialects/chat-completions/chat-request.js";
 import { sourceLinker } from "../../answer/source-links.js";
 import { chatCitationFormat } from "../../dialects/chat-completions/citation-format.js";
@@ -12,7 +11,9 @@ import { extractPrompt, plainMessages } from "../../dialects/chat-completions/ex
 import { localReply } from "../../chat-ui-tasks/local-reply.js";
 import { asksChatJson, forcesChatToolCall, unsupportedChatParameters } from "../../dialects/chat-completions/unsupported-parameters.js";
 import { admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest } from "../answer-request.js";
-import { AnswerRunner, json, type Prepared, sse } from "../answer-runner.js";
+import type { Prepared } from "../answer-runner.js";
+import { json } from "../delivery/json-delivery.js";
+import { sse } from "../delivery/stream-delivery.js";
 import type { ChatUiHousekeeping } from "../chat-ui-housekeeping.js";
 import { type ParameterPolicy, refuseUnsupported } from "../unsupported-parameters.js";
 import type { Route } from "../route-table.js";
@@ -20,6 +21,8 @@ import { chatCompletionsOperation } from "./answer-operations.js";
 
 /** What the chat route needs. */
 export interface ChatRouteOptions extends AnswerRouteOptions {
+  /** Which workspace query a chat history continues (docs/architecture.md#conversations). */
+  threads: ThreadMemory;
   config: Pick<Config, EdgeSetting | "maxChoices" | "sseKeepAliveMs" | "conversationIdHeaders" | "stepsOutput" | "citationStyle" | "chatAnnotations" | "sourceUrlTemplate">;
   /** The base URL of the adapter's document page, when it serves one (the embedded workspace). */
   documentPage?: (() => string) | undefined;
@@ -39,7 +42,7 @@ export interface ChatRouteOptions extends AnswerRouteOptions {
 export function createChatHandler(options: ChatRouteOptions): (request: IncomingMessage, response: ServerResponse) => void {
   const { config } = options;
   const schema = chatCompletionRequestSchema(config);
-  const runner = new AnswerRunner({ ...options, modeField: config.modeField, newQueryId: options.newQueryId ?? randomUUID });
+  const { runner } = options;
   const linkSettings = { template: config.sourceUrlTemplate, documentPage: options.documentPage };
   const citationDefaults = { annotations: config.chatAnnotations, style: config.citationStyle };
   const sweep = options.sweeps.of(config.sseKeepAliveMs);
@@ -66,11 +69,11 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     const task = options.housekeeping.localTask(messages, forcesChatToolCall(body));
     if (task) {
       await admitValidRequest(response, valid, options, task);
-      const id = `local-${randomUUID()}`;
+      const id = options.ids.local();
       const prompt = plainMessages(body.messages.slice(-1))[0]?.text ?? "";
       const text = localReply(task, asksChatJson(body));
-      const answer = options.answers.answerLocally({ prompt, text, choices: body.n ?? 1, id });
-      await runner.deliverLocal(response, answer, deliveryOf(body, encodingOf(request, workspace), id).delivery);
+      const { delivery } = deliveryOf(body, encodingOf(request, workspace), id);
+      await runner.answerLocally(response, { prompt, text, choices: body.n ?? 1, id }, delivery);
       return;
     }
     refuseUnsupported(unsupportedChatParameters(body), response, options.parameters);
@@ -80,12 +83,12 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     const scope = { principal: identity.principal, workspace };
     const hints = { conversationId: conversationIdFrom(request.headers, config.conversationIdHeaders), messages };
     const choices = body.n ?? 1;
-    const continueQueryId = body.query_id ?? (choices === 1 ? await options.conversations.find(scope, hints) : null);
+    const continueQueryId = body.query_id ?? (choices === 1 ? await options.threads.find(scope, hints) : null);
     const input = { prompt, mode: model.mode, choices, continueQueryId, createFields: body.query };
-    const trace = { operation: "chat", model: body.model, stream: body.stream === true } as const;
-    await runner.run({ response, identity, workspace, meter: admission, input, trace }, ([queryId = ""]) => ({
+    const spanStart = { operation: "chat", model: body.model, stream: body.stream === true } as const;
+    await runner.run({ response, identity, workspace, meter: admission.meter, input, spanStart }, ([queryId = ""]) => ({
       ...deliveryOf(body, encoding, queryId),
-      remember: (sent) => options.conversations.remember(scope, hints, { promptIndex: messageIndex, answer: sent[0]?.content ?? "", queryId }),
+      remember: (sent) => options.threads.remember(scope, hints, { promptIndex: messageIndex, answer: sent[0]?.content ?? "", queryId }),
     }));
   }
 

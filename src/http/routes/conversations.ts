@@ -1,91 +1,36 @@
-import { randomBytes } from "node:crypto";
 import type { Request, RequestHandler } from "express";
-import type { Logger } from "pino";
 import type { z } from "zod";
-import type { Authenticator, Identity } from "../../auth/authenticate.js";
+import type { Authenticator } from "../../auth/authenticate.js";
 import type { Config } from "../../config/config.js";
-import type { ConversationItem, ConversationItemsStore, ConversationRecord } from "../../continuity/conversation-items.js";
+import { conversationObject, type ConversationsApi } from "../../continuity/conversations-api/conversations-api.js";
 import { conversationCreateSchema, conversationItemsSchema, conversationUpdateSchema } from "../../dialects/responses/conversation-request.js";
-import { storedItem } from "../../dialects/responses/read-input.js";
-import { CONVERSATION_ID, type InputItem } from "../../dialects/responses/response-request.js";
-import { ContinuationUnavailableError, NotFoundError, RequestValidationError } from "../../errors/adapter-error.js";
-import type { Clock } from "../../util/clock.js";
+import { RequestValidationError } from "../../errors/adapter-error.js";
 import { inspectJson } from "../inspect-json.js";
 import { pageOf, readListQuery } from "../list-query.js";
 import { errorResponse, workspaceHeader } from "../openapi.js";
 import { readJsonBody } from "../request-body.js";
-import { resolveWorkspace } from "../resolve-workspace.js";
+import { namedWorkspace, resolveWorkspace } from "../resolve-workspace.js";
 import type { Route } from "../route-table.js";
 import { toValidationIssues } from "../validation-issues.js";
 
-/** What the Conversations API needs. */
+/** What the Conversations API's routes need. */
 export interface ConversationsRouteOptions {
-  config: Pick<Config, "bodyLimitBytes" | "maxJsonDepth" | "defaultWorkspace" | "conversationTtlSeconds">;
+  config: Pick<Config, "bodyLimitBytes" | "maxJsonDepth" | "defaultWorkspace">;
   authenticate: Authenticator;
-  conversationItems: ConversationItemsStore;
-  clock: Clock;
-  logger: Logger;
-  newQueryId: () => string;
-  /** Told when a request was refused because the store could not answer (metrics). */
-  onStoreRefused?: (() => void) | undefined;
-}
-
-/** A new random id with OpenAI's prefix (`conv_`, `msg_`): nothing in it names the workspace or the key. */
-export const newOpenAIId = (prefix: string) => `${prefix}_${randomBytes(24).toString("hex")}`;
-
-/** The Conversations API's conversation object. */
-export function conversationObject(record: ConversationRecord) {
-  return { id: record.id, object: "conversation" as const, created_at: record.createdAt, metadata: record.metadata };
-}
-
-/** Items as the API lists them: each with an id (`msg_…` when it came without one). */
-export function itemsOf(items: readonly InputItem[]): ConversationItem[] {
-  return items.map((item) => storedItem(item, item.id ?? newOpenAIId("msg")));
-}
-
-/**
- * A conversation the caller may see: made with the same credential, in the workspace the request
- * names (if it names one); a 404 otherwise, as for stored responses. The store failing is a 503:
- * "unknown" is never "not found".
- */
-export async function visibleConversation(
-  store: ConversationItemsStore,
-  id: string,
-  identity: Identity,
-  workspace: string | undefined,
-  param: string,
-  onStoreRefused?: () => void,
-): Promise<ConversationRecord> {
-  let record: ConversationRecord | null = null;
-  if (CONVERSATION_ID.test(id)) {
-    try {
-      record = await store.get(id);
-    } catch (error) {
-      onStoreRefused?.();
-      throw new ContinuationUnavailableError(`The conversation '${id}'`, "conversation_store_unavailable", error);
-    }
-  }
-  if (!record || record.principal !== identity.principal || (workspace !== undefined && record.workspace !== workspace)) {
-    throw new NotFoundError(`No conversation with id '${id}' was found`, { param, code: "conversation_not_found" });
-  }
-  return record;
+  conversations: ConversationsApi;
 }
 
 /**
  * The Conversations API (docs/responses-api.md#conversations): conversations with metadata and
  * items, each mapped onto one workspace query thread that `responses.create({conversation})`
- * continues (adding its input and output as items). Readable from any replica when the store is Redis.
+ * continues (adding its input and output as items). Readable from any replica when the store is
+ * Redis. The rules are `ConversationsApi`'s; these routes read requests and write its objects.
  */
 export function conversationsRoutes(options: ConversationsRouteOptions): Route[] {
-  const { config, conversationItems: store } = options;
-  const ttl = config.conversationTtlSeconds;
+  const { config, conversations } = options;
 
-  const requestWorkspace = (request: Request): string | undefined => {
-    const header = request.headers["service-workspace"];
-    return typeof header === "string" && header !== "" ? header : undefined;
-  };
   const conversationOf = (request: Request) =>
-    visibleConversation(store, (request.params as { id: string }).id, options.authenticate(request), requestWorkspace(request), "conversation_id", options.onStoreRefused);
+    conversations.visible((request.params as { id: string }).id, options.authenticate(request).principal, namedWorkspace(request), "conversation_id");
 
   async function bodyOf<Schema extends z.ZodType>(request: Request, schema: Schema): Promise<z.output<Schema>> {
     const raw = await readJsonBody(request, config.bodyLimitBytes);
@@ -101,15 +46,8 @@ export function conversationsRoutes(options: ConversationsRouteOptions): Route[]
     const workspace = resolveWorkspace(request, undefined, config.defaultWorkspace);
     if ("issue" in workspace) throw new RequestValidationError([workspace.issue]);
     const body = await bodyOf(request, conversationCreateSchema);
-    const record: ConversationRecord = {
-      id: newOpenAIId("conv"),
-      principal: identity.principal,
-      workspace: workspace.workspace,
-      createdAt: Math.floor(options.clock.now() / 1000),
-      metadata: body.metadata ?? {},
-      queryId: options.newQueryId(),
-    };
-    await store.create(record, itemsOf(body.items ?? []), ttl);
+    const owner = { principal: identity.principal, workspace: workspace.workspace };
+    const record = await conversations.create(owner, { items: body.items ?? [], metadata: body.metadata ?? {} });
     response.json(conversationObject(record));
   };
 
@@ -120,36 +58,30 @@ export function conversationsRoutes(options: ConversationsRouteOptions): Route[]
   const update: RequestHandler = async (request, response) => {
     const record = await conversationOf(request);
     const body = await bodyOf(request, conversationUpdateSchema);
-    const updated = { ...record, metadata: body.metadata };
-    if (!(await store.update(updated, ttl))) throw new NotFoundError(`No conversation with id '${record.id}' was found`, { param: "conversation_id" });
-    response.json(conversationObject(updated));
+    response.json(conversationObject(await conversations.update(record, body.metadata)));
   };
 
   const remove: RequestHandler = async (request, response) => {
     const record = await conversationOf(request);
-    await store.delete(record.id);
+    await conversations.delete(record.id);
     response.json({ id: record.id, object: "conversation.deleted", deleted: true });
   };
 
   const listItems: RequestHandler = async (request, response) => {
     const record = await conversationOf(request);
-    response.json(pageOf(await store.items(record.id), readListQuery(request), "item"));
+    response.json(pageOf(await conversations.items(record.id), readListQuery(request), "item"));
   };
 
   const addItems: RequestHandler = async (request, response) => {
     const record = await conversationOf(request);
     const body = await bodyOf(request, conversationItemsSchema);
-    const items = itemsOf(body.items);
-    if (!(await store.append(record.id, items, ttl))) throw new NotFoundError(`No conversation with id '${record.id}' was found`, { param: "conversation_id" });
+    const items = await conversations.append(record, body.items);
     response.json({ object: "list", data: items, first_id: items[0]?.id ?? "", last_id: items.at(-1)?.id ?? "", has_more: false });
   };
 
   const itemOf = async (request: Request) => {
     const record = await conversationOf(request);
-    const itemId = (request.params as { item_id: string }).item_id;
-    const item = (await store.items(record.id)).find((entry) => entry.id === itemId);
-    if (!item) throw new NotFoundError(`No item with id '${itemId}' in conversation '${record.id}'`, { param: "item_id", code: "item_not_found" });
-    return { record, item };
+    return { record, item: await conversations.item(record, (request.params as { item_id: string }).item_id) };
   };
 
   const retrieveItem: RequestHandler = async (request, response) => {
@@ -158,7 +90,7 @@ export function conversationsRoutes(options: ConversationsRouteOptions): Route[]
 
   const removeItem: RequestHandler = async (request, response) => {
     const { record, item } = await itemOf(request);
-    await store.deleteItem(record.id, item.id);
+    await conversations.deleteItem(record.id, item.id);
     response.json(conversationObject(record));
   };
 

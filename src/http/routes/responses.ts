@@ -1,189 +1,186 @@
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ChoiceSent } from "../../answer/answer-events.js";
+import { localReply } from "../../chat-ui-tasks/local-reply.js";
+import type { ChatUiTask } from "../../chat-ui-tasks/chat-ui-task.js";
 import type { Config } from "../../config/config.js";
-import { type ConversationHints, conversationIdFrom } from "../../continuity/conversations.js";
-import { type BackgroundResume, StoredResponses, type Turn } from "../../continuity/stored-responses.js";
-import type { ConversationItemsStore } from "../../continuity/conversation-items.js";
-import { visibleConversation } from "./conversations.js";
+import type { BackgroundResponses } from "../../continuity/background/background-responses.js";
+import type { BackgroundResume } from "../../continuity/background/responses-resumption.js";
+import type { ConversationsApi } from "../../continuity/conversations-api/conversations-api.js";
+import type { FinishedAnswer, StoredResponses, Turn } from "../../continuity/responses/stored-responses.js";
+import { conversationIdFrom, type ThreadHints, type ThreadMemory } from "../../continuity/threads/thread-memory.js";
 import { ResponseBodyEncoder } from "../../dialects/responses/response-body-encoder.js";
 import { ResponseStreamEncoder } from "../../dialects/responses/response-stream-encoder.js";
-import { readInput } from "../../dialects/responses/read-input.js";
-import { metaOf } from "../../dialects/responses/response-meta.js";
+import { type ReadInput, readInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
+import { metaOf, type ResponseMeta } from "../../dialects/responses/response-meta.js";
 import { type ResponseRequest, responseRequestSchema } from "../../dialects/responses/response-request.js";
-import { localReply } from "../../chat-ui-tasks/local-reply.js";
 import { asksResponseJson, forcesResponseToolCall, unsupportedResponseParameters } from "../../dialects/responses/unsupported-parameters.js";
-import type { ResponseStore } from "../../stores/response-store.js";
-import type { RetryOutcome } from "../../util/retry-briefly.js";
-import { admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest } from "../answer-request.js";
-import { AnswerRunner, type Delivery, json, sse } from "../answer-runner.js";
-import { admitHeld } from "../admission.js";
-import { sendBackground, streamBackground } from "../background-delivery.js";
-import type { BackgroundResponses } from "../../continuity/background-responses.js";
-import type { BackgroundStore } from "../../continuity/background-store.js";
 import { InvalidRequestError } from "../../errors/adapter-error.js";
+import { type AdmittedRequest, admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest, type ValidAnswerRequest } from "../answer-request.js";
+import type { Admitted } from "../admission.js";
 import type { ChatUiHousekeeping } from "../chat-ui-housekeeping.js";
+import { background } from "../delivery/background-delivery.js";
+import type { Delivery } from "../delivery/delivery.js";
+import { json } from "../delivery/json-delivery.js";
+import { sse } from "../delivery/stream-delivery.js";
 import type { Route } from "../route-table.js";
 import { type ParameterPolicy, refuseUnsupported } from "../unsupported-parameters.js";
 import { createResponseOperation } from "./answer-operations.js";
 import { storedResponseRoutes } from "./stored-responses.js";
 
-/** What the Responses routes need. */
+/** What the Responses routes need: the runner and the edge, and the continuity stores a response reads and writes. */
 export interface ResponsesRouteOptions extends AnswerRouteOptions {
-  config: Pick<Config, EdgeSetting | "sseKeepAliveMs" | "conversationIdHeaders" | "responsesTtlSeconds" | "storeWriteWaitMs" | "conversationTtlSeconds">;
-  responses: ResponseStore;
-  newResponseId?: (() => string) | undefined;
-  /** How each response's write went (metrics). */
-  onStored?: ((outcome: RetryOutcome) => void) | undefined;
-  /** A request was refused because the response store could not answer (metrics). */
-  onStoreRefused?: (() => void) | undefined;
-  /** Resolves when the store answers again after an outage: a failed write's cue to retry at once. */
-  storeAnswersAgain?: (() => Promise<void>) | undefined;
+  config: Pick<Config, EdgeSetting | "sseKeepAliveMs" | "conversationIdHeaders">;
+  /** Which workspace query a history continues, when the request names no response or conversation. */
+  threads: ThreadMemory;
+  stored: StoredResponses;
   /** Background responses: their records and event logs, in process or shared (docs/responses-api.md#background-mode). */
   background: BackgroundResponses;
-  /** Where background responses' records live (looked up by retrieve, cancel, delete). */
-  backgroundRecords: Pick<BackgroundStore, "get" | "size" | "delete" | "events">;
   /** The Conversations API's conversations: `conversation` continues one and adds the turn to its items. */
-  conversationItems: ConversationItemsStore;
+  conversations: ConversationsApi;
   /** Chat UIs' housekeeping, answered before planning (docs/chat-ui-tasks.md). */
   housekeeping: ChatUiHousekeeping;
   /** What becomes of parameters the workspace cannot honour (`LENIENT_PARAMETERS`). */
   parameters: ParameterPolicy;
 }
 
+/** What a request continues: its resolved input items, the query to continue, and the conversation or response it names. */
+interface Continuation {
+  items: StoredInputItem[];
+  continueQueryId: string | null;
+  /** The Conversations API's conversation it belongs to. */
+  conversation: string | null;
+  previousResponseId: string | null;
+  hints: ThreadHints;
+}
+
 /**
  * The Responses API (docs/architecture.md#data-flow-of-one-request): `POST /v1/responses` on the
  * fast path, and the stored responses (`stored-responses.ts`). `previous_response_id` (or an
  * `item_reference` to a stored output item) continues the upstream query of that response's chain;
- * the answer runner does the rest, and the turn and the response are stored before the last bytes.
+ * the answer runner does the rest — in the background too — and the turn and the response are
+ * stored before the last bytes.
  */
 export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
-  const { config } = options;
+  const { config, runner, stored } = options;
   const schema = responseRequestSchema(config);
-  const runner = new AnswerRunner({ ...options, modeField: config.modeField, newQueryId: options.newQueryId ?? randomUUID });
-  const newResponseId = options.newResponseId ?? (() => `resp_${randomUUID().replaceAll("-", "")}`);
   const sweep = options.sweeps.of(config.sseKeepAliveMs);
   const seconds = () => Math.floor(options.clock.now() / 1000);
-  const stored = new StoredResponses({
-    store: options.responses,
-    clock: options.clock,
-    logger: options.logger,
-    ttlSeconds: config.responsesTtlSeconds,
-    writeWaitMs: config.storeWriteWaitMs,
-    onStored: options.onStored,
-    onRefused: options.onStoreRefused,
-    wake: options.storeAnswersAgain,
-    conversationItems: options.conversationItems,
-    conversationTtlSeconds: config.conversationTtlSeconds,
-  });
 
   async function create(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const valid = await readAnswerRequest(request, schema, options);
-    const background = valid.body.background === true;
-    if (background && valid.body.store === false) {
-      throw new InvalidRequestError("Background mode requires store: true (a background response is retrieved later by its id)", { param: "background", code: "invalid_value" });
-    }
-    const threadId = conversationIdOf(valid.body.conversation);
-    if (threadId && valid.body.previous_response_id) {
-      throw new InvalidRequestError("Mutually exclusive parameters: give either previous_response_id or conversation, not both", {
-        param: "conversation",
-        code: "mutually_exclusive_parameters",
-      });
-    }
-    const id = newResponseId();
-    const input = readInput(valid.body.input, id);
+    const { body } = valid;
+    const conversationId = refuseConflicts(body);
+    const id = options.ids.response();
+    const input = readInput(body.input, id);
     // `instructions` is where a UI's system prompt travels on this API: part of the frame.
-    const framed = valid.body.instructions ? [{ role: "system", text: valid.body.instructions }, ...input.messages] : input.messages;
-    const task = options.housekeeping.localTask(framed, forcesResponseToolCall(valid.body));
-    if (task) {
-      // Answered by the adapter (docs/chat-ui-tasks.md), and not stored: no query a later response could continue.
-      await admitValidRequest(response, valid, options, task);
-      const text = localReply(task, asksResponseJson(valid.body));
-      const prompt = input.messages.at(-1)?.text ?? "";
-      const answer = options.answers.answerLocally({ prompt, text, choices: 1, id: `local-${randomUUID()}` });
-      const meta = { ...metaOf(id, valid.body, seconds(), null), store: false };
-      if (valid.body.stream) await runner.deliverLocal(response, answer, sse(new ResponseStreamEncoder(meta, seconds), sweep));
-      else await runner.deliverLocal(response, answer, json(new ResponseBodyEncoder(meta, seconds)));
-      return;
-    }
-    refuseUnsupported(unsupportedResponseParameters(valid.body), response, options.parameters);
-    // A background answer holds its place under the caps and its key's slot until it ends (given
-    // back with the response if the answer never reached the background runner).
-    let handedOver = false;
-    const held = background ? await admitHeld(response, valid.identity.principal, valid.workspace, options) : undefined;
-    if (held) options.facts.whenClosed(response, () => handedOver || held.release());
-    const admitted = held ? { ...valid, admission: held.meter } : await admitValidRequest(response, valid, options);
-    const { identity, body, model, workspace, admission } = admitted;
+    const framed = body.instructions ? [{ role: "system", text: body.instructions }, ...input.messages] : input.messages;
+    const task = options.housekeeping.localTask(framed, forcesResponseToolCall(body));
+    if (task) return answerTask(response, valid, task, id, input);
+    refuseUnsupported(unsupportedResponseParameters(body), response, options.parameters);
+    const admitted = await admitValidRequest(response, valid, options);
+    const { identity, model, workspace, admission } = admitted;
+    const continuation = await continuationOf(request, admitted, conversationId, input);
+    const { conversation, hints } = continuation;
+    const echoed = { conversation, ...(body.background ? { background: true } : {}) };
+    const meta = { ...metaOf(id, body, seconds(), continuation.previousResponseId), ...echoed };
+    const { continueQueryId } = continuation;
+    const { prompt } = input;
+    const plan = { prompt, mode: model.mode, choices: 1, continueQueryId, createFields: body.query, from: CREATE_FIELDS };
+    const spanStart = { operation: "chat", model: body.model, stream: body.stream === true } as const;
+    const promptIndex = input.messages.findLastIndex((message) => message.role === "user");
+    const scope = { principal: identity.principal, workspace };
+    await runner.run({ response, identity, workspace, meter: admission.meter, input: plan, spanStart }, ([queryId = ""]) => {
+      const turn: Turn = { id, ...scope, queryId, meta, input: continuation.items, conversation };
+      const { delivery, encoder } = deliveryOf(body, meta, { mode: model.mode, prompt: input.prompt, turn }, admission);
+      const remember = async (sent: ChoiceSent[]) => {
+        const remembered = options.threads.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId });
+        await Promise.all([remembered, stored.storeTurn(turn, encoder)]);
+      };
+      return { delivery, respondedAs: id, remember };
+    });
+  }
+
+  /** Answered by the adapter (docs/chat-ui-tasks.md), and not stored: no query a later response could continue. */
+  async function answerTask(
+    response: ServerResponse,
+    valid: ValidAnswerRequest<ResponseRequest>,
+    task: ChatUiTask,
+    id: string,
+    input: ReadInput,
+  ): Promise<void> {
+    await admitValidRequest(response, valid, options, task);
+    const text = localReply(task, asksResponseJson(valid.body));
+    const prompt = input.messages.at(-1)?.text ?? "";
+    const meta = { ...metaOf(id, valid.body, seconds(), null), store: false };
+    const delivery: Delivery<unknown> = valid.body.stream
+      ? sse(new ResponseStreamEncoder(meta, seconds), sweep)
+      : json(new ResponseBodyEncoder(meta, seconds));
+    await runner.answerLocally(response, { prompt, text, choices: 1, id: options.ids.local() }, delivery);
+  }
+
+  /** A request's continuation: its conversation, previous response or referenced item (any unknown one a 404), else the thread its history matches. */
+  async function continuationOf(
+    request: IncomingMessage,
+    admitted: AdmittedRequest<ResponseRequest>,
+    conversationId: string | undefined,
+    input: ReadInput,
+  ): Promise<Continuation> {
+    const { identity, workspace, body } = admitted;
     const { principal } = identity;
-    const scope = { principal, workspace };
-    const conversationId = conversationIdFrom(request.headers, config.conversationIdHeaders);
-    const hints: ConversationHints = { conversationId, messages: input.messages };
-    const { conversationItems, onStoreRefused } = options;
-    const thread = threadId ? await visibleConversation(conversationItems, threadId, identity, workspace, "conversation", onStoreRefused) : null;
+    const hints = { conversationId: conversationIdFrom(request.headers, config.conversationIdHeaders), messages: input.messages };
+    const thread = conversationId ? await options.conversations.visible(conversationId, principal, workspace, "conversation") : null;
     const items = await stored.resolveReferences(input.items, principal, workspace);
     const previousId = body.previous_response_id;
     const previous = previousId ? await stored.visible(previousId, principal, workspace, "previous_response_id") : null;
-    const referenced = previous ? null : items.lastReferenced;
-    const continued = thread ?? previous?.entry ?? referenced;
-    const continueQueryId = continued?.queryId ?? (await options.conversations.find(scope, hints));
-    const from = { choices: ["body"], createFields: ["body", "query"] };
-    const plan = { prompt: input.prompt, mode: model.mode, choices: 1, continueQueryId, createFields: body.query, from };
-    const trace = { operation: "chat", model: body.model, stream: body.stream === true } as const;
+    const continued = thread ?? previous ?? items.lastReferenced;
+    const continueQueryId = continued?.queryId ?? (await options.threads.find({ principal, workspace }, hints));
     const conversation = thread?.id ?? null;
-    const echoed = { conversation, ...(background ? { background: true } : {}) };
-    const meta = { ...metaOf(id, body, seconds(), previous?.entry.id ?? null), ...echoed };
-    const encoder = body.stream || background ? new ResponseStreamEncoder(meta, seconds) : new ResponseBodyEncoder(meta, seconds);
-    const promptIndex = input.messages.findLastIndex((message) => message.role === "user");
-    // A background answer is not the client's to stop by leaving: only a cancel stops it.
-    const controller = new AbortController();
-    const answerController = background ? controller : undefined;
-    const order = { response, identity, workspace, meter: admission, input: plan, trace, controller: answerController };
-    const turnOf = (queryId: string): Turn => ({ id, principal, workspace, queryId, meta, input: items.resolved, conversation });
-    const deliveryOf = (queryId: string): Delivery<unknown> => {
-      if (encoder instanceof ResponseBodyEncoder) return json(encoder);
-      return background ? backgroundDelivery(encoder, queryId) : sse(encoder, sweep);
-    };
-    await runner.run(order, ([queryId = ""]) => ({
-      delivery: deliveryOf(queryId),
-      respondedAs: id,
-      remember: async (sent) => {
-        const remembered = options.conversations.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId });
-        await Promise.all([remembered, stored.storeTurn(turnOf(queryId), encoder)]);
-      },
-    }));
+    return { items: items.resolved, continueQueryId, conversation, previousResponseId: previous?.id ?? null, hints };
+  }
 
-    /**
-     * The background delivery (docs/responses-api.md#background-mode): the stream encoder's frames go
-     * to the event log any replica follows; the client gets the response in progress at once, or
-     * follows the log when it asked for a stream.
-     */
-    function backgroundDelivery(streamEncoder: ResponseStreamEncoder, queryId: string): Delivery<void> {
-      return {
-        reportsUsage: true,
-        namesQueries: true,
-        async deliver(run, context) {
-          const resume: BackgroundResume = { mode: model.mode, prompt: input.prompt, turn: turnOf(queryId) };
-          const record = { id, principal, workspace, queryId, response: streamEncoder.current(null), resume };
-          const answer = { ...run.answer, usage: run.usage };
-          const beforeEnd = run.remember ?? (async () => undefined);
-          const release = held?.release ?? (() => undefined);
-          const job = { record, answer, encoder: streamEncoder, controller, beforeEnd, release };
-          handedOver = true;
-          await options.background.start(job);
-          if (body.stream) await streamBackground(response, options.background, id, -1, { ...context, sweep });
-          else sendBackground(response, record.response);
-        },
-      };
+  /** The delivery of a response: one body, a stream, or a background answer (its stream into an event log); and its encoder, for the stored turn. */
+  function deliveryOf(
+    body: ResponseRequest,
+    meta: ResponseMeta,
+    resume: BackgroundResume,
+    admission: Admitted,
+  ): { delivery: Delivery<unknown>; encoder: FinishedAnswer } {
+    if (!body.stream && !body.background) {
+      const encoder = new ResponseBodyEncoder(meta, seconds);
+      return { delivery: json(encoder), encoder };
     }
+    const encoder = new ResponseStreamEncoder(meta, seconds);
+    if (!body.background) return { delivery: sse(encoder, sweep), encoder };
+    const { turn } = resume;
+    const record = { id: turn.id, principal: turn.principal, workspace: turn.workspace, queryId: turn.queryId, resume };
+    const follow = body.stream ? sweep : undefined;
+    return { delivery: background(encoder, { responses: options.background, record, admission, follow }), encoder };
   }
 
   return [
     { method: "POST", path: "/v1/responses", handler: { fast: answerHandler(create, options) }, operation: createResponseOperation },
-    ...storedResponseRoutes({ ...options, stored }),
+    ...storedResponseRoutes(options),
   ];
 }
 
-/** The id of the conversation a request continues (`conversation`: an id or `{id}`), if any. */
-function conversationIdOf(conversation: ResponseRequest["conversation"]): string | undefined {
-  if (conversation === null || conversation === undefined) return undefined;
-  return typeof conversation === "string" ? conversation : conversation.id;
+/** Where a Responses request's create fields come from (the plan's message for a bad one). */
+const CREATE_FIELDS = { choices: ["body"], createFields: ["body", "query"] };
+
+/**
+ * The conversation a request continues (`conversation`: an id or `{id}`), if any; refuses what
+ * cannot go together (background without storing, a conversation and a previous response).
+ */
+function refuseConflicts(body: ResponseRequest): string | undefined {
+  if (body.background === true && body.store === false) {
+    throw new InvalidRequestError("Background mode requires store: true (a background response is retrieved later by its id)", { param: "background", code: "invalid_value" });
+  }
+  const conversation = body.conversation;
+  const id = conversation === null || conversation === undefined ? undefined : typeof conversation === "string" ? conversation : conversation.id;
+  if (id && body.previous_response_id) {
+    throw new InvalidRequestError("Mutually exclusive parameters: give either previous_response_id or conversation, not both", {
+      param: "conversation",
+      code: "mutually_exclusive_parameters",
+    });
+  }
+  return id;
 }

@@ -243,7 +243,7 @@ describe("conversations when the store fails", () => {
       },
       close: async () => undefined,
     };
-    const replica = await startAdapter(stack.workspace.url, {}, undefined, { conversationStore: stuck });
+    const replica = await startAdapter(stack.workspace.url, {}, undefined, { stores: { threads: stuck } });
     try {
       const plain = await ask(replica.url, [{ role: "user", content: "leave" }]);
       expect(plain.status).toBe(200);

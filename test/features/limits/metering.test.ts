@@ -16,7 +16,7 @@ type Adapter = Pick<Stack, "url" | "adapter">;
 
 /** The tokens charged so far to the test key in workspace `acme`, read from the limit counters (admitting under TPM alone charges nothing). */
 async function charged(stack: Adapter): Promise<number> {
-  const admission = await stack.adapter.rateLimits?.admit(PRINCIPAL, "acme", { tpm: TPM });
+  const admission = await stack.adapter.rateLimits?.take(PRINCIPAL, "acme", { tpm: TPM });
   if (!admission) throw new Error("no rate limits");
   admission.release();
   return TPM - Number(admission.headers["x-ratelimit-remaining-tokens"]);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { credentialHash } from "../../../src/auth/credential-hash.js";
-import type { ConversationStore } from "../../../src/stores/conversation-store.js";
+import type { ThreadStore } from "../../../src/continuity/threads/thread-store.js";
 import type { ReceivedSpan } from "../../helpers/otlp-receiver.js";
 import { API_KEY, chatBody, headers } from "../../helpers/start-stack.js";
 import { childrenOf, expectAnswerSpan, spanNamed, startTracedStack, type TracedStack } from "../../helpers/traced-stack.js";
@@ -11,7 +11,7 @@ const CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c";
 const CALLER_SPAN = "b7ad6b7169203331";
 
 /** A conversation store whose every call fails: the conversation warnings are log lines written while a request is served. */
-const failingStore: ConversationStore = {
+const failingStore: ThreadStore = {
   get: () => Promise.reject(new Error("store down")),
   set: () => Promise.reject(new Error("store down")),
   close: () => Promise.resolve(),
@@ -46,7 +46,7 @@ function everything(spans: readonly ReceivedSpan[]): string {
 describe("tracing over OTLP/HTTP protobuf (the default protocol)", () => {
   let stack: TracedStack;
   beforeAll(async () => {
-    stack = await startTracedStack({}, {}, { workspace: { stepDelayMs: 80 }, effects: { conversationStore: failingStore } });
+    stack = await startTracedStack({}, {}, { workspace: { stepDelayMs: 80 }, effects: { stores: { threads: failingStore } } });
   });
   afterAll(async () => {
     await stack?.close();

@@ -4,14 +4,23 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import type { BodyEncoder, StreamEncoder } from "../../../src/answer/answer-encoder.js";
 import type { AnswerEvent, ChoiceSent, TokenUsage } from "../../../src/answer/answer-events.js";
-import type { AnswerJob, AnswerService, RunningAnswer } from "../../../src/answer/answer-service.js";
+import { countUsage } from "../../../src/answer/count-usage.js";
+import type { AnswerJob, AnswerService } from "../../../src/answer/answer-service.js";
+import type { RunningAnswer } from "../../../src/answer/running-answer.js";
 import type { Identity } from "../../../src/auth/authenticate.js";
 import { ClientClosedError, QueryFailedError } from "../../../src/errors/adapter-error.js";
-import { AnswerRunner, type CollectEncoder, collect, json, sse, type UsageMeter } from "../../../src/http/answer-runner.js";
+import type { BackgroundResponses } from "../../../src/continuity/background/background-responses.js";
+import { AnswerRunner } from "../../../src/http/answer-runner.js";
+import { type CollectEncoder, collect } from "../../../src/http/delivery/collect-delivery.js";
+import type { UsageMeter } from "../../../src/http/delivery/delivery.js";
+import { json } from "../../../src/http/delivery/json-delivery.js";
+import { sse } from "../../../src/http/delivery/stream-delivery.js";
 import { Lifecycle } from "../../../src/http/lifecycle.js";
 import { RequestContext, type RequestContexts } from "../../../src/http/request-context.js";
 import { KeepAliveSweeps } from "../../../src/http/sse-writer.js";
 import { type AnswerTrace, UNTRACED_ANSWER } from "../../../src/telemetry/answer-trace.js";
+import { O200kTokenCounter } from "../../../src/tokens/token-counter.js";
+import { randomIds } from "../../../src/util/ids.js";
 
 const USAGE: TokenUsage = { promptTokens: 7, completionTokens: 5, reasoningTokens: 0 } as TokenUsage;
 const identity = { principal: "hash", upstreamCredential: "sk", upstreamKey: "key" } as unknown as Identity;
@@ -137,13 +146,15 @@ function runnerOf(answers: AnswerService, trace?: AnswerTrace) {
     facts,
     logger: pino({ level: "silent" }),
     modeField: "mode",
-    newQueryId: () => `q-${(ids += 1)}`,
+    ids: { ...randomIds, query: () => `q-${(ids += 1)}` },
+    tokens: new O200kTokenCounter(),
+    background: {} as BackgroundResponses,
   });
 }
 
 const sweep = new KeepAliveSweeps().of(60_000);
 const input = { prompt: "leave policy", mode: "ask" as const, choices: 1 };
-const traceStart = { operation: "chat", model: "ask", stream: false } as const;
+const spanStart = { operation: "chat", model: "ask", stream: false } as const;
 
 describe("AnswerRunner", () => {
   it("plans, starts, writes one JSON body with the usage, remembers before the last bytes, and charges once", async () => {
@@ -152,7 +163,7 @@ describe("AnswerRunner", () => {
     const { usageMeter, charges } = meter(true);
     const response = new MemoryResponse();
     const runner = runnerOf(service, trace);
-    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, trace: traceStart };
+    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, spanStart };
     const body = await runner.run(order, (queryIds) => ({
       delivery: json(bodyEncoder()),
       respondedAs: `chatcmpl-${queryIds[0]}`,
@@ -164,7 +175,7 @@ describe("AnswerRunner", () => {
     expect(response.log).toEqual(["remember Hello", `end ${JSON.stringify(body)}`]);
     expect(response.headers["service-query-id"]).toBe("q-1");
     expect(calls.starts).toHaveLength(1);
-    expect(calls.starts[0]?.countsUsage).toBe(true);
+    expect(calls.starts[0]?.usageNeeded).toBe(true);
     expect(calls.starts[0]?.plan.queries[0]?.queryId).toBe("q-1");
     expect(calls.usage).toBe(1);
     expect(charges).toEqual([USAGE]);
@@ -177,9 +188,9 @@ describe("AnswerRunner", () => {
     const { service, calls } = fakeAnswers(EVENTS);
     const { usageMeter, charges } = meter(true);
     const response = new MemoryResponse();
-    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, trace: traceStart };
+    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, spanStart };
     await runnerOf(service, trace).run(order, () => ({ delivery: sse(streamEncoder(false), sweep) }));
-    expect(calls.starts[0]?.countsUsage).toBe(true); // the TPM limit needs it
+    expect(calls.starts[0]?.usageNeeded).toBe(true); // the TPM limit needs it
     expect(response.log).toEqual(["write data: open\n\n", 'write data: {"text":"Hello"}\n\n', "write data: [DONE]\n\n", "end"]);
     const [[, counted]] = told.delivered as [[unknown, Promise<TokenUsage>]];
     await expect(counted).resolves.toEqual(USAGE);
@@ -192,7 +203,7 @@ describe("AnswerRunner", () => {
     const { service, calls } = fakeAnswers(EVENTS);
     const { usageMeter, charges } = meter(true);
     const response = new MemoryResponse();
-    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, trace: traceStart };
+    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, spanStart };
     await runnerOf(service, trace).run(order, () => ({ delivery: sse(streamEncoder(true), sweep) }));
     expect(response.log).toContain('write data: {"usage":12}\n\n');
     expect(told.delivered).toEqual([[[{ content: "Hello" }], USAGE]]);
@@ -204,9 +215,9 @@ describe("AnswerRunner", () => {
     const { service, calls } = fakeAnswers(EVENTS);
     const { usageMeter, charges } = meter(false);
     const response = new MemoryResponse();
-    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, trace: traceStart };
+    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, spanStart };
     await runnerOf(service).run(order, () => ({ delivery: sse(streamEncoder(false), sweep) }));
-    expect(calls.starts[0]?.countsUsage).toBe(false);
+    expect(calls.starts[0]?.usageNeeded).toBe(false);
     expect(calls.usage).toBe(0);
     expect(charges).toEqual([]);
   });
@@ -216,7 +227,7 @@ describe("AnswerRunner", () => {
     const { service, calls } = fakeAnswers(failed);
     const { usageMeter, charges } = meter(true);
     const response = new MemoryResponse();
-    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, trace: traceStart };
+    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, spanStart };
     const remembered: ChoiceSent[][] = [];
     await runnerOf(service).run(order, () => ({ delivery: sse(streamEncoder(true), sweep), remember: async (sent) => void remembered.push(sent) }));
     expect(response.log.slice(-3)).toEqual(['write data: {"error":"boom"}\n\n', "write data: [DONE]\n\n", "end"]);
@@ -227,16 +238,21 @@ describe("AnswerRunner", () => {
   it("throws a failed JSON answer for the edge to map", async () => {
     const { service } = fakeAnswers([{ type: "failed", error: new QueryFailedError("boom") }]);
     const response = new MemoryResponse();
-    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: meter(false).usageMeter, input, trace: traceStart };
+    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: meter(false).usageMeter, input, spanStart };
     await expect(runnerOf(service).run(order, () => ({ delivery: json(bodyEncoder()) }))).rejects.toThrow("boom");
     expect(response.log).toEqual([]);
   });
 
-  it("delivers a local answer with no plan, no start and no charge", async () => {
-    const { service, calls, running } = fakeAnswers(EVENTS);
+  it("delivers a local answer with no plan, no start and no charge, its usage counted like any answer's", async () => {
+    const { service, calls } = fakeAnswers(EVENTS);
     const response = new MemoryResponse();
-    const body = await runnerOf(service).deliverLocal(response as unknown as ServerResponse, running(), json(bodyEncoder()));
-    expect(body).toEqual({ text: "Hello", usage: USAGE });
+    const job = { prompt: "leave policy", text: "Hello", choices: 1, id: "local-1" };
+    const encoder = bodyEncoder();
+    const withReasoning = { ...encoder, sent: () => encoder.sent().map((choice) => ({ ...choice, reasoning: "" })) };
+    const body = await runnerOf(service).answerLocally(response as unknown as ServerResponse, job, json(withReasoning));
+    const counted = await countUsage([{ prompt: "leave policy", content: "Hello", reasoning: "" }], new O200kTokenCounter());
+    expect(body).toEqual({ text: "Hello", usage: counted });
+    expect(counted.promptTokens).toBeGreaterThan(0);
     expect(calls.starts).toEqual([]);
     expect(response.headers["service-query-id"]).toBeUndefined();
   });
@@ -264,7 +280,7 @@ describe("collect (MCP tool results)", () => {
     workspace: "acme",
     meter: usageMeter,
     input,
-    trace: { operation: "execute_tool", tool: "ask", model: "ask", stream: false } as const,
+    spanStart: { operation: "execute_tool", tool: "ask", model: "ask", stream: false } as const,
   });
 
   it("collects the answer with progress (started, each event, done) and charges its usage once", async () => {
@@ -284,7 +300,7 @@ describe("collect (MCP tool results)", () => {
     expect(encoder.text).toBe("Hello");
     expect(progress).toEqual(["started q-1", "text", "cited", "finished", "done"]);
     expect(response.headers["service-query-id"]).toBeUndefined();
-    expect(calls.starts[0]?.countsUsage).toBe(true);
+    expect(calls.starts[0]?.usageNeeded).toBe(true);
     await expect((told.delivered[0] as [unknown, Promise<TokenUsage>])[1]).resolves.toEqual(USAGE);
     expect([calls.usage, charges.length]).toEqual([1, 1]);
     expect(response.log).toEqual([]);

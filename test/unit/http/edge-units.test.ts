@@ -75,11 +75,11 @@ describe("admit", () => {
     const settings = loadConfig({ RATE_LIMIT_CONCURRENT: "1", RATE_LIMIT_RPM: "10" }).rateLimits as RateLimitSettings;
     const options = { limit: new ConcurrencyLimit(10, 10), rateLimits: new RateLimits(settings, counters), facts };
     const response = new FakeResponse() as unknown as ServerResponse & FakeResponse;
-    const admission = await admit(response, "hash", "acme", true, options);
+    const admission = await admit(response, { principal: "hash", workspace: "acme", asksWorkspace: true }, options);
     expect(admission.meter.countsTokens).toBe(false);
     expect(response.headers["x-ratelimit-remaining-requests"]).toBe("9");
     expect(counters.slotsHeld).toBe(1);
-    await expect(admit(new FakeResponse() as unknown as ServerResponse, "hash", "acme", true, options)).rejects.toThrow(/answers in flight/);
+    await expect(admit(new FakeResponse() as unknown as ServerResponse, { principal: "hash", workspace: "acme", asksWorkspace: true }, options)).rejects.toThrow(/answers in flight/);
     response.emit("prefinish");
     expect(counters.slotsHeld).toBe(0);
     response.close();
@@ -89,7 +89,7 @@ describe("admit", () => {
 
   it("costs no promise where no limit applies", () => {
     const options = { limit: new ConcurrencyLimit(10, 10), facts };
-    expect(admit(new FakeResponse() as unknown as ServerResponse, "hash", "acme", true, options)).not.toBeInstanceOf(Promise);
+    expect(admit(new FakeResponse() as unknown as ServerResponse, { principal: "hash", workspace: "acme", asksWorkspace: true }, options)).not.toBeInstanceOf(Promise);
   });
 });
 
@@ -114,7 +114,7 @@ describe("Lifecycle", () => {
   it("counts requests until their response closes, and drains at once when none is in flight", async () => {
     const lifecycle = new Lifecycle(facts);
     const one = response();
-    expect(lifecycle.admit("/v1/models", one)).toBe(true);
+    expect(lifecycle.accepting("/v1/models", one)).toBe(true);
     expect(lifecycle.activeRequests).toBe(1);
     one.close();
     expect(lifecycle.activeRequests).toBe(0);
@@ -124,17 +124,17 @@ describe("Lifecycle", () => {
   it("while draining, refuses new requests with 503 and Connection: close, but answers liveness and readiness", async () => {
     const lifecycle = new Lifecycle(facts);
     const inFlight = response();
-    lifecycle.admit("/v1/chat/completions", inFlight);
+    lifecycle.accepting("/v1/chat/completions", inFlight);
     const draining = lifecycle.drain(10_000);
     const refused = response();
-    expect(lifecycle.admit("/v1/models", refused)).toBe(false);
+    expect(lifecycle.accepting("/v1/models", refused)).toBe(false);
     expect(refused.statusCode).toBe(503);
     expect(refused.headers.connection).toBe("close");
     expect(JSON.parse(refused.body).error.type).toBe("service_unavailable");
-    expect(lifecycle.admit("/health", response())).toBe(true);
+    expect(lifecycle.accepting("/health", response())).toBe(true);
     // Readiness answers for itself (503 while draining) rather than being refused.
     const readiness = response();
-    expect(lifecycle.admit("/ready", readiness)).toBe(true);
+    expect(lifecycle.accepting("/ready", readiness)).toBe(true);
     expect(readiness.headers.connection).toBe("close");
     inFlight.close();
     // /health is still open: the drain waits for it too, then reports the grace time ran out.
@@ -143,7 +143,7 @@ describe("Lifecycle", () => {
 
   it("gives up after the grace time, and ends every open stream with its failure", async () => {
     const lifecycle = new Lifecycle(facts);
-    lifecycle.admit("/v1/chat/completions", response());
+    lifecycle.accepting("/v1/chat/completions", response());
     const ended: unknown[] = [];
     lifecycle.trackStream({ fail: async (error) => void ended.push(error) });
     const untrack = lifecycle.trackStream({ fail: async (error) => void ended.push(error) });

@@ -36,7 +36,7 @@ describe("SseWriter", () => {
     const writer = writerOf(response, 10_000);
     writer.open();
     let sent = false;
-    const sending = writer.send({ data: { n: 1 } }).then(() => {
+    const sending = writer.send([{ data: { n: 1 } }]).then(() => {
       sent = true;
     });
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -46,18 +46,18 @@ describe("SseWriter", () => {
     await sending;
     expect(sent).toBe(true);
     expect(response.written).toEqual(['data: {"n":1}\n\n']);
-    writer.end();
+    await writer.end();
   });
 
   it("stops waiting and writing once the client is gone", async () => {
     const response = new FullResponse();
     const writer = writerOf(response, 10_000);
     writer.open();
-    const sending = writer.send({ data: { n: 1 } });
+    const sending = writer.send([{ data: { n: 1 } }]);
     response.destroyed = true;
     response.emit("close");
     await sending;
-    await writer.send({ data: { n: 2 } });
+    await writer.send([{ data: { n: 2 } }]);
     expect(response.written).toHaveLength(1);
     expect(writer.isClosed).toBe(true);
   });
@@ -68,7 +68,7 @@ describe("SseWriter", () => {
     const writer = writerOf(response, 30);
     writer.open();
     await waitFor(() => response.written.includes(": keep-alive\n\n"), "a keep-alive comment");
-    writer.end();
+    await writer.end();
     const count = response.written.length;
     await new Promise((resolve) => setTimeout(resolve, 80)); // a quiet spell of several intervals: nothing more is written
     expect(response.written.length).toBe(count);
@@ -79,9 +79,9 @@ describe("SseWriter", () => {
     response.full = false;
     const writer = writerOf(response, 10_000);
     writer.open();
-    await writer.send({ event: "response.output_text.delta", data: { delta: "Hi" } });
-    await writer.send({ data: "[DONE]" });
+    await writer.send([{ event: "response.output_text.delta", data: { delta: "Hi" } }]);
+    await writer.send([{ data: "[DONE]" }]);
     expect(response.written).toEqual(['event: response.output_text.delta\ndata: {"delta":"Hi"}\n\n', "data: [DONE]\n\n"]);
-    writer.end();
+    await writer.end();
   });
 });

@@ -71,7 +71,7 @@ describe("admission", () => {
     counters.requests = { counted: true, used: 3, resetMs: 41_250 };
     counters.tokens = { used: 1200, resetMs: 59_000 };
     const limits = new RateLimits(settings({ RATE_LIMIT_RPM: "10", RATE_LIMIT_TPM: "5000", RATE_LIMIT_CONCURRENT: "2" }), counters);
-    const admission = await limits.admit("hash", "acme", { rpm: 10, tpm: 5000, concurrent: 2 });
+    const admission = await limits.take("hash", "acme", { rpm: 10, tpm: 5000, concurrent: 2 });
     expect(counters.calls).toEqual(["count {hash:acme} 10", "tokens {hash:acme} 5000", "slot {hash:acme} 2"]);
     expect(admission.headers).toEqual({
       "x-ratelimit-limit-requests": "10",
@@ -90,7 +90,7 @@ describe("admission", () => {
   it("sends only the headers of the limits that apply, and charges nothing without a tokens limit", async () => {
     const counters = new FakeCounters();
     const limits = new RateLimits(settings({ RATE_LIMIT_CONCURRENT: "2" }), counters);
-    const admission = await limits.admit("hash", "acme", { concurrent: 2 });
+    const admission = await limits.take("hash", "acme", { concurrent: 2 });
     expect(admission.headers).toEqual({});
     expect(admission.countsTokens).toBe(false);
     admission.charge(100);
@@ -104,7 +104,7 @@ describe("admission", () => {
     const limits = new RateLimits(settings({ RATE_LIMIT_RPM: "10", RATE_LIMIT_CONCURRENT: "2" }), counters, {
       onLimited: (kind, workspace) => limited.push(`${kind} ${workspace}`),
     });
-    const error = await refusal(limits.admit("hash", "acme", { rpm: 10, concurrent: 2 }));
+    const error = await refusal(limits.take("hash", "acme", { rpm: 10, concurrent: 2 }));
     expect(error.status).toBe(429);
     expect(error.code).toBe("rate_limit_exceeded");
     expect(error.type).toBe("rate_limit_error");
@@ -129,7 +129,7 @@ describe("admission", () => {
     counters.slotFree = false;
     counters.requests = { counted: true, used: 4, resetMs: 50_000 };
     const limits = new RateLimits(settings({ RATE_LIMIT_RPM: "10", RATE_LIMIT_CONCURRENT: "1" }), counters);
-    const error = await refusal(limits.admit("hash", "acme", { rpm: 10, concurrent: 1 }));
+    const error = await refusal(limits.take("hash", "acme", { rpm: 10, concurrent: 1 }));
     expect(error.message).toMatch(/on answers in flight: limit 1\. Please try again in 1s\./);
     expect(error.headers).toMatchObject({ "retry-after": "1", "retry-after-ms": "1000", "x-ratelimit-remaining-requests": "7" });
     expect(counters.calls).toContain("uncount {hash:acme}");
@@ -141,7 +141,7 @@ describe("admission", () => {
     counters.slotFree = false;
     const limited: string[] = [];
     const limits = new RateLimits(settings({ RATE_LIMIT_TPM: "5000" }), counters, { onLimited: (kind) => limited.push(kind) });
-    const error = await refusal(limits.admit("hash", "acme", { tpm: 5000, concurrent: 1 }));
+    const error = await refusal(limits.take("hash", "acme", { tpm: 5000, concurrent: 1 }));
     expect(error.message).toMatch(/on tokens per minute \(TPM\): limit 5000; answers in flight: limit 1\. Please try again in 30s\./);
     expect(error.headers).toMatchObject({ "x-ratelimit-remaining-tokens": "0", "retry-after": "30", "retry-after-ms": "30000" });
     expect(limited).toEqual(["tpm"]);

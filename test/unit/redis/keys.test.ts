@@ -12,9 +12,9 @@ describe("the Redis key names", () => {
   const keys = redisKeys("workspace-openai-adapter:");
 
   it("stay byte for byte what deployments' Redis holds", () => {
-    expect(keys.conversation("h:abc")).toBe("workspace-openai-adapter:conversation:h:abc");
-    expect(keys.conversationItems("conv_1", "record")).toBe("workspace-openai-adapter:conversations:{conv_1}:record");
-    expect(keys.conversationItems("conv_1", "items")).toBe("workspace-openai-adapter:conversations:{conv_1}:items");
+    expect(keys.thread("h:abc")).toBe("workspace-openai-adapter:conversation:h:abc");
+    expect(keys.apiConversation("conv_1", "record")).toBe("workspace-openai-adapter:conversations:{conv_1}:record");
+    expect(keys.apiConversation("conv_1", "items")).toBe("workspace-openai-adapter:conversations:{conv_1}:items");
     expect(keys.oauth("token:abc")).toBe("workspace-openai-adapter:oauth:token:abc");
     expect(keys.oauthAttempts("{register:127.0.0.1}")).toBe("workspace-openai-adapter:oauth-attempts:{register:127.0.0.1}");
     expect(keys.response("resp_1")).toBe("workspace-openai-adapter:response:resp_1");
@@ -43,7 +43,7 @@ describe("the Redis key names", () => {
 
   it("live under the deployment's prefix", () => {
     const other = redisKeys("staging:");
-    for (const key of [other.conversation("c:x"), other.response("r"), other.responseItem("i"), other.pollLease("g"), other.limitSlots("{g}")]) {
+    for (const key of [other.thread("c:x"), other.response("r"), other.responseItem("i"), other.pollLease("g"), other.limitSlots("{g}")]) {
       expect(key.startsWith("staging:")).toBe(true);
     }
   });

@@ -1,0 +1,118 @@
+import type { Logger } from "pino";
+import type { Config } from "../config/config.js";
+import type { Clock } from "../util/clock.js";
+import type { Ids } from "../util/ids.js";
+import type { RetryOutcome } from "../util/retry-briefly.js";
+import { BackgroundResponses } from "./background/background-responses.js";
+import type { BackgroundStore } from "./background/background-store.js";
+import { ConversationsApi } from "./conversations-api/conversations-api.js";
+import type { ConversationsApiStore } from "./conversations-api/conversations-api-store.js";
+import type { ResponseStore } from "./responses/response-store.js";
+import { StoredResponses } from "./responses/stored-responses.js";
+import { ThreadMemory } from "./threads/thread-memory.js";
+import type { ThreadStore } from "./threads/thread-store.js";
+
+/** How long a replica's lease on a background answer lasts (renewed at a third): past it, another replica takes the answer over. */
+const BACKGROUND_LEASE_MS = 3000;
+/** How often a follower of a background response looks for events another replica appended. */
+const BACKGROUND_FOLLOW_POLL_MS = 100;
+
+/** The stores continuity keeps its records in, all of one backend (memory or Redis), any of them replaceable by a test. */
+export interface ContinuityStores {
+  threads: ThreadStore;
+  responses: ResponseStore;
+  background: BackgroundStore;
+  conversations: ConversationsApiStore;
+}
+
+/** The stores' writes, as continuity waits for them. */
+export interface StoreWrites {
+  /** Bounds the wait for a write that ends an answer (`STORE_WRITE_WAIT_MS`); undefined when every store answers at once (in process). */
+  waitMs: number | undefined;
+  /** Resolves when a shared store answers again after an outage: a failed write's cue to retry at once. */
+  answersAgain?: (() => Promise<void>) | undefined;
+}
+
+/** What continuity reports (metrics): each write's outcome, and each request refused for a store that did not answer. */
+export interface ContinuityEvents {
+  onWrite(store: "conversation" | "response", outcome: RetryOutcome): void;
+  onRefused(store: "conversation" | "response"): void;
+}
+
+/** What continuity is built from besides its stores. */
+export interface ContinuitySettings {
+  config: Pick<Config, "conversationTtlSeconds" | "responsesTtlSeconds" | "storeWriteWaitMs">;
+  writes: StoreWrites;
+  clock: Clock;
+  ids: Ids;
+  logger: Logger;
+  events: ContinuityEvents;
+}
+
+/**
+ * What carries an answer from one request to the next (docs/architecture.md#continuity): the
+ * thread memory of chat histories, the stored responses, the background responses and the
+ * Conversations API's conversations, each over its store.
+ */
+export interface Continuity {
+  threads: ThreadMemory;
+  stored: StoredResponses;
+  background: BackgroundResponses;
+  conversations: ConversationsApi;
+  close(): Promise<void>;
+}
+
+/** Builds continuity over one set of stores (`memoryBackend` or `redisBackend`, or a test's). */
+export function createContinuity(stores: ContinuityStores, settings: ContinuitySettings): Continuity {
+  const { config, writes, clock, ids, logger, events } = settings;
+  const threads = new ThreadMemory(stores.threads, {
+    ttlSeconds: config.conversationTtlSeconds,
+    logger,
+    clock,
+    writeWaitMs: writes.waitMs,
+    onRemembered: (outcome) => events.onWrite("conversation", outcome),
+    onRefused: () => events.onRefused("conversation"),
+    storeAnswersAgain: writes.answersAgain,
+  });
+  const stored = new StoredResponses({
+    store: stores.responses,
+    clock,
+    logger,
+    ttlSeconds: config.responsesTtlSeconds,
+    writeWaitMs: config.storeWriteWaitMs,
+    onStored: (outcome) => events.onWrite("response", outcome),
+    onRefused: () => events.onRefused("response"),
+    wake: writes.answersAgain,
+    conversationItems: stores.conversations,
+    conversationTtlSeconds: config.conversationTtlSeconds,
+  });
+  const background = new BackgroundResponses({
+    store: stores.background,
+    clock,
+    logger,
+    ttlSeconds: config.responsesTtlSeconds,
+    replica: ids.replica(),
+    leaseMs: BACKGROUND_LEASE_MS,
+    followPollMs: BACKGROUND_FOLLOW_POLL_MS,
+    onRefused: () => events.onRefused("response"),
+  });
+  const conversations = new ConversationsApi({
+    store: stores.conversations,
+    ttlSeconds: config.conversationTtlSeconds,
+    clock,
+    ids,
+    logger,
+    onRefused: () => events.onRefused("conversation"),
+  });
+  return {
+    threads,
+    stored,
+    background,
+    conversations,
+    close: async () => {
+      // Background answers are left to another replica (their queries go on upstream).
+      background.close();
+      await Promise.all([threads.close(), stores.responses.close()]);
+    },
+  };
+}

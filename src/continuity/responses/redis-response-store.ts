@@ -1,0 +1,58 @@
+import type { Logger } from "pino";
+import type { RedisKeys } from "../../redis/keys.js";
+import type { RedisGate } from "../../redis/redis-gate.js";
+import { parseStored } from "../stored-json.js";
+import { type ResponseStore, type StoredEntry, storedEntrySchema } from "./response-store.js";
+
+/**
+ * Stored responses in Redis, so that every replica reads what any replica stored. One key per
+ * response (its JSON, which holds customer text: the answer and its input) and one per output item
+ * (the response's id), named by `RedisKeys`, all with the store's TTL. An entry read back is parsed
+ * (`storedEntrySchema`). A command Redis cannot answer throws `StoreUnavailableError` (through the
+ * gate): never "not found".
+ */
+export class RedisResponseStore implements ResponseStore {
+  constructor(
+    private readonly redis: RedisGate,
+    private readonly keys: RedisKeys,
+    private readonly logger: Logger,
+  ) {}
+
+  async get(id: string): Promise<StoredEntry | null> {
+    const key = this.keys.response(id);
+    const text = await this.redis.run(key, (redis) => redis.get(key));
+    return text === null ? null : parseStored(storedEntrySchema, text, `response ${id}`, this.logger);
+  }
+
+  async findByItem(itemId: string): Promise<StoredEntry | null> {
+    const key = this.keys.responseItem(itemId);
+    const id = await this.redis.run(key, (redis) => redis.get(key));
+    return id === null ? null : this.get(id);
+  }
+
+  // One command per key, not a MULTI: in a cluster the keys live in different slots (a response
+  // and its items spread over the shards), each through its node's gate. The write is retried whole
+  // and ends the answer only once done, so no reader sees half of it.
+  async put(entry: StoredEntry, ttlSeconds: number): Promise<void> {
+    const value = JSON.stringify(entry);
+    await Promise.all([
+      this.setKey(this.keys.response(entry.id), value, ttlSeconds),
+      ...entry.itemIds.map((itemId) => this.setKey(this.keys.responseItem(itemId), entry.id, ttlSeconds)),
+    ]);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const entry = await this.get(id);
+    if (!entry) return false;
+    const keys = [this.keys.response(id), ...entry.itemIds.map((itemId) => this.keys.responseItem(itemId))];
+    await Promise.all(keys.map((key) => this.redis.run(key, (redis) => redis.del(key))));
+    return true;
+  }
+
+  private async setKey(key: string, value: string, ttlSeconds: number): Promise<void> {
+    await this.redis.run(key, (redis) => redis.set(key, value, "EX", ttlSeconds));
+  }
+
+  // The connection is the adapter's, closed with it.
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,72 @@
+import type { ServerResponse } from "node:http";
+import type { Logger } from "pino";
+import type { ChoiceSent, TokenUsage } from "../../answer/answer-events.js";
+import type { RunningAnswer } from "../../answer/running-answer.js";
+import type { AnswerTrace } from "../../telemetry/answer-trace.js";
+import type { Lifecycle } from "../lifecycle.js";
+import type { RequestContexts } from "../request-context.js";
+
+/**
+ * Told what the client is about to receive once the answer is whole and encoded, before its last
+ * bytes go (the JSON body, or the stream's closing frames): the thread memory and stored responses
+ * are written here, and the answer ends when the returned promise settles — so that the client's
+ * next request, to any replica, finds them (docs/architecture.md#redis-down-or-slow). The callee
+ * bounds the wait, logs its failures, and never rejects.
+ */
+export type BeforeAnswerEnds = (sent: ChoiceSent[]) => Promise<void>;
+
+/** What admission hands the runner for the tokens-per-minute limit (`http/admission.ts`). */
+export interface UsageMeter {
+  /** Whether the answer's tokens count (`RATE_LIMIT_TPM`): its usage is then counted even when the client does not ask for it. */
+  readonly countsTokens: boolean;
+  /** Charges an answer's usage to the key's tokens per minute (called once per answer, by the runner). */
+  charge(usage: TokenUsage): void;
+}
+
+/** A meter for an answer nothing is charged for (no TPM limit, a chat UI's housekeeping, a background answer taken over). */
+export const NOT_METERED: UsageMeter = { countsTokens: false, charge: () => undefined };
+
+/**
+ * One answer being delivered, as a delivery sees it: the running answer, whether its usage is
+ * needed (decided once by the runner), its usage counted and charged at most once however many
+ * times it is asked for, its trace, its controller, and what to do before the last bytes.
+ */
+export interface AnswerRun {
+  readonly answer: RunningAnswer;
+  readonly meter: UsageMeter;
+  readonly trace: AnswerTrace;
+  /** Aborts the answer's queries: a client leaving does it, unless the delivery outlives the response (then a cancel does). */
+  readonly controller: AbortController;
+  readonly remember: BeforeAnswerEnds | undefined;
+  /**
+   * Whether the answer's usage is counted at all: the client is told it (`Delivery.reportsUsage`),
+   * the TPM limit charges it, or a sampled span records it. A delivery that does not report usage
+   * counts it after the last bytes only when this says so.
+   */
+  readonly usageNeeded: boolean;
+  /** The answer's usage over what it sent: counted once (memoised) and charged to the meter once. */
+  usage(sent: readonly ChoiceSent[]): Promise<TokenUsage>;
+}
+
+/** What a delivery may use of the adapter. */
+export interface DeliveryContext {
+  readonly lifecycle: Lifecycle;
+  readonly facts: RequestContexts;
+  readonly logger: Logger;
+}
+
+/**
+ * How an answer reaches its client: a JSON body (`json`), a stream of server-sent events (`sse`),
+ * collected for a tool result with progress (`collect`, MCP), or an event log that outlives the
+ * request (`background`). A new dialect brings an encoder and picks one; a delivery that changes
+ * the answer before it is encoded wraps one.
+ */
+export interface Delivery<Result> {
+  /** Whether the client is told the answer's usage: the prompt is then counted while the upstream answers. */
+  readonly reportsUsage: boolean;
+  /** Whether the response carries `Service-Query-Id` (the OpenAI dialects; MCP says it in the result). */
+  readonly namesQueries: boolean;
+  /** Whether the answer goes on after the response ends (background): the client leaving does not stop it. */
+  readonly outlivesResponse?: boolean;
+  deliver(run: AnswerRun, response: ServerResponse, context: DeliveryContext): Promise<Result>;
+}

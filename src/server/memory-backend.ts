@@ -1,0 +1,35 @@
+import { MemoryBackgroundStore } from "../continuity/background/background-store.js";
+import { MemoryConversationsApiStore } from "../continuity/conversations-api/conversations-api-store.js";
+import { MemoryResponseStore } from "../continuity/responses/response-store.js";
+import { MemoryThreadStore } from "../continuity/threads/thread-store.js";
+import { MemoryLimitCounters } from "../limits/limit-counters.js";
+import { MemoryOAuthStorage } from "../oauth/oauth-storage.js";
+import { type Backend, type BackendSettings, CONVERSATION_MAX_ITEMS } from "./backend.js";
+
+/**
+ * Everything in this process (one replica, no `REDIS_*`): bounded, expiring maps; the counters and
+ * grants end with the process. Stores in process answer at once, so no write is waited for.
+ */
+export function memoryBackend(settings: Omit<BackendSettings, "logger" | "metrics">): Backend {
+  const { config, clock, windowSeconds } = settings;
+  const now = () => clock.now();
+  const limitCounters = config.rateLimits ? new MemoryLimitCounters(windowSeconds) : undefined;
+  return {
+    stores: {
+      threads: new MemoryThreadStore(config.conversationMaxEntries, now),
+      responses: new MemoryResponseStore(config.responsesMaxEntries, now),
+      background: new MemoryBackgroundStore(config.responsesMaxEntries, now),
+      conversations: new MemoryConversationsApiStore(config.conversationMaxEntries, CONVERSATION_MAX_ITEMS, now),
+    },
+    writes: { waitMs: undefined },
+    limitCounters,
+    attemptCounters: (seconds) => new MemoryLimitCounters(seconds),
+    oauthStorage: () => new MemoryOAuthStorage(clock, config.mcpOauth?.memoryMaxBytes),
+    pollSharing: undefined,
+    sharedStoreAvailable: () => false,
+    leasesHeld: () => 0,
+    close: async () => {
+      await limitCounters?.close();
+    },
+  };
+}
