@@ -50,23 +50,24 @@ try {
 }
 const { tracing } = traced;
 const mixin = tracing && (() => tracing.logFields());
-const logger = createLogger({ level: config.logLevel, format: config.logFormat, mixin });
+const logger = createLogger({ ...config.log, mixin });
 for (const warning of traced.warnings) logger.warn(warning);
 if (tracing) logger.info(traced.summary);
 let embedded: RunningWorkspace | undefined;
-let upstreamUrl = config.workspaceBaseUrl;
+let upstreamUrl = config.upstream.baseUrl;
 const documentRoots = config.embedded.documentsDir ? [config.embedded.documentsDir] : defaultDocuments();
 if (!upstreamUrl) {
   embedded = await startEmbeddedWorkspace({
     documents: documentRoots,
     workspaces: config.embedded.workspaces,
     stepDelayMs: config.embedded.stepDelayMs,
-    modeField: config.modeField,
+    modeField: config.upstream.modeField,
     watch: true,
     log: (level, fields, message) => logger[level](fields, message),
   });
   upstreamUrl = embedded.url;
-  config = { ...config, defaultWorkspace: config.defaultWorkspace ?? config.embedded.workspaces[0] };
+  const defaultWorkspace = config.upstream.defaultWorkspace ?? config.embedded.workspaces[0];
+  config = { ...config, upstream: { ...config.upstream, defaultWorkspace } };
 }
 
 // Set once the server listens: the embedded workspace's citations link to the adapter's document page.
@@ -75,7 +76,7 @@ const adapter = createAdapter(
   config,
   upstreamUrl,
   embedded
-    ? { logger, tracing, documents: documentReader(documentRoots), publicUrl: () => config.publicUrl ?? listening }
+    ? { logger, tracing, documents: documentReader(documentRoots), publicUrl: () => config.server.publicUrl ?? listening }
     : { logger, tracing },
 );
 if (embedded) {
@@ -87,14 +88,14 @@ if (embedded) {
 
 const running = await startServer(adapter, config);
 const { port } = running.server.address() as AddressInfo;
-const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
+const host = config.server.host === "0.0.0.0" || config.server.host === "::" ? "localhost" : config.server.host;
 listening = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 const base = `${listening}/v1`;
 adapter.logger.info({ url: base, upstream: embedded ? "embedded" : upstreamUrl }, "adapter listening");
-const workspace = config.defaultWorkspace ?? "<workspace-id>";
+const workspace = config.upstream.defaultWorkspace ?? "<workspace-id>";
 process.stdout.write(
   `\nworkspace-openai-adapter is serving ${base}${embedded ? " (against the embedded workspace)" : ""}\n` +
-    (config.playground ? `Open the playground in a browser: ${listening}/\n` : "") +
+    (config.server.playground ? `Open the playground in a browser: ${listening}/\n` : "") +
     "Try it:\n\n" +
     `curl -s ${base}/chat/completions \\\n` +
     `  -H "Authorization: Bearer ${embedded ? "any-key-works-locally" : "$WORKSPACE_API_KEY"}" \\\n` +
@@ -105,7 +106,7 @@ process.stdout.write(
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
-    adapter.logger.info({ signal, graceMs: config.shutdownGraceMs }, "shutting down: draining requests");
+    adapter.logger.info({ signal, graceMs: config.server.shutdownGraceMs }, "shutting down: draining requests");
     void running
       .shutdown()
       .then(() => embedded?.close())

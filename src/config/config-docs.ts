@@ -1,10 +1,14 @@
 import { TRACING_VARIABLES } from "../telemetry/tracing-environment.js";
 import { variableDocs } from "./config.js";
 
-/** The configuration table of docs/configuration.md (`npm run docs` writes it; a test checks it is current). */
+/** The configuration tables of docs/configuration.md, one per section (`npm run docs` writes them; a test checks they are current). */
 export function configurationTable(): string {
-  const rows = variableDocs().map(([name, doc]) => `| \`${name}\` | ${doc.shown} | ${doc.meaning} |`);
-  return ["| Variable | Default | Meaning |", "|---|---|---|", ...rows].join("\n");
+  return variableDocs()
+    .map(({ title, variables }) => {
+      const rows = variables.map(([name, doc]) => `| \`${name}\` | ${doc.shown} | ${doc.meaning} |`);
+      return [`### ${title}`, "", "| Variable | Default | Meaning |", "|---|---|---|", ...rows].join("\n");
+    })
+    .join("\n\n");
 }
 
 /** The table, in docs/observability.md, of the standard OpenTelemetry variables tracing reads (`npm run docs` writes it too). */
@@ -25,10 +29,14 @@ export const FLAG_ALIASES: Record<string, string> = { documents: "EMBEDDED_DOCUM
 export function helpText(version: string): string {
   const plain = (text: string) => text.replaceAll("`", "");
   const aliases = new Map(Object.entries(FLAG_ALIASES).map(([alias, variable]) => [variable, alias]));
-  const lines = variableDocs().map(([name, doc]) => {
-    const alias = aliases.get(name);
-    return `  ${flagOf(name).padEnd(32)} ${plain(doc.meaning)}\n  ${"".padEnd(32)} (${name}${alias ? `; also --${alias}` : ""}; default: ${plain(doc.shown)})`;
-  });
+  const lines = variableDocs().flatMap(({ title, variables }) => [
+    "",
+    `${title}:`,
+    ...variables.map(([name, doc]) => {
+      const alias = aliases.get(name);
+      return `  ${flagOf(name).padEnd(32)} ${plain(doc.meaning)}\n  ${"".padEnd(32)} (${name}${alias ? `; also --${alias}` : ""}; default: ${plain(doc.shown)})`;
+    }),
+  ]);
   return [
     `workspace-openai-adapter ${version}: an OpenAI-compatible server (chat completions, Responses) for a Workspace Knowledge Service`,
     "",

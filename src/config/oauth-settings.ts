@@ -1,6 +1,68 @@
 import { BlockList, isIP } from "node:net";
-import type { z } from "zod";
-import type { Environment } from "./config.js";
+import { z } from "zod";
+import type { AuthVariables } from "./auth-settings.js";
+import type { McpVariables } from "./mcp-settings.js";
+import type { ServerVariables } from "./server-settings.js";
+import { documented, integer, listOf, optionalHttpUrl, optionalText } from "./variables.js";
+
+/** The oauth section's variables (docs/mcp-oauth.md): OAuth 2.1 for the MCP tools at `/oauth/mcp`. */
+export const oauthVariables = z.object({
+  MCP_OAUTH: documented(
+    z.enum(["on", "off"]).default("off"),
+    "`on` also serves the MCP tools at `/oauth/mcp` behind OAuth 2.1 (docs/mcp-oauth.md): the adapter is its own authorization server (discovery, client registration, a consent page that takes a workspace key), for claude.ai, ChatGPT and other clients that cannot send a static key. Needs `PUBLIC_URL` (https) unless it listens on loopback",
+  ),
+  OAUTH_SECRET: documented(
+    optionalText,
+    "Secrets (comma-separated, each at least 32 characters) the OAuth grants' workspace keys are encrypted with and the consent page's cookies signed with; the first seals and signs, every one opens and verifies (rotation: docs/mcp-oauth.md#rotating-oauth_secret); the same on every replica. Required with `REDIS_URL`",
+    "unset (a random one per process: grants end with the process)",
+  ),
+  OAUTH_IDP_ISSUER: documented(
+    optionalHttpUrl,
+    "Team set-up (`WORKSPACE_API_KEY` held by the deployment) with `MCP_OAUTH=on`: the OpenID Connect issuer users sign in at on the consent page, exactly as its ID tokens name it (a trailing slash is kept); https unless on loopback",
+  ),
+  OAUTH_IDP_CLIENT_ID: documented(optionalText, "The adapter's client id at `OAUTH_IDP_ISSUER` (its redirect URI there: `<PUBLIC_URL>/oauth/idp/callback`)"),
+  OAUTH_IDP_CLIENT_SECRET: documented(optionalText, "The adapter's client secret at `OAUTH_IDP_ISSUER`; unset for a public client (PKCE only)"),
+  OAUTH_IDP_SCOPES: documented(z.string().default("openid email"), "Scopes asked of the identity provider (add `groups` where the provider needs it to put groups in the ID token)"),
+  OAUTH_IDP_ALLOWED_EMAIL_DOMAINS: documented(z.string().default(""), "Team set-up: comma-separated email domains whose people may sign in (the ID token's `email`, with `email_verified` true)", "unset"),
+  OAUTH_IDP_ALLOWED_GROUPS: documented(z.string().default(""), "Team set-up: comma-separated groups (the ID token's `OAUTH_IDP_GROUPS_CLAIM`) whose members may sign in", "unset"),
+  OAUTH_IDP_ALLOWED_SUBJECTS: documented(z.string().default(""), "Team set-up: comma-separated subjects (`sub`) who may sign in", "unset"),
+  OAUTH_IDP_GROUPS_CLAIM: documented(z.string().min(1).default("groups"), "The ID token claim that lists a person's groups (or roles)"),
+  OAUTH_IDP_GROUP_WORKSPACES: documented(
+    z.string().default(""),
+    "Team set-up: which workspaces each group may pick, `group=ws1,ws2;other=ws3`; unset: every workspace the deployment's key lists",
+    "unset",
+  ),
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: documented(integer(3600, 1, 86_400), "Lifetime of an OAuth access token for `/oauth/mcp` (the client refreshes it with its refresh token)"),
+  OAUTH_REFRESH_TOKEN_TTL_SECONDS: documented(
+    integer(30 * 24 * 3600, 5),
+    "Lifetime of an OAuth grant and its refresh tokens (each refresh rotates the refresh token); after it, the user consents again",
+  ),
+  OAUTH_REGISTRATIONS_PER_HOUR: documented(
+    integer(20, 1, 100_000),
+    "Dynamic client registrations allowed per client address per hour; past it: 429 with `Retry-After` (counted in Redis when `REDIS_URL` is set)",
+  ),
+  OAUTH_KEY_FAILURES_PER_15_MINUTES: documented(
+    integer(10, 1, 10_000),
+    "Wrong workspace keys allowed at the consent page per client address, and per authorization, per 15 minutes; past it the page asks to wait (429) and checks no key (counted in Redis when `REDIS_URL` is set)",
+  ),
+  OAUTH_AUTHORIZATIONS_PER_MINUTE: documented(integer(30, 1, 100_000), "Authorization requests (`/oauth/authorize`, each of which stores a pending authorization) allowed per client address per minute; past it a 429 page"),
+  TRUSTED_PROXIES: documented(
+    z.string().default(""),
+    "Comma-separated addresses or CIDRs of the reverse proxies in front of the adapter: from them, the right-most `X-Forwarded-For` hop that is not a trusted proxy is the client address the OAuth limits count",
+    "unset (the TCP peer is the client)",
+  ),
+  OAUTH_CLIENT_METADATA_HOSTS: documented(
+    z.string().default("claude.ai,claude.com,chatgpt.com,vscode.dev"),
+    "Hosts whose client ID metadata documents (an https `client_id`) the authorization server fetches, comma-separated; `*` any public host; empty: none (clients register instead)",
+  ),
+  OAUTH_MEMORY_MAX_BYTES: documented(integer(64 * 1024 * 1024, 1024 * 1024), "Without Redis: the most the in-process OAuth store holds (pending authorizations go first, grants last)"),
+});
+
+/** What the oauth section is read from: its own variables, and the server's address, `MCP` and the deployment's key. */
+type OAuthEnvironment = z.output<typeof oauthVariables> &
+  Pick<ServerVariables, "HOST" | "PUBLIC_URL"> &
+  Pick<McpVariables, "MCP"> &
+  Pick<AuthVariables, "WORKSPACE_API_KEY">;
 
 /** Who may sign in in the team set-up: at least one list is set (start-up refuses none). */
 export interface SignInAllowList {
@@ -52,12 +114,6 @@ export interface OAuthSettings {
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 
-const listOf = (value: string) =>
-  value
-    .split(",")
-    .map((item) => item.trim())
-    .filter(Boolean);
-
 /** `TRUSTED_PROXIES`: addresses and CIDRs, or a start-up error naming the entry. */
 function trustedProxies(text: string, context: z.RefinementCtx): BlockList | undefined {
   const entries = listOf(text);
@@ -95,7 +151,7 @@ function groupWorkspaces(text: string, context: z.RefinementCtx): Record<string,
 }
 
 /** The team set-up's identity provider and who may sign in, or start-up errors. */
-function teamSettings(env: Environment, key: string, context: z.RefinementCtx): OAuthSettings["team"] {
+function teamSettings(env: OAuthEnvironment, key: string, context: z.RefinementCtx): OAuthSettings["team"] {
   if (!env.OAUTH_IDP_ISSUER || !env.OAUTH_IDP_CLIENT_ID) {
     context.addIssue({
       code: "custom",
@@ -136,7 +192,7 @@ function teamSettings(env: Environment, key: string, context: z.RefinementCtx): 
 }
 
 /** `PUBLIC_URL`'s and `HOST`'s rules: OAuth over plain http only on loopback, listening on loopback too. */
-function checkOrigin(env: Environment, publicUrl: string | undefined, context: z.RefinementCtx): void {
+function checkOrigin(env: OAuthEnvironment, publicUrl: string | undefined, context: z.RefinementCtx): void {
   const hostIsLoopback = LOOPBACK_HOSTS.has(env.HOST) || env.HOST.startsWith("127.");
   if (!publicUrl) {
     if (!hostIsLoopback) {
@@ -166,7 +222,7 @@ function checkOrigin(env: Environment, publicUrl: string | undefined, context: z
  * elsewhere an https `PUBLIC_URL`. Replicas sharing Redis share `OAUTH_SECRET`. The team set-up
  * needs an allow-list of who may sign in.
  */
-export function oauthSettings(env: Environment, shared: boolean, context: z.RefinementCtx): OAuthSettings | undefined {
+export function oauthSettings(env: OAuthEnvironment, shared: boolean, context: z.RefinementCtx): OAuthSettings | undefined {
   if (env.MCP_OAUTH !== "on") return undefined;
   const publicUrl = env.PUBLIC_URL?.replace(/\/+$/, "");
   if (env.MCP !== "on") context.addIssue({ code: "custom", path: ["MCP_OAUTH"], message: "needs MCP=on (it serves the same tools at /oauth/mcp)" });

@@ -1,4 +1,5 @@
-import type { z } from "zod";
+import { z } from "zod";
+import { documented, optionalText } from "./variables.js";
 
 /** One Redis node or sentinel as `host:port` names it (IPv6 in brackets: `[::1]:6379`). */
 export interface RedisNode {
@@ -31,19 +32,30 @@ export type RedisTopology =
       sentinelPassword: string | undefined;
     } & NodeAccess);
 
-/** The Redis variables, as the configuration schema validated them one by one. */
-export interface RedisVariables {
-  REDIS_URL?: string | undefined;
-  REDIS_CLUSTER_NODES?: string | undefined;
-  REDIS_SENTINELS?: string | undefined;
-  REDIS_SENTINEL_MASTER?: string | undefined;
-  REDIS_USERNAME?: string | undefined;
-  REDIS_PASSWORD?: string | undefined;
-  REDIS_SENTINEL_USERNAME?: string | undefined;
-  REDIS_SENTINEL_PASSWORD?: string | undefined;
-  REDIS_TLS: "on" | "off";
-  REDIS_KEY_PREFIX: string;
-}
+/** The variables that name which Redis the replicas share (the redis section's first part, src/config/redis-settings.ts). */
+export const redisTopologyVariables = z.object({
+  REDIS_URL: documented(
+    optionalText.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+    "One Redis node, `redis://[user:password@]host:port[/db]` (`rediss://…` for TLS), to share state between replicas; unset keeps it in process",
+  ),
+  REDIS_CLUSTER_NODES: documented(
+    optionalText,
+    "A Redis Cluster instead: comma-separated `host:port` seed nodes (ElastiCache, MemoryDB, Memorystore, Azure cluster mode: the configuration endpoint)",
+  ),
+  REDIS_SENTINELS: documented(optionalText, "A Sentinel-watched Redis instead: comma-separated `host:port` of the sentinels"),
+  REDIS_SENTINEL_MASTER: documented(optionalText, "The master name the sentinels monitor (with `REDIS_SENTINELS`)"),
+  REDIS_USERNAME: documented(optionalText, "ACL user of the Redis nodes (cluster or Sentinel; with `REDIS_URL`, when the URL names none)"),
+  REDIS_PASSWORD: documented(optionalText, "Password of the Redis nodes (cluster or Sentinel; with `REDIS_URL`, when the URL names none)"),
+  REDIS_SENTINEL_USERNAME: documented(optionalText, "ACL user of the sentinels themselves, when they require one"),
+  REDIS_SENTINEL_PASSWORD: documented(optionalText, "Password of the sentinels themselves, when they require one"),
+  REDIS_TLS: documented(
+    z.enum(["on", "off"]).default("off"),
+    "`on`: TLS to cluster or Sentinel nodes, certificates checked against the hostnames given (extra CAs: `NODE_EXTRA_CA_CERTS`)",
+  ),
+});
+
+/** The Redis topology variables, as the configuration schema validated them one by one. */
+export type RedisVariables = z.output<typeof redisTopologyVariables>;
 
 const NODE = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:[\]/,]+)):(\d{1,5})$/;
 
@@ -71,9 +83,6 @@ function readNodes(text: string, variable: string, context: z.RefinementCtx): Re
  */
 export function redisTopologyOf(env: RedisVariables, context: z.RefinementCtx): RedisTopology | undefined {
   const issue = (path: string, message: string) => context.addIssue({ code: "custom", path: [path], message });
-  if (/[{}]/.test(env.REDIS_KEY_PREFIX)) {
-    issue("REDIS_KEY_PREFIX", "must not contain { or } (the adapter's keys carry their own Redis Cluster hash tags)");
-  }
   const named = (["REDIS_URL", "REDIS_CLUSTER_NODES", "REDIS_SENTINELS"] as const).filter((name) => env[name] !== undefined);
   if (named.length > 1) {
     issue(named[1] as string, `set only one of ${named.join(", ")} (one node, a cluster, or Sentinel)`);

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Config } from "../config/config.js";
+import type { ContinuitySettings } from "../config/config.js";
 import type { Clock } from "../util/clock.js";
 import type { Ids } from "../util/ids.js";
 import type { RetryOutcome } from "../util/retry-briefly.js";
@@ -40,8 +40,9 @@ export interface ContinuityEvents {
 }
 
 /** What continuity is built from besides its stores. */
-export interface ContinuitySettings {
-  config: Pick<Config, "conversationTtlSeconds" | "responsesTtlSeconds" | "storeWriteWaitMs">;
+export interface ContinuityOptions {
+  /** The continuity section of the configuration (lifetimes, bounds, the write wait). */
+  config: ContinuitySettings;
   writes: StoreWrites;
   clock: Clock;
   ids: Ids;
@@ -63,7 +64,7 @@ export interface Continuity {
 }
 
 /** Builds continuity over one set of stores (`memoryBackend` or `redisBackend`, or a test's). */
-export function createContinuity(stores: ContinuityStores, settings: ContinuitySettings): Continuity {
+export function createContinuity(stores: ContinuityStores, settings: ContinuityOptions): Continuity {
   const { config, writes, clock, ids, logger, events } = settings;
   const threads = new ThreadMemory(stores.threads, {
     ttlSeconds: config.conversationTtlSeconds,

@@ -7,7 +7,7 @@ import { startEmbeddedWorkspace } from "./start-embedded-workspace.js";
 // Knobs: WORKSPACE_PORT (default 8081), EMBEDDED_DOCUMENTS_DIR, EMBEDDED_STEP_DELAY_MS,
 // EMBEDDED_WORKSPACES, EMBEDDED_API_KEYS (comma-separated; unset accepts any bearer credential).
 const config = loadConfig(process.env);
-const logger = createLogger({ level: config.logLevel, format: config.logFormat });
+const logger = createLogger(config.log);
 const keys = process.env.EMBEDDED_API_KEYS?.split(",")
   .map((key) => key.trim())
   .filter(Boolean);
@@ -16,8 +16,8 @@ const workspace = await startEmbeddedWorkspace({
   ...(keys && keys.length > 0 ? { apiKeys: keys } : {}),
   workspaces: config.embedded.workspaces,
   stepDelayMs: config.embedded.stepDelayMs,
-  modeField: config.modeField,
-  host: config.host,
+  modeField: config.upstream.modeField,
+  host: config.server.host,
   port: Number(process.env.WORKSPACE_PORT ?? 8081),
   watch: true,
   log: (level, fields, message) => logger[level](fields, message),

@@ -4,19 +4,10 @@ import { z } from "zod";
 import type { Clock } from "../util/clock.js";
 import { composeAnswer } from "./compose-answer.js";
 import type { DocumentIndex } from "./document-index.js";
+import { type InjectedFault, InjectedFaults, respondWithFault } from "./injected-faults.js";
+import { encodeCursor, readPage } from "./pagination.js";
 import { type QueryFault, QueryStore } from "./query-store.js";
 import { createEmbeddedRealtime, type EmbeddedRealtime } from "./realtime/embedded-realtime.js";
-
-/** An HTTP-level fault to inject, for tests of the adapter's upstream handling. */
-export interface InjectedFault {
-  on: "create" | "list" | "health" | "workspaces";
-  /** `status`: answer that status with `{detail}`; `broken-body`: a 200 cut mid-JSON; `wrong-shape`: a 200 of another shape; `hang`: never answer; `drop-after-create`: create the query, then cut the connection. */
-  kind: "status" | "broken-body" | "wrong-shape" | "hang" | "drop-after-create";
-  status?: number;
-  retryAfter?: string;
-  /** How many calls it affects (default 1). */
-  times?: number;
-}
 
 /** Settings of the embedded workspace. */
 export interface EmbeddedWorkspaceOptions {
@@ -76,12 +67,12 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
         stepDelayMs: options.stepDelayMs,
       });
   const keys = options.apiKeys ? new Set(options.apiKeys) : null;
-  const faults: InjectedFault[] = [];
+  const faults = new InjectedFaults();
   const control: EmbeddedWorkspaceControl = {
     creates: [],
     calls: { create: 0, list: 0, listWithCursor: 0, health: 0, workspaces: 0 },
-    inject: (fault) => faults.push({ ...fault }),
-    clearFaults: () => faults.splice(0),
+    inject: (fault) => faults.inject(fault),
+    clearFaults: () => faults.clear(),
   };
   const createSchema = z.looseObject({
     content: z.string(),
@@ -96,13 +87,13 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
 
   app.get("/health", (request, response) => {
     control.calls.health += 1;
-    if (applyFault("health", request, response)) return;
+    if (faults.answer("health", response)) return;
     response.json({ status: "ok", service: "embedded-workspace" });
   });
 
   app.get("/workspaces", authenticate, (request, response) => {
     control.calls.workspaces += 1;
-    if (applyFault("workspaces", request, response)) return;
+    if (faults.answer("workspaces", response)) return;
     const page = readPage(request, response);
     if (!page) return;
     const start = page.cursor === undefined ? 0 : Number(page.cursor);
@@ -129,7 +120,7 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
       return;
     }
     const body = parsed.data as Record<string, unknown> & { content: string; id?: string };
-    const fault = takeFault("create");
+    const fault = faults.take("create");
     if (fault && fault.kind !== "drop-after-create" && respondWithFault(fault, response)) return;
     const id = body.id ?? randomUUID();
     const existing = store.get(id);
@@ -165,7 +156,7 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
   app.get("/queries", authenticate, requireWorkspace, (request, response) => {
     control.calls.list += 1;
     if (request.query.cursor !== undefined) control.calls.listWithCursor += 1;
-    if (applyFault("list", request, response)) return;
+    if (faults.answer("list", response)) return;
     const page = readPage(request, response);
     if (!page) return;
     const before = page.cursor === undefined ? undefined : Number(page.cursor);
@@ -230,88 +221,5 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
     next();
   }
 
-  function takeFault(on: InjectedFault["on"]): InjectedFault | null {
-    const index = faults.findIndex((fault) => fault.on === on);
-    if (index < 0) return null;
-    const fault = faults[index] as InjectedFault;
-    fault.times = (fault.times ?? 1) - 1;
-    if (fault.times <= 0) faults.splice(index, 1);
-    return fault;
-  }
-
-  function applyFault(on: InjectedFault["on"], _request: Request, response: Response): boolean {
-    const fault = takeFault(on);
-    return fault ? respondWithFault(fault, response) : false;
-  }
-
   return { app, control, realtime };
-}
-
-/** docs/architecture.md#listing-and-pagination: `limit` 1..100 (default 20) and an opaque `cursor`; anything else is a 422. */
-function readPage(
-  request: Request,
-  response: Response,
-): { limit: number; cursor: string | undefined } | null {
-  const rawLimit = request.query.limit;
-  const limit = rawLimit === undefined ? 20 : Number(rawLimit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-    response.status(422).json({
-      detail: [
-        {
-          loc: ["query", "limit"],
-          msg: "Input should be an integer from 1 to 100",
-          type: "int_range",
-          input: rawLimit,
-        },
-      ],
-    });
-    return null;
-  }
-  const rawCursor = request.query.cursor;
-  if (rawCursor === undefined) return { limit, cursor: undefined };
-  const decoded = typeof rawCursor === "string" ? decodeCursor(rawCursor) : null;
-  if (decoded === null) {
-    response.status(422).json({
-      detail: [{ loc: ["query", "cursor"], msg: "Invalid cursor", type: "value_error", input: rawCursor }],
-    });
-    return null;
-  }
-  return { limit, cursor: String(decoded) };
-}
-
-function encodeCursor(position: number): string {
-  return Buffer.from(JSON.stringify({ p: position, v: 1 })).toString("base64url");
-}
-
-function decodeCursor(cursor: string): number | null {
-  try {
-    const value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as {
-      p?: unknown;
-      v?: unknown;
-    };
-    return value.v === 1 && Number.isInteger(value.p) && (value.p as number) >= 0
-      ? (value.p as number)
-      : null;
-  } catch {
-    return null;
-  }
-}
-
-function respondWithFault(fault: InjectedFault, response: Response): boolean {
-  switch (fault.kind) {
-    case "status":
-      if (fault.retryAfter) response.setHeader("retry-after", fault.retryAfter);
-      response.status(fault.status ?? 500).json({ detail: `Injected fault: status ${fault.status ?? 500}` });
-      return true;
-    case "broken-body":
-      response.status(200).type("application/json").end('{"data": [{"id": "');
-      return true;
-    case "wrong-shape":
-      response.status(200).json({ unexpected: true });
-      return true;
-    case "hang":
-      return true;
-    default:
-      return false;
-  }
 }

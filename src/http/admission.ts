@@ -124,10 +124,10 @@ export interface IdentifiedToolRequest {
 export function identifyToolRequest(
   request: IncomingMessage,
   pathWorkspace: string | undefined,
-  options: { authenticate: Authenticator; config: Pick<Config, "defaultWorkspace" | "corsOrigins" | "publicUrl"> },
+  options: { authenticate: Authenticator; config: Pick<Config, "server" | "upstream"> },
 ): IdentifiedToolRequest {
   const { origin } = request.headers;
-  const { corsOrigins, publicUrl } = options.config;
+  const { corsOrigins, publicUrl } = options.config.server;
   if (origin !== undefined && !originAllowed(origin, corsOrigins) && !sameOrigin(request, origin, publicUrl)) {
     throw new PermissionDeniedError(`Origin '${origin}' may not call the MCP endpoint; a deployment that serves browser clients lists their origins in CORS_ORIGINS`, {
       code: "origin_not_allowed",
@@ -139,7 +139,7 @@ export function identifyToolRequest(
       { loc: ["path", "workspace"], msg: "String should match the id pattern (letters, digits and ._:-, at most 128)", type: "string_pattern_mismatch", input: pathWorkspace },
     ]);
   }
-  const resolved = resolveWorkspace(request, pathWorkspace, options.config.defaultWorkspace);
+  const resolved = resolveWorkspace(request, pathWorkspace, options.config.upstream.defaultWorkspace);
   if ("issue" in resolved) {
     throw new RequestValidationError([{ ...resolved.issue, msg: resolved.issue.type === "missing" ? "Field required: send a Service-Workspace header, or use /mcp/<workspace>" : resolved.issue.msg }]);
   }

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import type { AnswerRunner } from "./answer-runner.js";
 import { admit, type Admitted, type AdmissionOptions } from "./admission.js";
 import type { Authenticator, Identity } from "../auth/authenticate.js";
-import type { Config } from "../config/config.js";
+import type { Config, LimitSettings } from "../config/config.js";
 import { type ChatUiTask, taskName } from "../chat-ui-tasks/chat-ui-task.js";
 import type { ModelChoice } from "../core/model.js";
 import { ClientClosedError, RequestValidationError, toAdapterError } from "../errors/adapter-error.js";
@@ -42,11 +42,11 @@ export interface AdmittedRequest<Body> {
 /** An answer request read at the edge and valid, not yet admitted under the limits. */
 export type ValidAnswerRequest<Body> = Omit<AdmittedRequest<Body>, "admission">;
 
-/** The settings every answer route reads with: its edge's and the plan's. */
-export type EdgeSetting = "bodyLimitBytes" | "defaultWorkspace" | "maxJsonDepth" | "maxMessages" | "modeField";
+/** The configuration sections every answer route reads with: its edge's (the limits) and the plan's (the upstream's default workspace and mode field). */
+export type EdgeSetting = "limits" | "upstream";
 
 /** The settings the edge of an answer route reads a request with. */
-type EdgeOptions = AnswerRouteOptions & { config: Pick<Config, "bodyLimitBytes" | "defaultWorkspace" | "maxJsonDepth"> };
+type EdgeOptions = AnswerRouteOptions & { config: Pick<Config, EdgeSetting> };
 
 /**
  * The edge of every answer route (docs/architecture.md#data-flow-of-one-request): authenticate, read
@@ -59,10 +59,10 @@ export async function readAnswerRequest<Schema extends z.ZodType<{ model: string
   schema: Schema,
   options: EdgeOptions,
 ): Promise<ValidAnswerRequest<z.output<Schema>>> {
-  const { config } = options;
+  const { limits, upstream } = options.config;
   const identity = options.authenticate(request);
-  const raw = await readJsonBody(request, config.bodyLimitBytes);
-  const { body, model, workspace } = validateRequest(request, raw, schema, config.defaultWorkspace, config.maxJsonDepth);
+  const raw = await readJsonBody(request, limits.bodyLimitBytes);
+  const { body, model, workspace } = validateRequest(request, raw, schema, upstream.defaultWorkspace, limits.maxJsonDepth);
   return { identity, body, model, workspace };
 }
 
@@ -89,9 +89,9 @@ export async function admitValidRequest<Body>(
 }
 
 /** An MCP request's JSON body, read within the limits of every route (size, media type, nesting). */
-export async function readToolRequestBody(request: IncomingMessage, config: Pick<Config, "bodyLimitBytes" | "maxJsonDepth">): Promise<unknown> {
-  const body = await readJsonBody(request, config.bodyLimitBytes);
-  const hazards = inspectJson(body, config.maxJsonDepth);
+export async function readToolRequestBody(request: IncomingMessage, limits: LimitSettings): Promise<unknown> {
+  const body = await readJsonBody(request, limits.bodyLimitBytes);
+  const hazards = inspectJson(body, limits.maxJsonDepth);
   if (hazards.length > 0) throw new RequestValidationError(hazards);
   return body;
 }

@@ -41,30 +41,8 @@ import type { KeepAliveSweeps } from "./sse-writer.js";
 
 /** Everything the HTTP app is built from; `createAdapter` wires the real ones, tests their own. */
 export interface AppDependencies {
-  config: Pick<
-    Config,
-    | "maxChoices"
-    | "maxMessages"
-    | "maxJsonDepth"
-    | "corsOrigins"
-    | "publicUrl"
-    | "defaultWorkspace"
-    | "modeField"
-    | "bodyLimitBytes"
-    | "sseKeepAliveMs"
-    | "conversationIdHeaders"
-    | "modelsCacheSeconds"
-    | "stepsOutput"
-    | "citationStyle"
-    | "chatAnnotations"
-    | "sourceUrlTemplate"
-    | "playground"
-    | "mcp"
-    | "mcpApps"
-    | "chatUiTasks"
-    | "lenientParameters"
-    | "mcpOauth"
-  >;
+  /** The sections of the configuration the routes read (docs/configuration.md). */
+  config: Pick<Config, "server" | "upstream" | "limits" | "answers" | "continuity" | "mcp" | "oauth">;
   answers: AnswerService;
   /** Counts the usage of the adapter's own answers. */
   tokens: TokenCounter;
@@ -131,7 +109,7 @@ function answeringOf(dependencies: AppDependencies): AnswerRouteOptions {
     lifecycle,
     facts,
     logger,
-    modeField: config.modeField,
+    modeField: config.upstream.modeField,
     ids,
   });
   const { authenticate, limit, rateLimits, sweeps, clock } = dependencies;
@@ -143,12 +121,12 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
   const { config, metrics, logger, continuity } = dependencies;
   const answering = answeringOf(dependencies);
   const housekeeping = new ChatUiHousekeeping({
-    mode: config.chatUiTasks,
+    mode: config.answers.chatUiTasks,
     logger,
     onTask: (task, handled) => metrics.chatUiTasks.inc({ ui: task.ui, kind: task.kind, handled }),
   });
   const parameters = {
-    lenient: config.lenientParameters,
+    lenient: config.answers.lenientParameters,
     logger,
     onIgnored: (param: string) => metrics.ignoredParameters.inc({ param }),
   };
@@ -157,25 +135,25 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
     chatCompletionsRoute({ ...answering, config, documentPage: dependencies.documentPage, threads, housekeeping, parameters }),
     ...responsesRoutes({ ...answering, config, threads, stored, background, conversations, housekeeping, parameters }),
     ...conversationsRoutes({ config, authenticate: dependencies.authenticate, conversations }),
-    ...(config.mcp ? mcpRoutes({ ...dependencies, ...answering }) : []),
-    ...(config.mcp && config.mcpOauth && dependencies.oauth
-      ? oauthRoutesOf(dependencies, answering, config.mcpOauth, dependencies.oauth)
+    ...(config.mcp.enabled ? mcpRoutes({ ...dependencies, ...answering }) : []),
+    ...(config.mcp.enabled && config.oauth && dependencies.oauth
+      ? oauthRoutesOf(dependencies, answering, config.oauth, dependencies.oauth)
       : []),
     ...modelsRoutes({
       created: dependencies.startedAt,
       authenticate: dependencies.authenticate,
       client: dependencies.client,
       clock: dependencies.clock,
-      cacheSeconds: config.modelsCacheSeconds,
+      cacheSeconds: config.upstream.modelsCacheSeconds,
     }),
     ...healthRoutes({ client: dependencies.client, lifecycle: dependencies.lifecycle }),
     ...(dependencies.documents ? documentRoutes(dependencies.documents) : []),
-    ...(config.playground
+    ...(config.server.playground
       ? playgroundRoutes({
           embedded: dependencies.documents !== undefined,
-          defaultWorkspace: config.defaultWorkspace ?? null,
+          defaultWorkspace: config.upstream.defaultWorkspace ?? null,
           key: dependencies.documents !== undefined ? "any-key-works-locally" : null,
-          mcp: config.mcp,
+          mcp: config.mcp.enabled,
         })
       : []),
     {
@@ -194,7 +172,7 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
       path: "/openapi.json",
       handler: {
         express: (_request, response) => {
-          response.json(openApiDocument({ version: dependencies.version, ...config, paths: table().openApiPaths() }));
+          response.json(openApiDocument({ version: dependencies.version, ...config.limits, paths: table().openApiPaths() }));
         },
       },
       operation: { summary: "This adapter's OpenAPI 3.1 document", responses: { "200": { description: "The document" } } },
@@ -211,7 +189,7 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
  */
 export function createApp(dependencies: AppDependencies): RequestListener {
   const { lifecycle, facts } = dependencies;
-  const handleCors = corsHandler(dependencies.config.corsOrigins);
+  const handleCors = corsHandler(dependencies.config.server.corsOrigins);
   const table: RouteTable = new RouteTable(routesOf(dependencies, () => table));
   const expressApp = express();
   expressApp.disable("x-powered-by");

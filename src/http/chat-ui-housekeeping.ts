@@ -9,7 +9,7 @@ export type TaskHandling = "local" | "workspace";
 
 /** What the housekeeping step is built from. */
 export interface HousekeepingOptions {
-  mode: Config["chatUiTasks"];
+  mode: Config["answers"]["chatUiTasks"];
   logger: Logger;
   /** Told of every recognised request and who handles it (metrics). */
   onTask?: (task: ChatUiTask, handled: TaskHandling) => void;

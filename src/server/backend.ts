@@ -12,7 +12,8 @@ export const CONVERSATION_MAX_ITEMS = 1000;
 
 /** What a backend is built from. */
 export interface BackendSettings {
-  config: Config;
+  /** The sections a backend sizes its stores and counters by. */
+  config: Pick<Config, "limits" | "continuity" | "oauth">;
   clock: Clock;
   logger: Logger;
   metrics: Metrics;

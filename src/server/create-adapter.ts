@@ -3,7 +3,7 @@ import type { RequestListener } from "node:http";
 import type { Logger } from "pino";
 import { AnswerService } from "../answer/answer-service.js";
 import { createAuthenticator } from "../auth/authenticate.js";
-import type { Config } from "../config/config.js";
+import type { Config, OAuthSettings, UpstreamSettings } from "../config/config.js";
 import { type Continuity, type ContinuityStores, createContinuity } from "../continuity/continuity.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { type AppDependencies, createApp } from "../http/app.js";
@@ -86,10 +86,10 @@ export interface AdapterEffects {
 export function createAdapter(config: Config, upstreamUrl: string, effects: AdapterEffects = {}): Adapter {
   const { tracing } = effects;
   const mixin = tracing && (() => tracing.logFields());
-  const logger = effects.logger ?? createLogger({ level: config.logLevel, format: config.logFormat, mixin });
+  const logger = effects.logger ?? createLogger({ ...config.log, mixin });
   const clock = effects.clock ?? systemClock;
   const ids = effects.ids ?? randomIds;
-  const limit = new ConcurrencyLimit(config.maxConcurrentRequests, config.maxConcurrentPerWorkspace);
+  const limit = new ConcurrencyLimit(config.limits.maxConcurrentRequests, config.limits.maxConcurrentPerWorkspace);
   // The state gauges read parts built below; they are only read at scrape time.
   const metrics: Metrics = new Metrics({
     openStreams: () => lifecycle.openStreams,
@@ -105,16 +105,16 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   });
   const facts = observeRequests(logger, metrics, tracing);
   const lifecycle = new Lifecycle(facts);
-  const client = effects.client ?? workspaceClientOf(config, upstreamUrl, metrics, tracing);
-  const realtime = realtimeOf(config, upstreamUrl, logger, metrics, tracing);
+  const client = effects.client ?? workspaceClientOf(config.upstream, upstreamUrl, metrics, tracing);
+  const realtime = realtimeOf(config.upstream, upstreamUrl, logger, metrics, tracing);
   const settings = { config, clock, logger, metrics, windowSeconds: effects.rateWindowSeconds ?? 60 };
   const backend: Backend = config.redis ? redisBackend(config.redis, settings) : memoryBackend(settings);
   const watcher = new QueryWatcher({
     client,
     clock,
-    pollIntervalMinMs: config.pollIntervalMinMs,
-    pollIntervalMaxMs: config.pollIntervalMaxMs,
-    maxListPages: config.maxListPages,
+    pollIntervalMinMs: config.upstream.pollIntervalMinMs,
+    pollIntervalMaxMs: config.upstream.pollIntervalMaxMs,
+    maxListPages: config.upstream.maxListPages,
     onPoll: ({ pages }) => metrics.listCalls.inc(pages),
     onPollError: (error) => logger.warn({ err: { message: (error as Error).message } }, "poll failed"),
     ...(realtime ? { realtime } : {}),
@@ -123,23 +123,23 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   });
   const onLimited = (kind: string, workspace: string) => metrics.limited(kind, workspace);
   const { limitCounters } = backend;
-  const rateLimits = config.rateLimits && limitCounters
-    ? new RateLimits(config.rateLimits, limitCounters, { onLimited })
+  const rateLimits = config.limits.rate && limitCounters
+    ? new RateLimits(config.limits.rate, limitCounters, { onLimited })
     : undefined;
   const tokens = effects.tokens ?? new WorkerTokenCounter(undefined, { isIdle: () => limit.inFlight <= 1 });
   const answers = new AnswerService({
     client,
     watcher,
-    queryTimeoutMs: config.queryTimeoutMs,
-    maxListPages: config.maxListPages,
+    queryTimeoutMs: config.upstream.queryTimeoutMs,
+    maxListPages: config.upstream.maxListPages,
     tokens,
     onQueryEnd: (mode, state) => metrics.queries.inc({ mode, state }),
   });
-  const metadataFetch = config.mcpOauth ? createMetadataFetch(effects.oauthMetadataFetch) : undefined;
+  const metadataFetch = config.oauth ? createMetadataFetch(effects.oauthMetadataFetch) : undefined;
   // A store in process answers at once; one elsewhere (Redis, a test's) gets a bound.
-  const writes = { ...backend.writes, ...(effects.stores ? { waitMs: config.storeWriteWaitMs } : {}) };
+  const writes = { ...backend.writes, ...(effects.stores ? { waitMs: config.continuity.storeWriteWaitMs } : {}) };
   const continuity = createContinuity({ ...backend.stores, ...effects.stores }, {
-    config,
+    config: config.continuity,
     writes,
     clock,
     ids,
@@ -164,11 +164,11 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     limit,
     rateLimits,
     metrics,
-    authenticate: createAuthenticator({ workspaceApiKey: config.workspaceApiKey, adapterApiKeys: config.adapterApiKeys }),
+    authenticate: createAuthenticator(config.auth),
     startedAt: Math.floor(clock.now() / 1000),
     version: packageVersion(),
     ...(effects.documents && effects.publicUrl ? { documents: effects.documents, documentPage: effects.publicUrl } : {}),
-    oauth: oauthParts(config, backend, logger, metrics, metadataFetch),
+    oauth: oauthParts(config.oauth, backend, logger, metrics, metadataFetch),
   });
   let closing: Promise<void> | undefined;
   return {
@@ -195,14 +195,19 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
 }
 
 /** The workspace client (docs/architecture.md#data-flow-of-one-request), its calls counted and timed. */
-function workspaceClientOf(config: Config, upstreamUrl: string, metrics: Metrics, tracing: Tracing | undefined): WorkspaceClient {
+function workspaceClientOf(
+  upstream: UpstreamSettings,
+  upstreamUrl: string,
+  metrics: Metrics,
+  tracing: Tracing | undefined,
+): WorkspaceClient {
   return createWorkspaceClient({
     baseUrl: upstreamUrl,
-    timeoutMs: config.upstreamTimeoutMs,
-    connectTimeoutMs: config.upstreamConnectTimeoutMs,
-    maxResponseBytes: config.upstreamMaxBodyBytes,
-    connections: config.upstreamConnections,
-    keepAliveMs: config.upstreamKeepAliveMs,
+    timeoutMs: upstream.timeoutMs,
+    connectTimeoutMs: upstream.connectTimeoutMs,
+    maxResponseBytes: upstream.maxResponseBytes,
+    connections: upstream.connections,
+    keepAliveMs: upstream.keepAliveMs,
     tracing,
     onCall: ({ endpoint, outcome, seconds }) => {
       metrics.upstreamCalls.inc({ endpoint, outcome });
@@ -213,15 +218,15 @@ function workspaceClientOf(config: Config, upstreamUrl: string, metrics: Metrics
 
 /** The realtime channels' hub (docs/architecture.md#the-realtime-channel): followed only to the hosts the policy allows; none with `REALTIME=off`. */
 function realtimeOf(
-  config: Config,
+  upstream: UpstreamSettings,
   upstreamUrl: string,
   logger: Logger,
   metrics: Metrics,
   tracing: Tracing | undefined,
 ): RealtimeHub | undefined {
-  if (config.realtime === "off") return undefined;
+  if (upstream.realtime === "off") return undefined;
   return new RealtimeHub({
-    policy: hostPolicy(upstreamUrl, config.realtimeAllowedHosts),
+    policy: hostPolicy(upstreamUrl, upstream.realtimeAllowedHosts),
     logger,
     onFallback: (reason) => metrics.realtimeFallbacks.inc({ reason }),
     onPublication: () => metrics.realtimePublications.inc(),
@@ -235,21 +240,21 @@ function realtimeOf(
  * fetch, with `MCP_OAUTH=on`.
  */
 function oauthParts(
-  config: Config,
+  oauth: OAuthSettings | undefined,
   backend: Backend,
   logger: Logger,
   metrics: Metrics,
   metadataFetch: ReturnType<typeof createMetadataFetch> | undefined,
 ): AppDependencies["oauth"] {
-  if (!config.mcpOauth || !metadataFetch) return undefined;
-  let secrets = config.mcpOauth.secrets;
+  if (!oauth || !metadataFetch) return undefined;
+  let secrets = oauth.secrets;
   if (secrets.length === 0) {
     logger.warn("OAUTH_SECRET is not set: OAuth grants are sealed with a random secret and end with this process");
     secrets = [randomBytes(32).toString("base64url")];
   }
   const windows = new Map<number, LimitCounters>();
   const attempts: OAuthAttemptLimits = {
-    ...config.mcpOauth,
+    ...oauth,
     counters: (seconds) => {
       if (!windows.has(seconds)) windows.set(seconds, backend.attemptCounters(seconds));
       return windows.get(seconds) as LimitCounters;

@@ -13,18 +13,18 @@ import { type Backend, type BackendSettings, CONVERSATION_MAX_ITEMS } from "./ba
 export function memoryBackend(settings: Omit<BackendSettings, "logger" | "metrics">): Backend {
   const { config, clock, windowSeconds } = settings;
   const now = () => clock.now();
-  const limitCounters = config.rateLimits ? new MemoryLimitCounters(windowSeconds) : undefined;
+  const limitCounters = config.limits.rate ? new MemoryLimitCounters(windowSeconds) : undefined;
   return {
     stores: {
-      threads: new MemoryThreadStore(config.conversationMaxEntries, now),
-      responses: new MemoryResponseStore(config.responsesMaxEntries, now),
-      background: new MemoryBackgroundStore(config.responsesMaxEntries, now),
-      conversations: new MemoryConversationsApiStore(config.conversationMaxEntries, CONVERSATION_MAX_ITEMS, now),
+      threads: new MemoryThreadStore(config.continuity.conversationMaxEntries, now),
+      responses: new MemoryResponseStore(config.continuity.responsesMaxEntries, now),
+      background: new MemoryBackgroundStore(config.continuity.responsesMaxEntries, now),
+      conversations: new MemoryConversationsApiStore(config.continuity.conversationMaxEntries, CONVERSATION_MAX_ITEMS, now),
     },
     writes: { waitMs: undefined },
     limitCounters,
     attemptCounters: (seconds) => new MemoryLimitCounters(seconds),
-    oauthStorage: () => new MemoryOAuthStorage(clock, config.mcpOauth?.memoryMaxBytes),
+    oauthStorage: () => new MemoryOAuthStorage(clock, config.oauth?.memoryMaxBytes),
     pollSharing: undefined,
     sharedStoreAvailable: () => false,
     leasesHeld: () => 0,

@@ -1,4 +1,4 @@
-import type { RedisTopology } from "../config/redis-topology.js";
+import type { RedisSettings } from "../config/config.js";
 import { describeTopology } from "../config/redis-topology.js";
 import { RedisBackgroundStore } from "../continuity/background/redis-background-store.js";
 import { RedisConversationsApiStore } from "../continuity/conversations-api/redis-conversations-api-store.js";
@@ -26,16 +26,17 @@ const LIMITS_COMMAND_TIMEOUT_MS = 250;
  * for what it wrote while Redis is away; a write that ends an answer is waited for up to
  * `STORE_WRITE_WAIT_MS`.
  */
-export function redisBackend(topology: RedisTopology, settings: BackendSettings): Backend {
+export function redisBackend(redis: RedisSettings, settings: BackendSettings): Backend {
   const { config, clock, logger, metrics, windowSeconds } = settings;
+  const { topology } = redis;
   const now = () => clock.now();
-  const keys = redisKeys(config.redisKeyPrefix);
-  const connection = { commandTimeoutMs: config.redisCommandTimeoutMs };
+  const keys = redisKeys(redis.keyPrefix);
+  const connection = { commandTimeoutMs: redis.commandTimeoutMs };
   const gate = new RedisGate(openRedis(topology, connection), {
     failuresToDown: 2,
     probeIntervalMs: 500,
     firstConnectMs: 2000,
-    deadlineMs: config.redisCommandTimeoutMs,
+    deadlineMs: redis.commandTimeoutMs,
     clock,
     events: {
       onCommand: (seconds, outcome) => metrics.redisCommandSeconds.observe({ outcome }, seconds),
@@ -48,12 +49,12 @@ export function redisBackend(topology: RedisTopology, settings: BackendSettings)
   });
   logger.info({ redis: describeTopology(topology) }, "sharing state between replicas through Redis");
   // docs/upstream-assumptions.md#polling: one replica lists each workspace for all.
-  const sharing = config.clusterPolling
+  const sharing = redis.clusterPolling
     ? new RedisPollSharing({
       redis: gate,
       subscriber: openSubscriber(topology, connection, gate.redis),
       keys,
-      leaseMs: config.clusterLeaseMs,
+      leaseMs: redis.clusterLeaseMs,
       logger,
       clock,
       events: {
@@ -67,7 +68,7 @@ export function redisBackend(topology: RedisTopology, settings: BackendSettings)
   // docs/rate-limits.md: an admission never waits long on a slow Redis (it counts in process for
   // that moment), and skips Redis at once while the gate knows it is down. OAuth attempts (docs/mcp-oauth.md)
   // count on the same connection (opened when first needed), under their own names.
-  const countersConnection = { commandTimeoutMs: Math.min(LIMITS_COMMAND_TIMEOUT_MS, config.redisCommandTimeoutMs) };
+  const countersConnection = { commandTimeoutMs: Math.min(LIMITS_COMMAND_TIMEOUT_MS, redis.commandTimeoutMs) };
   let countersRedis: ReturnType<typeof openRedis> | undefined;
   const counters = (seconds: number, options: { slotTtlMs: number; windowKey?: (key: string) => string }): LimitCounters =>
     new RedisLimitCounters({
@@ -79,21 +80,21 @@ export function redisBackend(topology: RedisTopology, settings: BackendSettings)
       onFallback: (reason) => metrics.rateLimitFallbacks.inc({ reason }),
       ...options,
     });
-  const limitCounters = config.rateLimits ? counters(windowSeconds, { slotTtlMs: config.rateLimits.slotTtlMs }) : undefined;
+  const limitCounters = config.limits.rate ? counters(windowSeconds, { slotTtlMs: config.limits.rate.slotTtlMs }) : undefined;
   return {
     stores: {
       threads: new FallbackThreadStore(
         new RedisThreadStore(gate, keys),
-        new MemoryThreadStore(config.conversationMaxEntries, now),
+        new MemoryThreadStore(config.continuity.conversationMaxEntries, now),
       ),
       responses: new FallbackResponseStore(
         new RedisResponseStore(gate, keys, logger),
-        new MemoryResponseStore(config.responsesMaxEntries, now),
+        new MemoryResponseStore(config.continuity.responsesMaxEntries, now),
       ),
       background: new RedisBackgroundStore(gate, keys, logger),
       conversations: new RedisConversationsApiStore(gate, keys, CONVERSATION_MAX_ITEMS, logger),
     },
-    writes: { waitMs: config.storeWriteWaitMs, answersAgain: () => gate.nextAvailable() },
+    writes: { waitMs: config.continuity.storeWriteWaitMs, answersAgain: () => gate.nextAvailable() },
     limitCounters,
     attemptCounters: (seconds) => counters(seconds, { slotTtlMs: LIMITS_COMMAND_TIMEOUT_MS, windowKey: keys.oauthAttempts }),
     oauthStorage: () => new RedisOAuthStorage(gate, keys),

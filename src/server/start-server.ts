@@ -25,26 +25,27 @@ export interface RunningServer {
  */
 export async function startServer(
   adapter: Adapter,
-  config: Pick<Config, "port" | "host" | "shutdownGraceMs" | "serverHeadersTimeoutMs" | "serverRequestTimeoutMs">,
+  config: Pick<Config, "server">,
 ): Promise<RunningServer> {
+  const settings = config.server;
   const server = createServer(
-    { connectionsCheckingInterval: Math.min(1000, config.serverHeadersTimeoutMs) },
+    { connectionsCheckingInterval: Math.min(1000, settings.headersTimeoutMs) },
     adapter.app,
   );
-  server.headersTimeout = config.serverHeadersTimeoutMs;
-  server.requestTimeout = Math.max(config.serverRequestTimeoutMs, config.serverHeadersTimeoutMs);
+  server.headersTimeout = settings.headersTimeoutMs;
+  server.requestTimeout = Math.max(settings.requestTimeoutMs, settings.headersTimeoutMs);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     // A deep accept queue: a burst of connections (a UI reconnecting its users) waits instead of being reset.
-    server.listen({ port: config.port, host: config.host, backlog: 2048 }, () => resolve());
+    server.listen({ port: settings.port, host: settings.host, backlog: 2048 }, () => resolve());
   });
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   let stopping: Promise<void> | undefined;
 
   async function shutdown(): Promise<void> {
-    const { finished } = await adapter.lifecycle.drain(config.shutdownGraceMs);
+    const { finished } = await adapter.lifecycle.drain(settings.shutdownGraceMs);
     if (!finished) {
       adapter.logger.warn({ open: adapter.lifecycle.activeRequests }, "grace time over: ending open streams");
       await adapter.lifecycle.endStreams();

@@ -24,10 +24,7 @@ import type { ToolCall } from "./tool-server.js";
 
 /** What the MCP endpoint needs. */
 export interface McpRouteOptions extends AnswerRouteOptions {
-  config: Pick<
-    Config,
-    "bodyLimitBytes" | "maxJsonDepth" | "defaultWorkspace" | "corsOrigins" | "publicUrl" | "modeField" | "sseKeepAliveMs" | "sourceUrlTemplate" | "mcpApps"
-  >;
+  config: Pick<Config, "server" | "upstream" | "limits" | "answers" | "mcp">;
   /** The package version, for `serverInfo`. */
   version: string;
   /** The base URL of the adapter's document page, when it serves one (the embedded workspace). */
@@ -60,19 +57,19 @@ const MODERN_REVISION = "2026-07-28";
 export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; tools: ListedTool[] } {
   const { config, facts, runner } = options;
   // The card's HTML, read once: MCP_APPS=off (or a build without it) links no card and serves no resources.
-  const card = config.mcpApps ? readAnswerCard() : null;
-  if (config.mcpApps && card === null) options.logger.warn("MCP_APPS=on but the answer card is not built (npm run build): the tools link no card");
+  const card = config.mcp.apps ? readAnswerCard() : null;
+  if (config.mcp.apps && card === null) options.logger.warn("MCP_APPS=on but the answer card is not built (npm run build): the tools link no card");
   // A sweep looks every quarter of its interval: a silence of 4/5 of SSE_KEEPALIVE_MS, found within
   // another 1/5, gives a waiting call a progress notification at least every SSE_KEEPALIVE_MS.
-  const sweep = options.sweeps.of(Math.max(10, Math.floor((config.sseKeepAliveMs * 4) / 5)));
-  const linkSettings = { template: config.sourceUrlTemplate, documentPage: options.documentPage };
+  const sweep = options.sweeps.of(Math.max(10, Math.floor((config.answers.sseKeepAliveMs * 4) / 5)));
+  const linkSettings = { template: config.answers.sourceUrlTemplate, documentPage: options.documentPage };
   // The SDK is loaded only where MCP is on (MCP=off costs nothing): here, while the adapter starts.
   const endpoint: Promise<McpEndpoint<ToolExchange>> = Promise.all([import("./mcp-endpoint.js"), import("./tool-server.js")]).then(
     ([{ McpEndpoint }, { checkedTools, createToolServer, serverIdentity }]) => {
       const listings = { plain: checkedTools(listedTools()), card: checkedTools(listedTools({ card: true })) };
       return new McpEndpoint<ToolExchange>({
         identity: serverIdentity(options.version),
-        keepAliveMs: config.sseKeepAliveMs,
+        keepAliveMs: config.answers.sseKeepAliveMs,
         logger: options.logger,
         // A plain tool call the endpoint answers itself: no progress token, so nothing to notify.
         runDirect: (exchange, { call }) => {
@@ -96,7 +93,7 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
     const identified = identifyToolRequest(request, params.workspace, options);
     let body: unknown;
     try {
-      body = await readToolRequestBody(request, config);
+      body = await readToolRequestBody(request, config.limits);
     } catch (error) {
       sendJsonRpcError(response, toAdapterError(error));
       return;

@@ -23,7 +23,7 @@ import { chatCompletionsOperation } from "./answer-operations.js";
 export interface ChatRouteOptions extends AnswerRouteOptions {
   /** Which workspace query a chat history continues (docs/architecture.md#conversations). */
   threads: ThreadMemory;
-  config: Pick<Config, EdgeSetting | "maxChoices" | "sseKeepAliveMs" | "conversationIdHeaders" | "stepsOutput" | "citationStyle" | "chatAnnotations" | "sourceUrlTemplate">;
+  config: Pick<Config, EdgeSetting | "answers" | "continuity">;
   /** The base URL of the adapter's document page, when it serves one (the embedded workspace). */
   documentPage?: (() => string) | undefined;
   /** Chat UIs' housekeeping, answered before planning (docs/chat-ui-tasks.md). */
@@ -41,16 +41,16 @@ export interface ChatRouteOptions extends AnswerRouteOptions {
  */
 export function createChatHandler(options: ChatRouteOptions): (request: IncomingMessage, response: ServerResponse) => void {
   const { config } = options;
-  const schema = chatCompletionRequestSchema(config);
+  const schema = chatCompletionRequestSchema(config.limits);
   const { runner } = options;
-  const linkSettings = { template: config.sourceUrlTemplate, documentPage: options.documentPage };
-  const citationDefaults = { annotations: config.chatAnnotations, style: config.citationStyle };
-  const sweep = options.sweeps.of(config.sseKeepAliveMs);
+  const linkSettings = { template: config.answers.sourceUrlTemplate, documentPage: options.documentPage };
+  const citationDefaults = { annotations: config.answers.chatAnnotations, style: config.answers.citationStyle };
+  const sweep = options.sweeps.of(config.answers.sseKeepAliveMs);
 
   /** The citation format (`X-Citation-Style`, `X-Chat-Annotations`) and links of a request's answers. */
   function encodingOf(request: IncomingMessage, workspace: string): ChatEncoding {
     const { style: citationStyle, annotations } = chatCitationFormat(request, citationDefaults);
-    return { stepsOutput: config.stepsOutput, citationStyle, annotations, links: sourceLinker(linkSettings, workspace) };
+    return { stepsOutput: config.answers.stepsOutput, citationStyle, annotations, links: sourceLinker(linkSettings, workspace) };
   }
 
   /** The delivery of an answer to `body`: a completion, or a stream of chunks. */
@@ -81,7 +81,7 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     const encoding = encodingOf(request, workspace);
     const { prompt, messageIndex } = extractPrompt(body.messages);
     const scope = { principal: identity.principal, workspace };
-    const hints = { conversationId: conversationIdFrom(request.headers, config.conversationIdHeaders), messages };
+    const hints = { conversationId: conversationIdFrom(request.headers, config.continuity.conversationIdHeaders), messages };
     const choices = body.n ?? 1;
     const continueQueryId = body.query_id ?? (choices === 1 ? await options.threads.find(scope, hints) : null);
     const input = { prompt, mode: model.mode, choices, continueQueryId, createFields: body.query };

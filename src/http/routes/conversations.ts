@@ -15,7 +15,7 @@ import { toValidationIssues } from "../validation-issues.js";
 
 /** What the Conversations API's routes need. */
 export interface ConversationsRouteOptions {
-  config: Pick<Config, "bodyLimitBytes" | "maxJsonDepth" | "defaultWorkspace">;
+  config: Pick<Config, "limits" | "upstream">;
   authenticate: Authenticator;
   conversations: ConversationsApi;
 }
@@ -33,8 +33,8 @@ export function conversationsRoutes(options: ConversationsRouteOptions): Route[]
     conversations.visible((request.params as { id: string }).id, options.authenticate(request).principal, namedWorkspace(request), "conversation_id");
 
   async function bodyOf<Schema extends z.ZodType>(request: Request, schema: Schema): Promise<z.output<Schema>> {
-    const raw = await readJsonBody(request, config.bodyLimitBytes);
-    const hazards = inspectJson(raw, config.maxJsonDepth);
+    const raw = await readJsonBody(request, config.limits.bodyLimitBytes);
+    const hazards = inspectJson(raw, config.limits.maxJsonDepth);
     if (hazards.length > 0) throw new RequestValidationError(hazards);
     const parsed = schema.safeParse(raw, { reportInput: true });
     if (!parsed.success) throw new RequestValidationError(toValidationIssues(parsed.error.issues, "body"));
@@ -43,7 +43,7 @@ export function conversationsRoutes(options: ConversationsRouteOptions): Route[]
 
   const create: RequestHandler = async (request, response) => {
     const identity = options.authenticate(request);
-    const workspace = resolveWorkspace(request, undefined, config.defaultWorkspace);
+    const workspace = resolveWorkspace(request, undefined, config.upstream.defaultWorkspace);
     if ("issue" in workspace) throw new RequestValidationError([workspace.issue]);
     const body = await bodyOf(request, conversationCreateSchema);
     const owner = { principal: identity.principal, workspace: workspace.workspace };

@@ -29,7 +29,7 @@ import { storedResponseRoutes } from "./stored-responses.js";
 
 /** What the Responses routes need: the runner and the edge, and the continuity stores a response reads and writes. */
 export interface ResponsesRouteOptions extends AnswerRouteOptions {
-  config: Pick<Config, EdgeSetting | "sseKeepAliveMs" | "conversationIdHeaders">;
+  config: Pick<Config, EdgeSetting | "answers" | "continuity">;
   /** Which workspace query a history continues, when the request names no response or conversation. */
   threads: ThreadMemory;
   stored: StoredResponses;
@@ -62,8 +62,8 @@ interface Continuation {
  */
 export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
   const { config, runner, stored } = options;
-  const schema = responseRequestSchema(config);
-  const sweep = options.sweeps.of(config.sseKeepAliveMs);
+  const schema = responseRequestSchema(config.limits);
+  const sweep = options.sweeps.of(config.answers.sseKeepAliveMs);
   const seconds = () => Math.floor(options.clock.now() / 1000);
 
   async function create(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -127,7 +127,8 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
   ): Promise<Continuation> {
     const { identity, workspace, body } = admitted;
     const { principal } = identity;
-    const hints = { conversationId: conversationIdFrom(request.headers, config.conversationIdHeaders), messages: input.messages };
+    const { conversationIdHeaders } = config.continuity;
+    const hints = { conversationId: conversationIdFrom(request.headers, conversationIdHeaders), messages: input.messages };
     const thread = conversationId ? await options.conversations.visible(conversationId, principal, workspace, "conversation") : null;
     const items = await stored.resolveReferences(input.items, principal, workspace);
     const previousId = body.previous_response_id;

@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { Request, RequestHandler } from "express";
 import type { Identity } from "../../auth/authenticate.js";
+import type { Config } from "../../config/config.js";
 import { type BackgroundResponses, hasEnded } from "../../continuity/background/background-responses.js";
 import type { BackgroundRecord } from "../../continuity/background/background-store.js";
 import { responseInProgress, responsesResumption } from "../../continuity/background/responses-resumption.js";
@@ -19,7 +20,7 @@ import { SseWriter } from "../sse-writer.js";
 
 /** What the stored-response routes need: the runner (a takeover), the edge, and the stores of responses. */
 export interface StoredResponseRouteOptions extends AnswerRouteOptions {
-  config: { sseKeepAliveMs: number };
+  config: Pick<Config, "answers">;
   stored: StoredResponses;
   /** Background responses: their records and event logs, in process or shared (docs/responses-api.md#background-mode). */
   background: BackgroundResponses;
@@ -33,7 +34,7 @@ export interface StoredResponseRouteOptions extends AnswerRouteOptions {
  */
 export function storedResponseRoutes(options: StoredResponseRouteOptions): Route[] {
   const { stored, background } = options;
-  const sweep = options.sweeps.of(options.config.sseKeepAliveMs);
+  const sweep = options.sweeps.of(options.config.answers.sseKeepAliveMs);
   const seconds = () => Math.floor(options.clock.now() / 1000);
   const resumption = responsesResumption(stored, seconds);
   const idOf = (request: Request) => (request.params as { id: string }).id;

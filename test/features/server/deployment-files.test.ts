@@ -25,13 +25,13 @@ describe("docker-compose.yml", () => {
 
   it("runs adapters whose configuration the adapter accepts: one Redis by default, Sentinel in the sentinel profile", () => {
     const single = loadConfig(environmentOf(services.adapter as ComposeService));
-    expect(single.redis).toEqual({ kind: "single", url: "redis://redis:6379" });
+    expect(single.redis?.topology).toEqual({ kind: "single", url: "redis://redis:6379" });
     const sentinel = services["adapter-sentinel"] as ComposeService;
     expect(sentinel.profiles).toEqual(["sentinel"]);
     const config = loadConfig(environmentOf(sentinel));
-    expect(config.redis).toMatchObject({ kind: "sentinel", master: "adapter" });
+    expect(config.redis?.topology).toMatchObject({ kind: "sentinel", master: "adapter" });
     // Each sentinel named is a service of the profile, monitoring that master name with a quorum of two.
-    for (const { host, port } of config.redis?.kind === "sentinel" ? config.redis.sentinels : []) {
+    for (const { host, port } of config.redis?.topology.kind === "sentinel" ? config.redis.topology.sentinels : []) {
       const service = services[host] as ComposeService;
       expect(service.profiles).toEqual(["sentinel"]);
       const command = ([] as string[]).concat(service.command ?? []).join(" ");
@@ -77,19 +77,19 @@ describe("deploy/kubernetes", () => {
     const configMap = byKind("ConfigMap");
     const secret = byKind("Secret");
     const config = loadConfig({ ...configMap.data, ...secret.stringData });
-    expect(config.host).toBe("0.0.0.0");
-    expect(config.redis?.kind).toBe("sentinel");
+    expect(config.server.host).toBe("0.0.0.0");
+    expect(config.redis?.topology.kind).toBe("sentinel");
     const deployment = byKind("Deployment");
     const pod = deployment.spec.template.spec;
     const [container] = pod.containers;
     expect(container.envFrom).toEqual([{ configMapRef: { name: configMap.metadata.name } }, { secretRef: { name: secret.metadata.name } }]);
     const port = container.ports.find((entry: { name: string }) => entry.name === "http");
-    expect(port.containerPort).toBe(config.port);
+    expect(port.containerPort).toBe(config.server.port);
     expect(container.readinessProbe.httpGet).toEqual({ path: "/ready", port: "http" });
     expect(container.livenessProbe.httpGet).toEqual({ path: "/health", port: "http" });
     // SIGTERM comes after preStop; the grace period covers preStop, the drain and a margin.
     const preStopSeconds = container.lifecycle.preStop.sleep.seconds;
-    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(preStopSeconds + config.shutdownGraceMs / 1000);
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(preStopSeconds + config.server.shutdownGraceMs / 1000);
     // The image runs as the `node` user (uid 1000; Dockerfile).
     expect(pod.securityContext.runAsUser).toBe(1000);
     expect(readFileSync(join(projectRoot(), "Dockerfile"), "utf8")).toMatch(/^USER node$/m);

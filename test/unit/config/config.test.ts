@@ -5,32 +5,29 @@ describe("loadConfig", () => {
   it("has defaults that run the embedded workspace on localhost:8080", () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
-      port: 8080,
-      host: "127.0.0.1",
-      workspaceBaseUrl: undefined,
-      maxChoices: 8,
-      modeField: "mode",
-      queryTimeoutMs: { ask: 120_000, reason: 300_000, build: 600_000 },
+      server: { port: 8080, host: "127.0.0.1" },
+      upstream: { baseUrl: undefined, modeField: "mode", queryTimeoutMs: { ask: 120_000, reason: 300_000, build: 600_000 } },
+      limits: { maxChoices: 8 },
     });
   });
 
   it("lets QUERY_TIMEOUT_MS set all modes and a mode's own variable win", () => {
     const config = loadConfig({ QUERY_TIMEOUT_MS: "5000", BUILD_TIMEOUT_MS: "9000" });
-    expect(config.queryTimeoutMs).toEqual({ ask: 5000, reason: 5000, build: 9000 });
+    expect(config.upstream.queryTimeoutMs).toEqual({ ask: 5000, reason: 5000, build: 9000 });
   });
 
   it("names every bad variable", () => {
     expect(() =>
       loadConfig({ PORT: "eighty", MAX_CHOICES: "0", WORKSPACE_BASE_URL: "ftp://x", MODE_FIELD: "a b" }),
-    ).toThrow(/PORT[\s\S]*WORKSPACE_BASE_URL[\s\S]*MAX_CHOICES[\s\S]*MODE_FIELD/);
+    ).toThrow(/PORT[\s\S]*WORKSPACE_BASE_URL[\s\S]*MODE_FIELD[\s\S]*MAX_CHOICES/);
     expect(() => loadConfig({ POLL_INTERVAL_MIN_MS: "500", POLL_INTERVAL_MAX_MS: "100" })).toThrow(
       ConfigError,
     );
   });
 
   it("has no rate limits unless one is set: admission then costs nothing", () => {
-    expect(loadConfig({}).rateLimits).toBeUndefined();
-    expect(loadConfig({ RATE_LIMIT_OVERRIDES: "acme=rpm:off" }).rateLimits).toBeUndefined();
+    expect(loadConfig({}).limits.rate).toBeUndefined();
+    expect(loadConfig({ RATE_LIMIT_OVERRIDES: "acme=rpm:off" }).limits.rate).toBeUndefined();
   });
 
   it("reads the rate limits and resolves each workspace's overrides over the defaults", () => {
@@ -39,13 +36,13 @@ describe("loadConfig", () => {
       RATE_LIMIT_CONCURRENT: "4",
       RATE_LIMIT_OVERRIDES: " acme=rpm:600, tpm:20000 ; lab:eu.1=concurrent:off,rpm:off;",
     });
-    expect(config.rateLimits).toEqual({
+    expect(config.limits.rate).toEqual({
       defaults: { rpm: 60, concurrent: 4, tpm: null },
       workspaces: { acme: { rpm: 600, concurrent: 4, tpm: 20000 }, "lab:eu.1": { rpm: null, concurrent: null, tpm: null } },
       slotTtlMs: 30_000,
     });
     // Only an override: the other workspaces are not limited.
-    expect(loadConfig({ RATE_LIMIT_OVERRIDES: "acme=concurrent:2" }).rateLimits?.defaults).toEqual({ rpm: null, concurrent: null, tpm: null });
+    expect(loadConfig({ RATE_LIMIT_OVERRIDES: "acme=concurrent:2" }).limits.rate?.defaults).toEqual({ rpm: null, concurrent: null, tpm: null });
   });
 
   it("stops on a malformed override, naming the entry and what is wrong", () => {
@@ -71,7 +68,7 @@ describe("loadConfig", () => {
   });
 
   it("drops a trailing slash from the upstream URL", () => {
-    expect(loadConfig({ WORKSPACE_BASE_URL: "https://workspace.example.com/api/" }).workspaceBaseUrl).toBe(
+    expect(loadConfig({ WORKSPACE_BASE_URL: "https://workspace.example.com/api/" }).upstream.baseUrl).toBe(
       "https://workspace.example.com/api",
     );
   });
@@ -126,8 +123,8 @@ describe("the command line", () => {
   it("serves MCP unless MCP=off, and says so in --help", async () => {
     const { parseCommandLine } = await import("../../../src/config/command-line.js");
     const { loadConfig, ConfigError } = await import("../../../src/config/config.js");
-    expect(loadConfig({}).mcp).toBe(true);
-    expect(loadConfig({ MCP: "off" }).mcp).toBe(false);
+    expect(loadConfig({}).mcp.enabled).toBe(true);
+    expect(loadConfig({ MCP: "off" }).mcp.enabled).toBe(false);
     expect(() => loadConfig({ MCP: "maybe" })).toThrow(ConfigError);
     const help = parseCommandLine(["--help"], "1.2.3");
     expect(help.kind === "print" && help.text).toMatch(/--mcp\s+on serves the workspace as a remote MCP server/);
@@ -141,13 +138,13 @@ describe("MCP_OAUTH", () => {
     expect(() => loadConfig({ MCP_OAUTH: "on", HOST: "0.0.0.0", PUBLIC_URL: "http://mcp.example.com" })).toThrow(/PUBLIC_URL: must be an https URL/);
     expect(() => loadConfig({ MCP_OAUTH: "on", REDIS_URL: "redis://127.0.0.1:6379" })).toThrow(/OAUTH_SECRET: required/);
     expect(() => loadConfig({ MCP_OAUTH: "on", OAUTH_SECRET: "short" })).toThrow(/OAUTH_SECRET: each secret must be at least 32 characters/);
-    expect(loadConfig({ MCP_OAUTH: "on", OAUTH_SECRET: `${"n".repeat(32)}, ${"o".repeat(32)}` }).mcpOauth?.secrets).toEqual(["n".repeat(32), "o".repeat(32)]);
+    expect(loadConfig({ MCP_OAUTH: "on", OAUTH_SECRET: `${"n".repeat(32)}, ${"o".repeat(32)}` }).oauth?.secrets).toEqual(["n".repeat(32), "o".repeat(32)]);
     // Plain http on every interface (a typed key in clear): refused, even with a loopback PUBLIC_URL.
     expect(() => loadConfig({ MCP_OAUTH: "on", HOST: "0.0.0.0", PUBLIC_URL: "http://localhost:8080" })).toThrow(/HOST: must be a loopback address when PUBLIC_URL is plain http/);
     expect(() => loadConfig({ MCP_OAUTH: "on", TRUSTED_PROXIES: "10.0.0.0/8, nonsense" })).toThrow(/TRUSTED_PROXIES: 'nonsense' is not an address or CIDR/);
-    expect(loadConfig({ MCP_OAUTH: "on", HOST: "0.0.0.0", PUBLIC_URL: "https://mcp.example.com/" }).mcpOauth?.publicUrl).toBe("https://mcp.example.com");
-    expect(loadConfig({ MCP_OAUTH: "on" }).mcpOauth?.publicUrl).toBeUndefined();
-    expect(loadConfig({}).mcpOauth).toBeUndefined();
+    expect(loadConfig({ MCP_OAUTH: "on", HOST: "0.0.0.0", PUBLIC_URL: "https://mcp.example.com/" }).oauth?.publicUrl).toBe("https://mcp.example.com");
+    expect(loadConfig({ MCP_OAUTH: "on" }).oauth?.publicUrl).toBeUndefined();
+    expect(loadConfig({}).oauth).toBeUndefined();
     const team = { MCP_OAUTH: "on", WORKSPACE_API_KEY: "sk-held", ADAPTER_API_KEYS: "sk-client" };
     expect(() => loadConfig(team)).toThrow(/OAUTH_IDP_ISSUER: OAUTH_IDP_ISSUER and OAUTH_IDP_CLIENT_ID are required/);
     expect(() => loadConfig({ ...team, OAUTH_IDP_ISSUER: "http://idp.example.com", OAUTH_IDP_CLIENT_ID: "a" })).toThrow(/OAUTH_IDP_ISSUER: must be an https URL/);
@@ -155,7 +152,7 @@ describe("MCP_OAUTH", () => {
     expect(() => loadConfig({ ...team, OAUTH_IDP_ISSUER: "https://idp.example.com", OAUTH_IDP_CLIENT_ID: "a" })).toThrow(/OAUTH_IDP_ALLOWED_EMAIL_DOMAINS: the team set-up needs an allow-list of who may sign in/);
     const allowed = { ...team, OAUTH_IDP_CLIENT_ID: "a", OAUTH_IDP_ALLOWED_EMAIL_DOMAINS: "Example.com", OAUTH_IDP_GROUP_WORKSPACES: "eng=acme,globex; sales=globex" };
     // An issuer written with a trailing slash (Auth0's) is kept as written: ID tokens name it so.
-    const idp = loadConfig({ ...allowed, OAUTH_IDP_ISSUER: "https://tenant.auth0.com/" }).mcpOauth?.team?.idp;
+    const idp = loadConfig({ ...allowed, OAUTH_IDP_ISSUER: "https://tenant.auth0.com/" }).oauth?.team?.idp;
     expect(idp?.issuer).toBe("https://tenant.auth0.com/");
     expect(idp?.allow).toMatchObject({ emailDomains: ["example.com"], groupWorkspaces: { eng: ["acme", "globex"], sales: ["globex"] } });
     expect(() => loadConfig({ ...allowed, OAUTH_IDP_ISSUER: "https://idp.example.com", OAUTH_IDP_GROUP_WORKSPACES: "eng" })).toThrow(/OAUTH_IDP_GROUP_WORKSPACES: 'eng' is not/);

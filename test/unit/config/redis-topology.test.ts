@@ -15,8 +15,8 @@ const problems = (environment: Record<string, string>) => {
 describe("Redis topology configuration", () => {
   it("reads one node, a cluster or Sentinel", () => {
     expect(loadConfig({}).redis).toBeUndefined();
-    expect(loadConfig({ REDIS_URL: "rediss://user:pw@cache.example.com:6380/2" }).redis).toEqual({ kind: "single", url: "rediss://user:pw@cache.example.com:6380/2" });
-    expect(loadConfig({ REDIS_CLUSTER_NODES: " a.example.com:7000, [::1]:7001 ,10.0.0.3:7002", REDIS_PASSWORD: "secret", REDIS_TLS: "on" }).redis).toEqual({
+    expect(loadConfig({ REDIS_URL: "rediss://user:pw@cache.example.com:6380/2" }).redis?.topology).toEqual({ kind: "single", url: "rediss://user:pw@cache.example.com:6380/2" });
+    expect(loadConfig({ REDIS_CLUSTER_NODES: " a.example.com:7000, [::1]:7001 ,10.0.0.3:7002", REDIS_PASSWORD: "secret", REDIS_TLS: "on" }).redis?.topology).toEqual({
       kind: "cluster",
       nodes: [
         { host: "a.example.com", port: 7000 },
@@ -27,7 +27,7 @@ describe("Redis topology configuration", () => {
       password: "secret",
       tls: true,
     });
-    expect(loadConfig({ REDIS_SENTINELS: "s1:26379,s2:26379", REDIS_SENTINEL_MASTER: "mymaster", REDIS_USERNAME: "app", REDIS_SENTINEL_PASSWORD: "s" }).redis).toEqual({
+    expect(loadConfig({ REDIS_SENTINELS: "s1:26379,s2:26379", REDIS_SENTINEL_MASTER: "mymaster", REDIS_USERNAME: "app", REDIS_SENTINEL_PASSWORD: "s" }).redis?.topology).toEqual({
       kind: "sentinel",
       sentinels: [
         { host: "s1", port: 26379 },
@@ -41,9 +41,9 @@ describe("Redis topology configuration", () => {
       tls: false,
     });
     // Credentials given beside a URL that names none go into it.
-    const single = loadConfig({ REDIS_URL: "redis://cache:6379", REDIS_USERNAME: "app", REDIS_PASSWORD: "p@ss word" }).redis;
+    const single = loadConfig({ REDIS_URL: "redis://cache:6379", REDIS_USERNAME: "app", REDIS_PASSWORD: "p@ss word" }).redis?.topology;
     expect(single).toEqual({ kind: "single", url: "redis://app:p%40ss%20word@cache:6379" });
-    expect(loadConfig({ REDIS_CLUSTER_NODES: "n:1" }).clusterPolling).toBe(true);
+    expect(loadConfig({ REDIS_CLUSTER_NODES: "n:1" }).redis?.clusterPolling).toBe(true);
   });
 
   it("refuses anything ambiguous or malformed, naming the variable", () => {
@@ -65,7 +65,7 @@ describe("Redis topology configuration", () => {
       loadConfig({ REDIS_URL: "rediss://user:secret@cache:6380" }),
       loadConfig({ REDIS_CLUSTER_NODES: "a:1,b:2", REDIS_PASSWORD: "secret", REDIS_TLS: "on" }),
       loadConfig({ REDIS_SENTINELS: "s:26379", REDIS_SENTINEL_MASTER: "m", REDIS_SENTINEL_PASSWORD: "secret" }),
-    ].map((config) => describeTopology(config.redis as NonNullable<typeof config.redis>));
+    ].map((config) => describeTopology((config.redis as NonNullable<typeof config.redis>).topology));
     expect(described).toEqual(["rediss://cache:6380", "cluster a:1,b:2 (TLS)", "sentinel m@s:26379"]);
     for (const text of described) expect(text).not.toContain("secret");
   });

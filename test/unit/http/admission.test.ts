@@ -58,7 +58,7 @@ describe("admit (docs/rate-limits.md)", () => {
   const asking = { principal: "hash", workspace: "acme", asksWorkspace: true };
   const response = () => new FakeResponse() as unknown as ServerResponse & FakeResponse;
   /** Rate limits of `values` (e.g. `{ RATE_LIMIT_RPM: "1" }`) counted in process. */
-  const limitsOf = (values: Record<string, string>) => new RateLimits(loadConfig(values).rateLimits as RateLimitSettings, new MemoryLimitCounters(60));
+  const limitsOf = (values: Record<string, string>) => new RateLimits(loadConfig(values).limits.rate as RateLimitSettings, new MemoryLimitCounters(60));
 
   it("takes the caps first: over them it refuses at once (a sync throw), before the key's limits count anything", async () => {
     const options = { limit: new ConcurrencyLimit(1, 1), rateLimits: limitsOf({ RATE_LIMIT_RPM: "10" }), facts };

@@ -72,7 +72,7 @@ describe("admit", () => {
 
   it("frees the slot as the response's last bytes are written, before 'close', and once", async () => {
     const counters = new MemoryLimitCounters(60);
-    const settings = loadConfig({ RATE_LIMIT_CONCURRENT: "1", RATE_LIMIT_RPM: "10" }).rateLimits as RateLimitSettings;
+    const settings = loadConfig({ RATE_LIMIT_CONCURRENT: "1", RATE_LIMIT_RPM: "10" }).limits.rate as RateLimitSettings;
     const options = { limit: new ConcurrencyLimit(10, 10), rateLimits: new RateLimits(settings, counters), facts };
     const response = new FakeResponse() as unknown as ServerResponse & FakeResponse;
     const admission = await admit(response, { principal: "hash", workspace: "acme", asksWorkspace: true }, options);

@@ -38,7 +38,7 @@ class FakeCounters implements LimitCounters {
 }
 
 function settings(environment: Record<string, string>): RateLimitSettings {
-  const limits = loadConfig(environment).rateLimits;
+  const limits = loadConfig(environment).limits.rate;
   if (!limits) throw new Error("no limits");
   return limits;
 }

@@ -1,0 +1,50 @@
+import { z } from "zod";
+import { documented, integer, optionalText } from "./variables.js";
+
+/** The answers section's variables: how an answer is shaped and delivered to the client. */
+export const answerVariables = z.object({
+  STEPS_OUTPUT: documented(z.enum(["reasoning", "content", "none"]).default("reasoning"), "Where steps go: `reasoning`, `content` (inside `<think>`) or `none`"),
+  CITATION_STYLE: documented(
+    z.enum(["annotations", "markdown"]).default("annotations"),
+    "`markdown` also makes citations Markdown in the content (name markers and a Sources list as links), for UIs that ignore annotations; per request: `X-Citation-Style`",
+  ),
+  CHAT_ANNOTATIONS: documented(
+    z.enum(["file_citation", "url_citation", "none"]).default("url_citation"),
+    "Chat annotation format: `url_citation` (OpenAI's, which every client accepts), `file_citation` (the interface's; clients known to reject it still get `url_citation`) or `none`; per request: `X-Chat-Annotations`",
+  ),
+  SOURCE_URL_TEMPLATE: documented(
+    optionalText,
+    "Link of each source: `{workspace}`, `{filename}`, `{page}`, `{title}` are replaced (URL-encoded), e.g. `https://docs.example.com/{workspace}/{filename}#page={page}`",
+    "unset (the adapter's document page with the embedded workspace; `urn:workspace-document:…` otherwise)",
+  ),
+  CHAT_UI_TASKS: documented(
+    z.enum(["local", "workspace"]).default("local"),
+    "Chat UIs' housekeeping requests (titles, tags, follow-ups, autocompletion, search queries of Open WebUI, LibreChat, Lobe Chat; docs/chat-ui-tasks.md): `local` answers them in the adapter, never as a workspace query or a turn of a thread; `workspace` passes them on as questions",
+  ),
+  LENIENT_PARAMETERS: documented(
+    z.enum(["on", "off"]).default("off"),
+    "`off` refuses (400) what the workspace cannot do: `response_format`/`text.format` `json_schema` or `json_object`, a `tool_choice` forcing a tool call; `on` ignores them and names them in the `service-ignored-parameters` header",
+  ),
+  SSE_KEEPALIVE_MS: documented(integer(15_000, 10), "Silence after which a stream gets a `: keep-alive` comment"),
+});
+
+/** The answers section's variables as validated. */
+export type AnswerVariables = z.output<typeof answerVariables>;
+
+/** The answers section as the adapter reads it (`config.answers`). */
+export function answerSettings(env: AnswerVariables) {
+  return {
+    stepsOutput: env.STEPS_OUTPUT,
+    citationStyle: env.CITATION_STYLE,
+    chatAnnotations: env.CHAT_ANNOTATIONS,
+    sourceUrlTemplate: env.SOURCE_URL_TEMPLATE,
+    /** Who answers chat UIs' housekeeping requests: the adapter (`local`) or the workspace. */
+    chatUiTasks: env.CHAT_UI_TASKS,
+    /** Whether parameters asking for what the workspace cannot do are ignored (named in a header) rather than refused. */
+    lenientParameters: env.LENIENT_PARAMETERS === "on",
+    sseKeepAliveMs: env.SSE_KEEPALIVE_MS,
+  };
+}
+
+/** How answers reach the client: steps, citations and their links, chat UIs' housekeeping, what is refused, keep-alives. */
+export type AnswerSettings = ReturnType<typeof answerSettings>;
