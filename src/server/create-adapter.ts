@@ -3,6 +3,8 @@ import type { RequestListener } from "node:http";
 import type { Logger } from "pino";
 import { AnswerService } from "../answer/answer-service.js";
 import { createAuthenticator } from "../auth/authenticate.js";
+import { watchKeyFile } from "../auth/key-file.js";
+import { KeyRing } from "../auth/key-ring.js";
 import type { Config, OAuthSettings, UpstreamSettings } from "../config/config.js";
 import { type Continuity, type ContinuityStores, createContinuity } from "../continuity/continuity.js";
 import type { DocumentReader } from "../core/document-reader.js";
@@ -126,6 +128,11 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const rateLimits = config.limits.rate && limitCounters
     ? new RateLimits(config.limits.rate, limitCounters, { onLimited })
     : undefined;
+  // docs/governance.md#named-keys: the listed keys, and the file of more that is re-read when it changes.
+  const { auth } = config;
+  const keyRing = new KeyRing({ ...auth, reserved: auth.adminKeys, file: auth.clientKeysFile !== undefined });
+  const keyFile = auth.clientKeysFile ? watchKeyFile(auth.clientKeysFile, keyRing, logger) : undefined;
+  const authenticate = createAuthenticator({ workspaceApiKey: auth.workspaceApiKey, keys: keyRing, identityHeaders: auth.identityHeaders });
   const tokens = effects.tokens ?? new WorkerTokenCounter(undefined, { isIdle: () => limit.inFlight <= 1 });
   const answers = new AnswerService({
     client,
@@ -164,7 +171,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     limit,
     rateLimits,
     metrics,
-    authenticate: createAuthenticator(config.auth),
+    authenticate,
     startedAt: Math.floor(clock.now() / 1000),
     version: packageVersion(),
     ...(effects.documents && effects.publicUrl ? { documents: effects.documents, documentPage: effects.publicUrl } : {}),
@@ -187,6 +194,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
       (closing ??= (async () => {
         // Background answers are left to another replica, not failed by the connections closing below.
         const continued = continuity.close();
+        keyFile?.close();
         realtime?.close();
         await Promise.all([continued, client.close(), tokens.close(), metadataFetch?.close()]);
         await backend.close();

@@ -10,7 +10,8 @@ import { folderOf, sourceFolders, sourceImports } from "./source-imports.js";
 const LAYERS: readonly (readonly string[])[] = [
   ["core", "util", "metrics"],
   ["errors", "telemetry", "tokens"],
-  ["config", "auth", "plan"],
+  ["config", "plan"],
+  ["auth"],
   ["upstream"],
   ["answer", "redis"],
   ["dialects", "chat-ui-tasks", "limits"],
