@@ -126,7 +126,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const onLimited = (kind: string, workspace: string) => metrics.limited(kind, workspace);
   const { limitCounters } = backend;
   const rateLimits = config.limits.rate && limitCounters
-    ? new RateLimits(config.limits.rate, limitCounters, { onLimited })
+    ? new RateLimits(config.limits.rate, limitCounters, { onLimited }, () => clock.now())
     : undefined;
   // docs/governance.md#named-keys: the listed keys, and the file of more that is re-read when it changes.
   const { auth } = config;

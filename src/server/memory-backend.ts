@@ -13,7 +13,8 @@ import { type Backend, type BackendSettings, CONVERSATION_MAX_ITEMS } from "./ba
 export function memoryBackend(settings: Omit<BackendSettings, "logger" | "metrics">): Backend {
   const { config, clock, windowSeconds } = settings;
   const now = () => clock.now();
-  const limitCounters = config.limits.rate ? new MemoryLimitCounters(windowSeconds) : undefined;
+  // The quotas' periods follow the adapter's clock (docs/rate-limits.md#quotas).
+  const limitCounters = config.limits.rate ? new MemoryLimitCounters(windowSeconds, now) : undefined;
   return {
     stores: {
       threads: new MemoryThreadStore(config.continuity.conversationMaxEntries, now),

@@ -78,6 +78,7 @@ export function redisBackend(redis: RedisSettings, settings: BackendSettings): B
       windowSeconds: seconds,
       logger,
       onFallback: (reason) => metrics.rateLimitFallbacks.inc({ reason }),
+      now,
       ...options,
     });
   const limitCounters = config.limits.rate ? counters(windowSeconds, { slotTtlMs: config.limits.rate.slotTtlMs }) : undefined;
