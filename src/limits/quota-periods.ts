@@ -1,3 +1,5 @@
+import { utcDayOf, utcMonthOf } from "../util/utc-calendar.js";
+
 /** The token quotas (docs/rate-limits.md#quotas): per UTC day and per UTC calendar month. */
 export type QuotaKind = "tpd" | "tpmo";
 
@@ -12,16 +14,6 @@ export interface QuotaPeriod {
 
 /** The period of `kind` that `now` (milliseconds since the epoch) falls in, in UTC. */
 export function quotaPeriod(kind: QuotaKind, now: number): QuotaPeriod {
-  const date = new Date(now);
-  const year = date.getUTCFullYear();
-  const month = date.getUTCMonth();
-  const monthName = `${year}-${String(month + 1).padStart(2, "0")}`;
-  if (kind === "tpmo") return { kind, id: `tpmo:${monthName}`, endsAt: Date.UTC(year, month + 1, 1) };
-  const day = date.getUTCDate();
-  return { kind, id: `tpd:${monthName}-${String(day).padStart(2, "0")}`, endsAt: Date.UTC(year, month, day + 1) };
-}
-
-/** The UTC day a moment falls in, `2026-11-23`: the usage's day bucket too. */
-export function utcDay(now: number): string {
-  return quotaPeriod("tpd", now).id.slice(4);
+  const { name, endsAt } = kind === "tpd" ? utcDayOf(now) : utcMonthOf(now);
+  return { kind, id: `${kind}:${name}`, endsAt };
 }

@@ -4,6 +4,7 @@ import { MemoryResponseStore } from "../continuity/responses/response-store.js";
 import { MemoryThreadStore } from "../continuity/threads/thread-store.js";
 import { MemoryLimitCounters } from "../limits/limit-counters.js";
 import { MemoryOAuthStorage } from "../oauth/oauth-storage.js";
+import { MemoryUsageStore } from "../usage/memory-usage-store.js";
 import { type Backend, type BackendSettings, CONVERSATION_MAX_ITEMS } from "./backend.js";
 
 /**
@@ -25,6 +26,7 @@ export function memoryBackend(settings: Omit<BackendSettings, "logger" | "metric
     writes: { waitMs: undefined },
     limitCounters,
     attemptCounters: (seconds) => new MemoryLimitCounters(seconds),
+    usageStore: (retentionDays) => new MemoryUsageStore(retentionDays),
     oauthStorage: () => new MemoryOAuthStorage(clock, config.oauth?.memoryMaxBytes),
     pollSharing: undefined,
     sharedStoreAvailable: () => false,

@@ -14,7 +14,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["auth"],
   ["upstream"],
   ["answer", "redis"],
-  ["dialects", "chat-ui-tasks", "limits"],
+  ["dialects", "chat-ui-tasks", "limits", "usage", "audit"],
   ["continuity", "oauth"],
   // The browser pages import nothing of the server; the answer card reuses the playground's Markdown renderer.
   ["playground"],

@@ -49,6 +49,8 @@ const facts = {
   whenClosed: (response: EventEmitter, callback: () => void) => response.once("close", callback),
   of: () => new RequestContext("r", undefined),
   traceAnswer: () => UNTRACED_ANSWER,
+  follow: (_response: unknown, answer: unknown) => answer,
+  audited: false,
 } as unknown as RequestContexts;
 
 /** An answer whose events are `events`, then (with `hang`) nothing until its controller aborts. */
