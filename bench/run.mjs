@@ -562,13 +562,15 @@ ${ratios(measured)}.
   return `${sections.join("\n")}\n`;
 }
 
+/** One row of a setting's cost (config-cost.mjs): its p50 and what it adds, its throughput and share, its CPU and what it adds. */
+const costRow = (name, figures) =>
+  figures
+    ? [name, `${figures.p50Us} µs`, `${figures.addedP50Us} µs`, figures.rps, `${Math.round(figures.rpsShareOfUnset * 100)}%`, `${figures.cpuUs} µs`, `${figures.addedCpuUs} µs`]
+    : [name, "—", "—", "—", "—", "—", "—"];
+
 /** The rate limits' section of docs/benchmarks.md (empty for runs from before they were measured). */
 function limitsSection(limits) {
   if (!limits) return "";
-  const row = (name, figures) =>
-    figures
-      ? [name, `${figures.p50Us} µs`, `${figures.addedP50Us} µs`, figures.rps, `${Math.round(figures.rpsShareOfUnset * 100)}%`, `${figures.cpuUs} µs`, `${figures.addedCpuUs} µs`]
-      : [name, "—", "—", "—", "—", "—", "—"];
   return `## Rate limits: what they cost
 
 The chat path against the instant upstream with \`RATE_LIMIT_RPM\` alone, and with \`RATE_LIMIT_RPM\`, \`RATE_LIMIT_TPM\`
@@ -579,10 +581,10 @@ unset adapter (\`bench/rate-limits.mjs\`).
 ${table([
   ["", "p50, one at a time", "added", "requests/s at 50 connections", "of unset", "adapter CPU per request", "added"],
   ["---", "---", "---", "---", "---", "---", "---"],
-  row("limits unset", limits.unset),
-  row("all three in process", limits.inProcess),
-  row("requests per minute only, in Redis", limits.redisRpm),
-  row("all three in Redis", limits.redis),
+  costRow("limits unset", limits.unset),
+  costRow("all three in process", limits.inProcess),
+  costRow("requests per minute only, in Redis", limits.redisRpm),
+  costRow("all three in Redis", limits.redis),
 ])}
 ${limits.redis ? `\nRedis itself spent ${limits.redisRpm.redisCpuUs} µs (requests per minute only) and ${limits.redis.redisCpuUs} µs (all three) of CPU per request: all three\ncost three scripts at admission, in one round trip, then the slot's release and the tokens' charge.\n` : "\n(No redis-server on this machine: the Redis rows were not measured.)\n"}
 `;
@@ -591,10 +593,6 @@ ${limits.redis ? `\nRedis itself spent ${limits.redisRpm.redisCpuUs} µs (reques
 /** Governance's section of docs/benchmarks.md: usage counting and the audit trail (empty for runs from before they were measured). */
 function governanceSection(governance) {
   if (!governance) return "";
-  const row = (name, figures) =>
-    figures
-      ? [name, `${figures.p50Us} µs`, `${figures.addedP50Us} µs`, figures.rps, `${Math.round(figures.rpsShareOfUnset * 100)}%`, `${figures.cpuUs} µs`, `${figures.addedCpuUs} µs`]
-      : [name, "—", "—", "—", "—", "—", "—"];
   const reference = governance.baseline ? "the build before governance" : "governance off";
   return `## Usage counting and the audit trail: what they cost
 
@@ -606,11 +604,11 @@ key; ${governance.rounds} rounds in which the adapters take turns, medians of th
 ${table([
   ["", "p50, one at a time", "added", "requests/s at 50 connections", "of the reference", "adapter CPU per request", "added"],
   ["---", "---", "---", "---", "---", "---", "---"],
-  ...(governance.baseline ? [row("before governance", governance.baseline)] : []),
-  row("governance off", governance.off),
-  row("usage counted, in process", governance.usage),
-  row("usage counted and every answer audited", governance.usageAndAudit),
-  row("both, usage in Redis", governance.redisUsageAndAudit),
+  ...(governance.baseline ? [costRow("before governance", governance.baseline)] : []),
+  costRow("governance off", governance.off),
+  costRow("usage counted, in process", governance.usage),
+  costRow("usage counted and every answer audited", governance.usageAndAudit),
+  costRow("both, usage in Redis", governance.redisUsageAndAudit),
 ])}
 ${governance.redisUsageAndAudit ? `\nRedis itself spent ${governance.redisUsageAndAudit.redisCpuUs} µs of CPU per request (one script per answer).\n` : "\n(No redis-server on this machine: the Redis row was not measured.)\n"}
 `;

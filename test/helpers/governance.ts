@@ -82,6 +82,27 @@ export interface Sender {
   account: string;
 }
 
+/** The governance tests' callers: two named keys, a gateway (LiteLLM's headers) with two identities, a bare key, an admin. */
+export const SENDERS = {
+  search: { key: "sk-team-search-1", account: "team-search" },
+  legal: { key: "sk-team-legal-1", account: "team-legal" },
+  alice: { key: "sk-gateway-1", headers: { "x-litellm-user_api_key_user_id": "alice" }, account: "litellm/alice" },
+  bob: { key: "sk-gateway-1", headers: { "x-litellm-user_api_key_user_id": "bob" }, account: "litellm/bob" },
+} satisfies Record<string, Sender>;
+export const BARE_KEY = "sk-bare-client";
+export const ADMIN_KEY = "sk-ops-admin";
+
+/** The adapter settings that list `SENDERS`' keys (with the deployment's own workspace key `held`). */
+export function listedKeys(held: string): Record<string, string> {
+  const { search, legal, alice } = SENDERS;
+  return {
+    WORKSPACE_API_KEY: held,
+    ADAPTER_API_KEYS: `team-search=${search.key}, team-legal=${legal.key}, ${BARE_KEY}`,
+    GATEWAY_API_KEYS: `litellm=${alice.key}`,
+    ADMIN_API_KEYS: `ops=${ADMIN_KEY}`,
+  };
+}
+
 function sdk(url: string, sender: Sender, workspace: string): OpenAI {
   return new OpenAI({ baseURL: `${url}/v1`, apiKey: sender.key, defaultHeaders: { "service-workspace": workspace, ...sender.headers }, maxRetries: 0 });
 }

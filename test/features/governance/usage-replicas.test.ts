@@ -8,7 +8,7 @@ import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embe
 import { groupTag, redisKeys } from "../../../src/redis/keys.js";
 import { type Clock, systemClock } from "../../../src/util/clock.js";
 import { describeWith, REDIS } from "../../helpers/external-programs.js";
-import { chatAnswer, mcpAnswer, readUsage, responseAnswer, samples, type Sender, type Spent, sumsByGroup, sumsOf } from "../../helpers/governance.js";
+import { ADMIN_KEY, BARE_KEY, chatAnswer, listedKeys, mcpAnswer, readUsage, responseAnswer, samples, SENDERS, type Sender, type Spent, sumsByGroup, sumsOf } from "../../helpers/governance.js";
 import { type RedisServer, startRedis } from "../../helpers/redis-server.js";
 import { API_KEY, FIXTURE_DOCUMENTS, headers, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
 import { waitFor } from "../../helpers/wait-for.js";
@@ -17,18 +17,8 @@ import { waitFor } from "../../helpers/wait-for.js";
 // send answers through chat, Responses, MCP and a background response across two replicas on a real
 // redis-server; the usage endpoint's sums equal the usage the answers returned per key, identity,
 // workspace, mode and day; a daily quota holds across both and resets at the day's end.
-const SEARCH: Sender = { key: "sk-team-search-1", account: "team-search" };
-const LEGAL: Sender = { key: "sk-team-legal-1", account: "team-legal" };
-const ALICE: Sender = { key: "sk-gateway-1", headers: { "x-litellm-user_api_key_user_id": "alice" }, account: "litellm/alice" };
-const BOB: Sender = { key: "sk-gateway-1", headers: { "x-litellm-user_api_key_user_id": "bob" }, account: "litellm/bob" };
-const BARE_KEY = "sk-bare-client";
-const ADMIN_KEY = "sk-ops-admin";
-const KEYS = {
-  WORKSPACE_API_KEY: API_KEY,
-  ADAPTER_API_KEYS: `team-search=${SEARCH.key}, team-legal=${LEGAL.key}, ${BARE_KEY}`,
-  GATEWAY_API_KEYS: `litellm=${ALICE.key}`,
-  ADMIN_API_KEYS: `ops=${ADMIN_KEY}`,
-};
+const { search: SEARCH, legal: LEGAL, alice: ALICE, bob: BOB } = SENDERS;
+const KEYS = listedKeys(API_KEY);
 
 /** The adapters' clock: the real one moved by `offsetMs` (its timers are the real ones), so that a test crosses midnight without waiting. */
 function movableClock(): Clock & { offsetMs: number } {

@@ -3,18 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { usageErrors } from "../../helpers/openai-schemas.js";
-import { chatAnswer, mcpAnswer, readUsage, responseAnswer, samples, type Sender, type Spent, sumsByGroup, sumsOf } from "../../helpers/governance.js";
+import { ADMIN_KEY, BARE_KEY, chatAnswer, listedKeys, mcpAnswer, readUsage, responseAnswer, samples, SENDERS, type Spent, sumsByGroup, sumsOf } from "../../helpers/governance.js";
 import { API_KEY, type Stack, startStack } from "../../helpers/start-stack.js";
 import { waitFor } from "../../helpers/wait-for.js";
 
 // docs/governance.md: named keys, a gateway's identities, usage in OpenAI's Usage API shape, the
 // Prometheus counters and the audit trail, on one replica counting in memory.
-const SEARCH: Sender = { key: "sk-team-search-1", account: "team-search" };
-const LEGAL: Sender = { key: "sk-team-legal-1", account: "team-legal" };
-const ALICE: Sender = { key: "sk-gateway-1", headers: { "x-litellm-user_api_key_user_id": "alice" }, account: "litellm/alice" };
-const BOB: Sender = { key: "sk-gateway-1", headers: { "x-litellm-user_api_key_user_id": "bob" }, account: "litellm/bob" };
-const BARE_KEY = "sk-bare-client";
-const ADMIN_KEY = "sk-ops-admin";
+const { search: SEARCH, legal: LEGAL, alice: ALICE, bob: BOB } = SENDERS;
 const ALL_KEYS = [SEARCH.key, LEGAL.key, ALICE.key, BARE_KEY, ADMIN_KEY, API_KEY];
 
 describe("usage per key, workspace and mode (one replica, in memory)", () => {
@@ -26,13 +21,7 @@ describe("usage per key, workspace and mode (one replica, in memory)", () => {
 
   beforeAll(async () => {
     auditFile = join(mkdtempSync(join(tmpdir(), "adapter-audit-")), "audit.jsonl");
-    stack = await startStack({
-      WORKSPACE_API_KEY: API_KEY,
-      ADAPTER_API_KEYS: `team-search=${SEARCH.key}, team-legal=${LEGAL.key}, ${BARE_KEY}`,
-      GATEWAY_API_KEYS: `litellm=${ALICE.key}`,
-      ADMIN_API_KEYS: `ops=${ADMIN_KEY}`,
-      AUDIT_LOG: auditFile,
-    });
+    stack = await startStack({ ...listedKeys(API_KEY), AUDIT_LOG: auditFile });
     const { url } = stack;
     spent.push(await chatAnswer(url, SEARCH, "acme", "How much annual leave do I get?", false));
     spent.push(await chatAnswer(url, LEGAL, "globex", "What is the travel policy?", true));
