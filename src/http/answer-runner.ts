@@ -26,8 +26,8 @@ export interface AnswerOrder {
   meter: UsageMeter;
   /** What to plan: each dialect reads its own request into this. */
   input: PlanInput;
-  /** What the answer's span starts with (the runner adds the mode, workspace and principal); the span starts only when tracing is on. */
-  spanStart: Omit<AnswerStart, "mode" | "workspace" | "principal">;
+  /** What the answer's span starts with (the runner adds the mode, workspace, principal and account); the span starts only when tracing is on. */
+  spanStart: Omit<AnswerStart, "mode" | "workspace" | "principal" | "account">;
   /** Aborts the answer's queries; by default when the client leaves (or never, for a delivery that outlives the response). */
   controller?: AbortController | undefined;
 }
@@ -86,7 +86,8 @@ export class AnswerRunner {
     facts.of(response).answering({ workspace, mode: plan.mode, queryIds, continued: plan.continued });
     const { delivery, respondedAs, remember } = prepare(queryIds);
     if (delivery.namesQueries) response.setHeader("service-query-id", queryIds.join(", "));
-    const trace = facts.traceAnswer(response, { ...order.spanStart, mode: plan.mode, workspace, principal: identity.principal });
+    const { principal, account: asker } = identity;
+    const trace = facts.traceAnswer(response, { ...order.spanStart, mode: plan.mode, workspace, principal, account: asker.id });
     if (respondedAs !== undefined) trace.respondedAs(respondedAs);
     // A client leaving stops the answer, unless the answer outlives the response (a background one: only a cancel stops it).
     const controller = order.controller ?? (delivery.outlivesResponse
@@ -101,7 +102,7 @@ export class AnswerRunner {
     const started = await trace.within(() => this.options.answers.start(job));
     // Followed on the side for the audit trail when answers are audited (docs/governance.md#the-audit-trail).
     const answer = facts.follow(response, started, plan.prompt);
-    const account = ledger && ((usage: TokenUsage) => ledger.charge(identity.account, workspace, plan.mode, usage));
+    const account = ledger && ((usage: TokenUsage) => ledger.charge(asker, workspace, plan.mode, usage));
     const run = metered(answer, { meter, account, trace, controller, usageNeeded, remember });
     return delivery.deliver(run, response, this.options);
   }

@@ -2,7 +2,7 @@ import { expect, it } from "vitest";
 import { MemoryUsageStore } from "../../../src/usage/memory-usage-store.js";
 import { RedisUsageStore } from "../../../src/usage/redis-usage-store.js";
 import type { UsageCharge, UsageStore } from "../../../src/usage/usage-store.js";
-import { describeOnBothBackends, redisOf, type StoreBackend } from "../../helpers/store-backends.js";
+import { describeOnBothBackends, redisOf, silentLogger, type StoreBackend } from "../../helpers/store-backends.js";
 
 // docs/governance.md#usage: one contract, in memory and on a real redis-server.
 const charge = (day: string, account: string, workspace: string, mode: string, input: number, output: number, reasoning = 0): UsageCharge => ({
@@ -12,11 +12,24 @@ const charge = (day: string, account: string, workspace: string, mode: string, i
 function storeOf(backend: StoreBackend, retentionDays = 400): UsageStore {
   if (backend.name === "memory") return new MemoryUsageStore(retentionDays);
   const { gate, keys } = redisOf(backend);
-  return new RedisUsageStore(gate, keys, retentionDays, () => Date.now());
+  return new RedisUsageStore(gate, keys, retentionDays, () => Date.now(), silentLogger);
 }
 
-describeOnBothBackends("the usage store", (backend) => {
+describeOnBothBackends("the usage store", (backend, name) => {
   const today = new Date().toISOString().slice(0, 10);
+
+  it.runIf(name === "redis")("leaves out of the totals what Redis gives back that does not parse: a field not of its shape, a count that is not one", async () => {
+    const store = storeOf(backend());
+    const { keys, server } = redisOf(backend());
+    const day = "2021-03-04";
+    await store.add(charge(day, "team-search", "acme", "ask", 5, 6));
+    const key = keys.usageDay(day);
+    await server.client.hset(key, "team-search\tacme\task\tout", "6e3", "someone\tacme\task\tin", "-4", "junk", "7");
+    await server.client.hset(key, "a\tb\tc\td\tin", "1", "x\t\task\tin", "2", "y\tacme\task\tanswers", "12345678901234567890");
+    expect(await store.totals([day])).toEqual([
+      { day, account: "team-search", workspace: "acme", mode: "ask", inputTokens: 5, outputTokens: 0, reasoningTokens: 0, answers: 1 },
+    ]);
+  });
 
   it("adds each answer to its day's total for its account, workspace and mode", async () => {
     const store = storeOf(backend());
