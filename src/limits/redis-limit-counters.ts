@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { RedisKeys } from "../redis/keys.js";
+import { storedCountSchema } from "../redis/stored-count.js";
 import { isReplyError } from "../redis/redis-connection.js";
 import { type CountedRequest, type LimitCounters, loadLimiters, MemoryLimitCounters, type Slot, type WindowCount, WindowCounts } from "./limit-counters.js";
 import type { QuotaPeriod } from "./quota-periods.js";
@@ -146,9 +147,20 @@ export class RedisLimitCounters implements LimitCounters {
     const names = periods.map((period) => this.options.keys.limitQuota(key, period.id));
     return this.inRedis(
       key,
-      async () => (await this.redis.mget(...names)).map((value) => Number(value ?? 0)),
+      async () => this.quotaCounts(names, await this.redis.mget(...names)),
       () => this.local.quotaUsed(key, periods),
     );
+  }
+
+  /** Quota counts as read back: none yet is 0; one that does not parse counts as nothing (never a refusal on a value the adapter did not write), and is logged. */
+  private quotaCounts(names: readonly string[], values: readonly (string | null)[]): number[] {
+    return values.map((value, index) => {
+      if (value === null) return 0;
+      const count = storedCountSchema.safeParse(value);
+      if (count.success) return count.data;
+      this.options.logger.warn({ record: names[index] }, "a stored quota count does not parse: counted as nothing");
+      return 0;
+    });
   }
 
   chargeQuota(key: string, periods: readonly QuotaPeriod[], tokens: number): void {

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { RedisKeys } from "../redis/keys.js";
 import type { RedisGate } from "../redis/redis-gate.js";
+import { storedCountSchema } from "../redis/stored-count.js";
 import { utcDayStart } from "../util/utc-calendar.js";
 import { totalField, type UsageCharge, type UsageStore, type UsageTotal } from "./usage-store.js";
 
@@ -24,8 +25,6 @@ const usageFieldSchema = z
   .transform((field) => field.split("\t"))
   .pipe(z.tuple([z.string().min(1), z.string().min(1), z.string().min(1), z.enum(["in", "out", "reasoning", "answers"])]));
 
-/** A count as read back: the decimal digits HINCRBY writes, no more than a safe integer holds. */
-const usageCountSchema = z.string().regex(/^\d{1,15}$/).transform(Number);
 
 /**
  * Usage in the Redis the replicas share (docs/governance.md#usage): one hash per UTC day
@@ -65,7 +64,7 @@ export class RedisUsageStore implements UsageStore {
     let skipped = 0;
     for (const [field, value] of Object.entries(fields)) {
       const name = usageFieldSchema.safeParse(field);
-      const count = usageCountSchema.safeParse(value);
+      const count = storedCountSchema.safeParse(value);
       if (!name.success || !count.success) {
         skipped += 1;
         continue;

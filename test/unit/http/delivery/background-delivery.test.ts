@@ -28,7 +28,7 @@ import { waitFor } from "../../../helpers/wait-for.js";
 // Background answers (docs/responses-api.md#background-mode) run through the runner's one stream
 // loop into an event log: run, cancelled from any replica, and taken over after their replica is gone.
 
-const identity = { principal: "hash", upstreamCredential: "sk", upstreamKey: "key" } as unknown as Identity;
+const identity = { principal: "hash", upstreamCredential: "sk", upstreamKey: "key", account: { id: "team-search", label: "team-search" } } as unknown as Identity;
 const seconds = () => 1_700_000_000;
 const ID = "resp_bg";
 
