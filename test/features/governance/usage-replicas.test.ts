@@ -165,7 +165,11 @@ describeWith(REDIS, "usage and quotas across two replicas on Redis", () => {
         expect(refused.headers.get("x-ratelimit-remaining-tokens")).toBe("0");
         expect(refused.headers.get("x-ratelimit-reset-tokens")).toMatch(/^(9|10)m[\d.]+s$/);
         expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(500);
-        expect(((await refused.json()) as { detail: string }).detail).toMatch(/tokens per day \(TPD\): limit 400/);
+        expect(Number(refused.headers.get("retry-after-ms"))).toBeGreaterThan(500_000);
+        // The error body every refusal has: FastAPI's `detail` and OpenAI's `error`, which the SDKs raise as a RateLimitError.
+        const body = (await refused.json()) as { detail: string; error: Record<string, unknown> };
+        expect(body.detail).toMatch(/tokens per day \(TPD\): limit 400/);
+        expect(body.error).toMatchObject({ type: "rate_limit_error", code: "rate_limit_exceeded", message: body.detail });
       }
       const mcp = await fetch(`${second.url}/mcp`, {
         method: "POST",
@@ -173,6 +177,7 @@ describeWith(REDIS, "usage and quotas across two replicas on Redis", () => {
         body: JSON.stringify({ jsonrpc: "2.0", id: "over", method: "tools/call", params: { name: "ask", arguments: { question: "leave policy" } } }),
       });
       expect(mcp.status).toBe(429);
+      expect(Number(mcp.headers.get("retry-after"))).toBeGreaterThan(500);
       expect(await mcp.json()).toMatchObject({ jsonrpc: "2.0", id: "over", error: { data: { type: "rate_limit_error", code: "rate_limit_exceeded" } } });
       // Another key has its own quota.
       expect((await chatAnswer(first.url, LEGAL, "acme", "What is the travel policy?", false)).account).toBe("team-legal");
