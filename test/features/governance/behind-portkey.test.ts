@@ -90,6 +90,38 @@ describe("behind Portkey's open-source gateway", () => {
     expect(queryIds[1]).toBe(queryIds[0]);
   });
 
+  it("passes a quota's refusal to the identity that reached it, and only to it: the 429, its error and its headers", async () => {
+    // A daily quota per identity behind the gateway: alice spends hers; bob, behind the same gateway key, still has his.
+    const limited = await startStack({
+      WORKSPACE_API_KEY: API_KEY,
+      DEFAULT_WORKSPACE: "globex",
+      GATEWAY_API_KEYS: `portkey=${GATEWAY_KEY}`,
+      GATEWAY_IDENTITY_HEADERS: "x-user-id",
+      RATE_LIMIT_TPD: "50",
+    });
+    try {
+      const through = (user: string) =>
+        new OpenAI({ baseURL: `${portkey.url}/v1`, apiKey: GATEWAY_KEY, maxRetries: 0, defaultHeaders: { ...portkeyHeaders(limited.url, FORWARDED), "x-user-id": user } });
+      const ask = (user: string) => through(user).chat.completions.create({ model: "ask", messages: [{ role: "user", content: question }] });
+      let refusal: unknown;
+      for (let answers = 0; answers < 20 && refusal === undefined; answers += 1) {
+        refusal = await ask("alice").then(() => undefined, (error: unknown) => error);
+      }
+      expect(refusal).toBeInstanceOf(OpenAI.RateLimitError);
+      const error = refusal as InstanceType<typeof OpenAI.RateLimitError>;
+      expect(error.status).toBe(429);
+      expect(error.error).toMatchObject({ type: "rate_limit_error", code: "rate_limit_exceeded" });
+      expect(error.message).toMatch(/tokens per day \(TPD\): limit 50/);
+      expect(Number(error.headers?.get("retry-after"))).toBeGreaterThan(0);
+      expect(error.headers?.get("x-ratelimit-limit-tokens")).toBe("50");
+      expect(error.headers?.get("x-ratelimit-remaining-tokens")).toBe("0");
+      // The same gateway key, another identity: its own quota.
+      expect((await ask("bob")).choices[0]?.message.content).toBeTruthy();
+    } finally {
+      await limited.close();
+    }
+  });
+
   it("loses, as Portkey 1.15.2 runs on Node 22 and 24: every header not forwarded, every stream, and MCP", async () => {
     // Without x-portkey-forward-headers: no workspace, no conversation, no identity reaches the adapter.
     const bare = viaPortkey(GATEWAY_KEY, { "service-workspace": "acme", "x-user-id": "dave", "x-conversation-id": "conversation-10" }, []);
