@@ -14,6 +14,7 @@ import { adapterEnvironment, holdOpen, startProcess, startWorkspaceAndAdapter, s
 import { channelStreams, realtimeLatency } from "./realtime.mjs";
 import { slowRedis } from "./redis-latency.mjs";
 import { rateLimitCost } from "./rate-limits.mjs";
+import { governanceCost } from "./governance.mjs";
 import { replicaPolling } from "./replicas.mjs";
 import { tracingCost } from "./tracing.mjs";
 import { toolCallCost, waitingToolCalls } from "./mcp.mjs";
@@ -408,7 +409,7 @@ ${table([
 
 `
     : ""
-}${redis && !redis.skipped ? slowRedisSection(redis, machine) : ""}${limitsSection(limits)}## Recent runs
+}${redis && !redis.skipped ? slowRedisSection(redis, machine) : ""}${limitsSection(limits)}${governanceSection(results.governance)}## Recent runs
 
 Each run of \`npm run bench\` is kept in \`bench/results/runs/\`; the last ${Math.min(5, recentRuns().length)}, with the bare proxy beside
 the adapter, show how much of the spread is the machine's:
@@ -561,13 +562,15 @@ ${ratios(measured)}.
   return `${sections.join("\n")}\n`;
 }
 
+/** One row of a setting's cost (config-cost.mjs): its p50 and what it adds, its throughput and share, its CPU and what it adds. */
+const costRow = (name, figures) =>
+  figures
+    ? [name, `${figures.p50Us} µs`, `${figures.addedP50Us} µs`, figures.rps, `${Math.round(figures.rpsShareOfUnset * 100)}%`, `${figures.cpuUs} µs`, `${figures.addedCpuUs} µs`]
+    : [name, "—", "—", "—", "—", "—", "—"];
+
 /** The rate limits' section of docs/benchmarks.md (empty for runs from before they were measured). */
 function limitsSection(limits) {
   if (!limits) return "";
-  const row = (name, figures) =>
-    figures
-      ? [name, `${figures.p50Us} µs`, `${figures.addedP50Us} µs`, figures.rps, `${Math.round(figures.rpsShareOfUnset * 100)}%`, `${figures.cpuUs} µs`, `${figures.addedCpuUs} µs`]
-      : [name, "—", "—", "—", "—", "—", "—"];
   return `## Rate limits: what they cost
 
 The chat path against the instant upstream with \`RATE_LIMIT_RPM\` alone, and with \`RATE_LIMIT_RPM\`, \`RATE_LIMIT_TPM\`
@@ -578,12 +581,36 @@ unset adapter (\`bench/rate-limits.mjs\`).
 ${table([
   ["", "p50, one at a time", "added", "requests/s at 50 connections", "of unset", "adapter CPU per request", "added"],
   ["---", "---", "---", "---", "---", "---", "---"],
-  row("limits unset", limits.unset),
-  row("all three in process", limits.inProcess),
-  row("requests per minute only, in Redis", limits.redisRpm),
-  row("all three in Redis", limits.redis),
+  costRow("limits unset", limits.unset),
+  costRow("all three in process", limits.inProcess),
+  costRow("requests per minute only, in Redis", limits.redisRpm),
+  costRow("all three in Redis", limits.redis),
 ])}
 ${limits.redis ? `\nRedis itself spent ${limits.redisRpm.redisCpuUs} µs (requests per minute only) and ${limits.redis.redisCpuUs} µs (all three) of CPU per request: all three\ncost three scripts at admission, in one round trip, then the slot's release and the tokens' charge.\n` : "\n(No redis-server on this machine: the Redis rows were not measured.)\n"}
+`;
+}
+
+/** Governance's section of docs/benchmarks.md: usage counting and the audit trail (empty for runs from before they were measured). */
+function governanceSection(governance) {
+  if (!governance) return "";
+  const reference = governance.baseline ? "the build before governance" : "governance off";
+  return `## Usage counting and the audit trail: what they cost
+
+The chat path against the instant upstream with usage counting (\`USAGE_COUNTING=on\`), with usage counting and an
+audit record of every answer to a file (\`AUDIT_LOG\`), and both with usage in Redis, against ${reference}; one client
+key; ${governance.rounds} rounds in which the adapters take turns, medians of the per-round differences from ${reference}
+(\`bench/governance.mjs\`${governance.baseline ? "; the reference is the commit before governance, built apart and named by `BENCH_BASELINE`" : ""}).
+
+${table([
+  ["", "p50, one at a time", "added", "requests/s at 50 connections", "of the reference", "adapter CPU per request", "added"],
+  ["---", "---", "---", "---", "---", "---", "---"],
+  ...(governance.baseline ? [costRow("before governance", governance.baseline)] : []),
+  costRow("governance off", governance.off),
+  costRow("usage counted, in process", governance.usage),
+  costRow("usage counted and every answer audited", governance.usageAndAudit),
+  costRow("both, usage in Redis", governance.redisUsageAndAudit),
+])}
+${governance.redisUsageAndAudit ? `\nRedis itself spent ${governance.redisUsageAndAudit.redisCpuUs} µs of CPU per request (one script per answer).\n` : "\n(No redis-server on this machine: the Redis row was not measured.)\n"}
 `;
 }
 
@@ -792,7 +819,7 @@ came, after the kill: its keys are served again that long after the kill, shortl
 }
 
 /** The headings of the sections a part measured alone (`BENCH_MERGE`) writes again. */
-const SECTION_HEADINGS = { failover: "## Redis Cluster failover" };
+const SECTION_HEADINGS = { failover: "## Redis Cluster failover", governance: "## Usage counting and the audit trail: what they cost" };
 
 /**
  * Writes `heading`'s section of docs/benchmarks.md from `results`: in place of the one there, or,
@@ -861,7 +888,7 @@ if (process.env.BENCH_DOCS_ONLY) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|mcp|chat-ui-tasks|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
+  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|mcp|chat-ui-tasks|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
   const only = process.env.BENCH_ONLY;
   const measured = {};
   const part = async (name, run) => {
@@ -881,6 +908,7 @@ try {
   const redis = await part("redis", () => slowRedis(start));
   const tracing = await part("tracing", () => tracingCost({ seconds: SECONDS, rounds: 2 * REPEATS }));
   const limits = await part("limits", () => rateLimitCost(start));
+  const governance = await part("governance", () => governanceCost(start));
   const mcp = await part("mcp", async () => ({ cost: await toolCallCost(start, { seconds: SECONDS, repeats: REPEATS }), waiting: await waitingToolCalls(start) }));
   const chatUiTasks = await part("chat-ui-tasks", () => chatUiTaskCost(start));
   const oauth = await part("oauth", () => oauthCost(start, { seconds: SECONDS, repeats: REPEATS }));
@@ -901,7 +929,7 @@ try {
     process.exit(0);
   }
 
-  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, mcp, chatUiTasks, oauth, background, failover };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, governance, mcp, chatUiTasks, oauth, background, failover };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
   // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.

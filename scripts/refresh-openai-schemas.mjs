@@ -39,7 +39,7 @@ function closure(names) {
   return [...seen].sort();
 }
 
-for (const file of ["openai-chat-schemas.json", "openai-responses-schemas.json"]) {
+for (const file of ["openai-chat-schemas.json", "openai-responses-schemas.json", "openai-usage-schemas.json"]) {
   const path = join(folder, file);
   const current = JSON.parse(readFileSync(path, "utf8"));
   const names = closure(Object.keys(current.components.schemas));

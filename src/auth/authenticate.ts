@@ -1,8 +1,9 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { credentialHash } from "./credential-hash.js";
-import { AuthenticationError } from "../errors/adapter-error.js";
+import { AuthenticationError, InvalidRequestError } from "../errors/adapter-error.js";
+import { type Account, bareAccount, gatewayAccount, gatewayPrincipal, namedAccount, namedPrincipal, unnamedGatewayAccount } from "./account.js";
 import { bearerCredential } from "./bearer-credential.js";
+import type { KeyRing, ListedKey } from "./key-ring.js";
 import { OAUTH_TOKEN_PREFIX } from "./oauth-token-prefix.js";
 
 /** A client's key: the bearer credential, unless it is one of the adapter's OAuth tokens (never a key, never sent upstream). */
@@ -18,38 +19,89 @@ function clientKey(request: IncomingMessage): string {
 export interface Identity {
   /** The credential presented to the upstream. */
   upstreamCredential: string;
-  /** A hash of the client's own credential: scopes conversations and caches without keeping it. */
+  /**
+   * Whose conversations, stored responses, limits and quotas these are: the hash of the client's
+   * credential, of a named key's name, or of a gateway's identity (docs/governance.md#who-asks).
+   */
   principal: string;
   /** A hash of `upstreamCredential`, computed once per request for what is keyed by it (pollers, shared polling). */
   upstreamKey: string;
+  /** Who asks, as usage, metrics and the audit trail name them: never a key. */
+  account: Account;
 }
 
 /** How clients are authenticated (docs/architecture.md#credentials). */
 export type Authenticator = (request: IncomingMessage) => Identity;
 
+/** What the authenticator is built from. */
+export interface AuthenticatorOptions {
+  /** The deployment's own workspace key (`WORKSPACE_API_KEY`): presented upstream instead of the client's. */
+  workspaceApiKey?: string | undefined;
+  /** The listed client and gateway keys; none listed: any credential passes through. */
+  keys?: KeyRing | undefined;
+  /** `GATEWAY_IDENTITY_HEADERS`, lower-cased, in order of preference. */
+  identityHeaders?: readonly string[] | undefined;
+}
+
+/** The longest identity a gateway may name (a user id, an email, a team's alias). */
+const MAX_IDENTITY = 256;
+
 /**
- * Pass-through (the default): the client's bearer credential goes to the upstream unchanged.
- * Deployment-held (`WORKSPACE_API_KEY` set): the adapter presents its own key upstream and accepts
- * only the client keys in `ADAPTER_API_KEYS`, compared in constant time.
+ * Settles who asks, once per request (docs/governance.md#who-asks). Pass-through (no
+ * `WORKSPACE_API_KEY`): the client's bearer credential goes upstream unchanged. Deployment-held:
+ * the adapter presents its own key. Where keys are listed (`ADAPTER_API_KEYS`, its file,
+ * `GATEWAY_API_KEYS`), a credential not among them is refused; a named key is its name; a gateway's
+ * key may name who is behind it in the first of `identityHeaders` it sends (ignored from any other
+ * key). Where users bring their own workspace keys, who asks is the key's hash.
  */
-export function createAuthenticator(options: { workspaceApiKey?: string; adapterApiKeys?: readonly string[] }): Authenticator {
-  if (!options.workspaceApiKey) {
-    return (request) => {
-      const credential = clientKey(request);
-      const principal = credentialHash(credential);
-      return { upstreamCredential: credential, principal, upstreamKey: principal };
-    };
-  }
-  const upstreamCredential = options.workspaceApiKey;
-  const upstreamKey = credentialHash(upstreamCredential);
-  // Comparing fixed-length digests keeps the comparison constant-time whatever the key lengths.
-  const accepted = (options.adapterApiKeys ?? []).map((key) => createHash("sha256").update(key).digest());
+export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
+  const { workspaceApiKey, keys } = options;
+  const identityHeaders = options.identityHeaders ?? [];
+  const held = workspaceApiKey ? { credential: workspaceApiKey, key: credentialHash(workspaceApiKey) } : undefined;
+  if (held && !keys?.listing) throw new Error("a deployment-held workspace key needs listed client keys");
   return (request) => {
-    const credential = bearerCredential(request);
-    const presented = createHash("sha256").update(credential).digest();
-    let match = false;
-    for (const key of accepted) match = timingSafeEqual(key, presented) || match;
-    if (!match) throw new AuthenticationError("Invalid API key");
-    return { upstreamCredential, principal: credentialHash(credential), upstreamKey };
+    const credential = held ? bearerCredential(request) : clientKey(request);
+    const hash = credentialHash(credential);
+    const listed = keys?.find(hash);
+    if (keys?.listing && !listed) throw new AuthenticationError("Invalid API key");
+    const upstreamCredential = held?.credential ?? credential;
+    const upstreamKey = held?.key ?? hash;
+    const who = listed ? listedIdentity(listed, hash, request, identityHeaders) : { principal: hash, account: bareAccount(hash) };
+    return { upstreamCredential, upstreamKey, ...who };
   };
+}
+
+/** The principal and account of a listed key: its name's, or, for a gateway naming who is behind it, that identity's. */
+function listedIdentity(
+  listed: ListedKey,
+  hash: string,
+  request: IncomingMessage,
+  identityHeaders: readonly string[],
+): Pick<Identity, "principal" | "account"> {
+  const kind = listed.kind === "gateway" ? "gateway" : "key";
+  const own = listed.name === undefined
+    ? { principal: hash, account: kind === "gateway" ? unnamedGatewayAccount(hash) : bareAccount(hash) }
+    : { principal: namedPrincipal(kind, listed.name), account: namedAccount(listed.name) };
+  if (listed.kind !== "gateway") return own;
+  const identity = gatewayIdentity(request, identityHeaders);
+  if (identity === undefined) return own;
+  return { principal: gatewayPrincipal(own.principal, identity), account: gatewayAccount(own.account, identity) };
+}
+
+/**
+ * The identity a gateway names in the first of `headers` its request carries, trimmed. One that
+ * could not be told apart in a log or a label (control characters, too long) is a 400: a gateway
+ * misconfigured, never an identity silently dropped.
+ */
+function gatewayIdentity(request: IncomingMessage, headers: readonly string[]): string | undefined {
+  for (const header of headers) {
+    const value = request.headers[header];
+    const text = (Array.isArray(value) ? value.join(", ") : value)?.trim();
+    if (!text) continue;
+    if (text.length > MAX_IDENTITY || !/^[\x20-\x7e]+$/.test(text)) {
+      throw new InvalidRequestError(`The gateway identity in '${header}' must be printable ASCII of at most ${MAX_IDENTITY} characters`, { code: "invalid_gateway_identity" });
+    }
+    return text;
+  }
+  return undefined;
 }

@@ -3,6 +3,7 @@ import { answerSettings, answerVariables } from "./answer-settings.js";
 import { authSettings, authVariables } from "./auth-settings.js";
 import { continuitySettings, continuityVariables } from "./continuity-settings.js";
 import { embeddedSettings, embeddedVariables } from "./embedded-settings.js";
+import { governanceSettings, governanceVariables } from "./governance-settings.js";
 import { limitSettings, limitVariables } from "./limit-settings.js";
 import { logSettings, logVariables } from "./log-settings.js";
 import { mcpSettings, mcpVariables } from "./mcp-settings.js";
@@ -16,6 +17,8 @@ export type { AnswerSettings } from "./answer-settings.js";
 export type { AuthSettings } from "./auth-settings.js";
 export type { ContinuitySettings } from "./continuity-settings.js";
 export type { EmbeddedSettings } from "./embedded-settings.js";
+export type { AuditSink, GovernanceSettings } from "./governance-settings.js";
+export type { KeyEntry } from "./key-lists.js";
 export type { LimitKind, LimitSettings, LimitValues, RateLimitSettings } from "./limit-settings.js";
 export { LIMIT_KINDS } from "./limit-settings.js";
 export type { LogSettings } from "./log-settings.js";
@@ -37,6 +40,7 @@ const SECTIONS = [
   { title: "Credentials", variables: authVariables },
   { title: "Answers", variables: answerVariables },
   { title: "Limits", variables: limitVariables },
+  { title: "Usage and audit", variables: governanceVariables },
   { title: "Redis", variables: redisVariables },
   { title: "Continuity", variables: continuityVariables },
   { title: "MCP", variables: mcpVariables },
@@ -56,6 +60,7 @@ export const environmentSchema = z.object({
   ...authVariables.shape,
   ...answerVariables.shape,
   ...limitVariables.shape,
+  ...governanceVariables.shape,
   ...redisVariables.shape,
   ...continuityVariables.shape,
   ...mcpVariables.shape,
@@ -78,6 +83,8 @@ function toConfig(env: Environment, context: z.RefinementCtx) {
     auth,
     answers: answerSettings(env),
     limits: limitSettings(env),
+    /** Usage counting and the audit trail (docs/governance.md). */
+    governance: governanceSettings(env, auth.adminKeys.length, context),
     /** The Redis the replicas share, or undefined: everything stays in process. */
     redis,
     continuity: continuitySettings(env, env.REDIS_COMMAND_TIMEOUT_MS),

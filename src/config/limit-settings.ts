@@ -2,9 +2,9 @@ import { z } from "zod";
 import { ID_PATTERN } from "../core/ids.js";
 import { documented, integer, optionalInteger } from "./variables.js";
 
-/** The limits one workspace can have (docs/rate-limits.md). */
-export const LIMIT_KINDS = ["rpm", "concurrent", "tpm"] as const;
-/** A kind of limit: requests per minute, answers in flight, tokens per minute. */
+/** The limits one workspace can have (docs/rate-limits.md): the per-minute ones and the quotas per UTC day and month. */
+export const LIMIT_KINDS = ["rpm", "concurrent", "tpm", "tpd", "tpmo"] as const;
+/** A kind of limit: requests per minute, answers in flight, tokens per minute, per UTC day, per UTC month. */
 export type LimitKind = (typeof LIMIT_KINDS)[number];
 /** A workspace's limits: a number, or null for "no limit" (an override's `off`). */
 export type LimitValues = Partial<Record<LimitKind, number | null>>;
@@ -65,9 +65,19 @@ export const limitVariables = z.object({
     "Tokens per minute per client key and workspace (prompt and completion, as usage counts them, charged when an answer is delivered); a request is refused while the minute's count has reached it",
     "unset (no limit)",
   ),
+  RATE_LIMIT_TPD: documented(
+    optionalInteger(1),
+    "Tokens per UTC day per client key (or gateway identity) and workspace, counted like `RATE_LIMIT_TPM`; once the day's count has reached it, a 429 until the day ends (shared between replicas with Redis)",
+    "unset (no quota)",
+  ),
+  RATE_LIMIT_TPMO: documented(
+    optionalInteger(1),
+    "Tokens per UTC calendar month per client key (or gateway identity) and workspace; once reached, a 429 until the month ends",
+    "unset (no quota)",
+  ),
   RATE_LIMIT_OVERRIDES: documented(
     rateLimitOverrides,
-    "Per-workspace limits, `;`-separated: `acme=rpm:600,concurrent:20;lab=tpm:off` (`rpm`, `concurrent`, `tpm`: a number, or `off` for none); kinds not named keep the defaults above",
+    "Per-workspace limits, `;`-separated: `acme=rpm:600,concurrent:20;lab=tpm:off,tpd:2000000` (`rpm`, `concurrent`, `tpm`, `tpd`, `tpmo`: a number, or `off` for none); kinds not named keep the defaults above",
     "unset",
   ),
   RATE_LIMIT_SLOT_TTL_MS: documented(
@@ -94,6 +104,8 @@ function rateLimitSettings(env: LimitVariables): RateLimitSettings | undefined {
     rpm: env.RATE_LIMIT_RPM ?? null,
     concurrent: env.RATE_LIMIT_CONCURRENT ?? null,
     tpm: env.RATE_LIMIT_TPM ?? null,
+    tpd: env.RATE_LIMIT_TPD ?? null,
+    tpmo: env.RATE_LIMIT_TPMO ?? null,
   };
   const workspaces = Object.fromEntries(
     Object.entries(env.RATE_LIMIT_OVERRIDES).map(([workspace, values]) => [workspace, { ...defaults, ...values }]),

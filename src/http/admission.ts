@@ -40,8 +40,10 @@ export interface Admitted {
 
 /** Who asks, where, and whether it asks the workspace (`admit`). */
 export interface AdmissionRequest {
-  /** A hash of the client's credential: its key's limits. */
+  /** Whose limits count it: the credential's hash, a named key's, a gateway identity's (`Identity.principal`). */
   principal: string;
+  /** Who asks as usage, the log line and the audit trail name it (`Account.id`: never a key; docs/governance.md#who-asks). */
+  account: string;
   workspace: string;
   /** False for a request that asks the workspace nothing (a chat UI's housekeeping, an MCP call that asks nothing, a takeover): the caps only. */
   asksWorkspace: boolean;
@@ -63,6 +65,8 @@ export function admit(
 ): Admitted | Promise<Admitted> {
   const { principal, workspace } = request;
   const releaseCaps = options.limit.acquire(workspace);
+  // Who asks is settled here, once (docs/governance.md#who-asks): every subscriber of the request's end reads it.
+  options.facts.identified(response, request.account);
   let releaseLimits: (() => void) | undefined;
   let released = false;
   let handedOver = false;

@@ -78,7 +78,8 @@ export async function admitValidRequest<Body>(
   options: AdmissionOptions,
   task?: ChatUiTask,
 ): Promise<AdmittedRequest<Body>> {
-  const request = { principal: valid.identity.principal, workspace: valid.workspace, asksWorkspace: task === undefined };
+  const { principal, account } = valid.identity;
+  const request = { principal, account: account.id, workspace: valid.workspace, asksWorkspace: task === undefined };
   const admitted = admit(response, request, options);
   if (task) {
     const chatUiTask = taskName(task);

@@ -11,6 +11,7 @@ import { type PlanInput, planQueries } from "../plan/plan-queries.js";
 import { type AnswerStart, UNTRACED_ANSWER } from "../telemetry/answer-trace.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import type { Caller } from "../upstream/workspace-client.js";
+import type { UsageLedger } from "../usage/usage-ledger.js";
 import type { Ids } from "../util/ids.js";
 import type { Admitted } from "./admission.js";
 import { runInBackground } from "./delivery/background-delivery.js";
@@ -25,8 +26,8 @@ export interface AnswerOrder {
   meter: UsageMeter;
   /** What to plan: each dialect reads its own request into this. */
   input: PlanInput;
-  /** What the answer's span starts with (the runner adds the mode, workspace and principal); the span starts only when tracing is on. */
-  spanStart: Omit<AnswerStart, "mode" | "workspace" | "principal">;
+  /** What the answer's span starts with (the runner adds the mode, workspace, principal and account); the span starts only when tracing is on. */
+  spanStart: Omit<AnswerStart, "mode" | "workspace" | "principal" | "account">;
   /** Aborts the answer's queries; by default when the client leaves (or never, for a delivery that outlives the response). */
   controller?: AbortController | undefined;
 }
@@ -48,6 +49,8 @@ export interface AnswerRunnerOptions extends DeliveryContext {
   background: BackgroundResponses;
   modeField: string;
   ids: Ids;
+  /** Usage per account, workspace, mode and day (docs/governance.md#usage), charged with the meter; undefined when usage is not counted. */
+  ledger?: UsageLedger | undefined;
 }
 
 /** Who carries a background answer on: the retrieving caller (its credential follows the query) and its admission, handed over to the answer. */
@@ -83,17 +86,25 @@ export class AnswerRunner {
     facts.of(response).answering({ workspace, mode: plan.mode, queryIds, continued: plan.continued });
     const { delivery, respondedAs, remember } = prepare(queryIds);
     if (delivery.namesQueries) response.setHeader("service-query-id", queryIds.join(", "));
-    const trace = facts.traceAnswer(response, { ...order.spanStart, mode: plan.mode, workspace, principal: identity.principal });
+    const { principal, account: asker } = identity;
+    const trace = facts.traceAnswer(response, { ...order.spanStart, mode: plan.mode, workspace, principal, account: asker.id });
     if (respondedAs !== undefined) trace.respondedAs(respondedAs);
     // A client leaving stops the answer, unless the answer outlives the response (a background one: only a cancel stops it).
     const controller = order.controller ?? (delivery.outlivesResponse
       ? new AbortController()
       : abortWhenClientLeaves(response, facts));
-    const usageNeeded = delivery.reportsUsage || meter.countsTokens || trace.recording;
+    const { ledger } = this.options;
+    // Usage is counted when the client is told it, a token limit or the ledger charges it, a span or an audit record holds it.
+    const counted = ledger !== undefined || facts.audited;
+    const usageNeeded = delivery.reportsUsage || meter.countsTokens || trace.recording || counted;
     const job = { plan, caller: callerOf(identity, workspace), controller, usageNeeded, trace };
     // The queries are created under the answer's span: the upstream client finds it in the adapter's context.
-    const answer = await trace.within(() => this.options.answers.start(job));
-    return delivery.deliver(metered(answer, { meter, trace, controller, usageNeeded, remember }), response, this.options);
+    const started = await trace.within(() => this.options.answers.start(job));
+    // Followed on the side for the audit trail when answers are audited (docs/governance.md#the-audit-trail).
+    const answer = facts.follow(response, started, plan.prompt);
+    const account = ledger && ((usage: TokenUsage) => ledger.charge(asker, workspace, plan.mode, usage));
+    const run = metered(answer, { meter, account, trace, controller, usageNeeded, remember });
+    return delivery.deliver(run, response, this.options);
   }
 
   /**
@@ -148,7 +159,12 @@ export class AnswerRunner {
         usageNeeded: true,
         trace: UNTRACED_ANSWER,
       });
-      const run = metered(answer, { meter: NOT_METERED, trace: UNTRACED_ANSWER, controller, usageNeeded: true, remember });
+      // The usage the dead replica never charged goes to its owner's account (the retrieving caller is its owner).
+      const { ledger } = this.options;
+      const owner = caller.identity.account;
+      const account = ledger && ((usage: TokenUsage) => ledger.charge(owner, record.workspace, mode, usage));
+      const parts = { meter: NOT_METERED, account, trace: UNTRACED_ANSWER, controller, usageNeeded: true, remember };
+      const run = metered(answer, parts);
       runInBackground(adopted.carryOn(encoder, controller), run, encoder, { logger, release });
       return true;
     } catch (error) {
@@ -163,16 +179,28 @@ function callerOf(identity: Identity, workspace: string): Caller {
   return { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey };
 }
 
-/** The run of an answer whose usage is counted once and charged once, on first asking. */
-function metered(answer: RunningAnswer, parts: Omit<AnswerRun, "answer" | "usage" | "remember"> & { remember?: BeforeAnswerEnds | undefined }): AnswerRun {
+/** What `metered` charges an answer's usage to, besides its meter. */
+interface Charges {
+  remember?: BeforeAnswerEnds | undefined;
+  /** The usage ledger, under who asked, where and in which mode (docs/governance.md#usage); undefined when usage is not counted. */
+  account?: ((usage: TokenUsage) => void) | undefined;
+}
+
+/**
+ * The run of an answer whose usage is counted once and charged once, on first asking: the one
+ * charge point of every answer, to the key's token limits (the meter) and the usage ledger.
+ */
+function metered(answer: RunningAnswer, parts: Omit<AnswerRun, "answer" | "usage" | "remember"> & Charges): AnswerRun {
   let counted: Promise<TokenUsage> | undefined;
+  const { account, ...run } = parts;
   return {
     answer,
     remember: undefined,
-    ...parts,
+    ...run,
     usage(sent) {
       counted ??= answer.usage(sent).then((usage) => {
         parts.meter.charge(usage);
+        account?.(usage);
         return usage;
       });
       return counted;

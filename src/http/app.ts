@@ -37,6 +37,7 @@ import { mcpRoutes } from "./routes/mcp.js";
 import { oauthRoutes } from "./routes/oauth.js";
 import { modelsRoutes } from "./routes/models.js";
 import { responsesRoutes } from "./routes/responses.js";
+import { usageRoutes, type UsageRouteOptions } from "./routes/usage.js";
 import type { KeepAliveSweeps } from "./sse-writer.js";
 
 /** Everything the HTTP app is built from; `createAdapter` wires the real ones, tests their own. */
@@ -47,6 +48,8 @@ export interface AppDependencies {
   /** Counts the usage of the adapter's own answers. */
   tokens: TokenCounter;
   authenticate: Authenticator;
+  /** The usage ledger the runner charges each answer to, and the usage endpoint's guard, when usage is counted (docs/governance.md#usage). */
+  usage?: Omit<UsageRouteOptions, "clock"> | undefined;
   /** What carries answers from one request to the next: thread memory, stored and background responses, conversations. */
   continuity: Continuity;
   clock: Clock;
@@ -111,6 +114,7 @@ function answeringOf(dependencies: AppDependencies): AnswerRouteOptions {
     logger,
     modeField: config.upstream.modeField,
     ids,
+    ledger: dependencies.usage?.ledger,
   });
   const { authenticate, limit, rateLimits, sweeps, clock } = dependencies;
   return { runner, authenticate, limit, rateLimits, facts, sweeps, clock, ids, logger };
@@ -147,6 +151,7 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
       cacheSeconds: config.upstream.modelsCacheSeconds,
     }),
     ...healthRoutes({ client: dependencies.client, lifecycle: dependencies.lifecycle }),
+    ...(dependencies.usage ? usageRoutes({ ...dependencies.usage, clock: dependencies.clock }) : []),
     ...(dependencies.documents ? documentRoutes(dependencies.documents) : []),
     ...(config.server.playground
       ? playgroundRoutes({

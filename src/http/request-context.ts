@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Span } from "@opentelemetry/api";
+import type { RunningAnswer } from "../answer/running-answer.js";
+import { type AnswerSeen, observeAnswer } from "../audit/observed-answer.js";
 import { type AnswerStart, type AnswerTrace, SpanAnswerTrace, UNTRACED_ANSWER } from "../telemetry/answer-trace.js";
 import { startRequestSpan } from "../telemetry/http-spans.js";
 import type { Tracing } from "../telemetry/tracing.js";
@@ -9,6 +11,8 @@ import type { Tracing } from "../telemetry/tracing.js";
 export interface RequestFacts {
   /** The route template it matched (a metric label: a fixed set), or `other`. */
   route: string;
+  /** Who asked (`Account.id`: a key's name, a gateway identity; never a key), once admitted. */
+  account: string | undefined;
   workspace: string | undefined;
   mode: string | undefined;
   queryIds: string[] | undefined;
@@ -27,6 +31,7 @@ export interface RequestFacts {
 export class RequestContext {
   private readonly known: RequestFacts = {
     route: "other",
+    account: undefined,
     workspace: undefined,
     mode: undefined,
     queryIds: undefined,
@@ -37,6 +42,8 @@ export class RequestContext {
   private closeHooks: (() => void)[] | undefined;
   /** The span of the answer it produces, once admitted (`RequestContexts.traceAnswer`). */
   private answerTrace: AnswerTrace | undefined;
+  /** What the audit trail saw of its answer (`RequestContexts.follow`), when answers are audited. */
+  private answerSeen: AnswerSeen | undefined;
 
   constructor(
     /** The request id: the client's `X-Request-Id` when it is safe, else a new one. */
@@ -53,6 +60,16 @@ export class RequestContext {
   /** The answer's span, once there is one. */
   get answer(): AnswerTrace | undefined {
     return this.answerTrace;
+  }
+
+  /** What the audit trail saw of the answer, when answers are audited. */
+  get seen(): AnswerSeen | undefined {
+    return this.answerSeen;
+  }
+
+  /** Admission settled who asks (docs/governance.md#who-asks). */
+  identified(account: string): void {
+    this.known.account = account;
   }
 
   /** The route table matched the request to `route` (its template). */
@@ -88,6 +105,11 @@ export class RequestContext {
   /** The answer's span starts (`RequestContexts.traceAnswer`). */
   traced(answer: AnswerTrace): void {
     this.answerTrace = answer;
+  }
+
+  /** The audit trail follows the answer (`RequestContexts.follow`). */
+  followed(seen: AnswerSeen): void {
+    this.answerSeen = seen;
   }
 
   /** Runs `hook` when the response closes (before the subscribers read the context). */
@@ -131,6 +153,8 @@ export class RequestContexts {
     private readonly subscribers: readonly RequestSubscriber[],
     /** Traces every request (a server span) and its answer, when tracing is on. */
     private readonly tracing?: Tracing,
+    /** Whether answers are audited (`AUDIT_LOG`): each is then followed for its record, and its usage counted. */
+    readonly audited = false,
   ) {}
 
   /**
@@ -165,6 +189,11 @@ export class RequestContexts {
     return context;
   }
 
+  /** Admission settled who asks (docs/governance.md#who-asks): told to the request's context (every handled request has one). */
+  identified(response: ServerResponse, account: string): void {
+    this.contexts.get(response)?.identified(account);
+  }
+
   /**
    * Runs `callback` when the response closes. Every part that cares (the lifecycle, the
    * concurrency cap, the client-gone signal, the stream writer) shares the one 'close' listener
@@ -193,6 +222,18 @@ export class RequestContexts {
     const answer = new SpanAnswerTrace(this.tracing, context.span, start);
     context.traced(answer);
     return answer;
+  }
+
+  /**
+   * The answer a request's runner delivers, followed for the audit trail when answers are audited
+   * (docs/governance.md#the-audit-trail): the same events and usage, seen on the side. Unaudited,
+   * the answer itself: nothing is added to the serving loop.
+   */
+  follow(response: ServerResponse, answer: RunningAnswer, prompt: string): RunningAnswer {
+    if (!this.audited) return answer;
+    const observed = observeAnswer(answer, prompt);
+    this.of(response).followed(observed.seen);
+    return observed.answer;
   }
 
   /**

@@ -23,18 +23,19 @@ export const endRequestSpans: RequestSubscriber = ({ context, request, response 
 };
 
 /**
- * One log line per request: id, route, workspace, mode, query ids (or the chat UI housekeeping
- * answered instead), status, latency, trace and span ids. Never headers or message content, so no
+ * One log line per request: id, route, who asked (a key's name or identity, never a key), workspace,
+ * mode, query ids (or the chat UI housekeeping answered instead), status, latency, trace and span ids. Never headers or message content, so no
  * credential or prompt reaches the logs.
  */
 export function requestLog(logger: Logger): RequestSubscriber {
   return ({ context, request, response, seconds }) => {
-    const { workspace, mode, queryIds, continued, tool, chatUiTask } = context.facts;
+    const { account, workspace, mode, queryIds, continued, tool, chatUiTask } = context.facts;
     const fields = {
       requestId: context.id,
       method: request.method,
       path: pathOf(request.url),
       status: response.statusCode,
+      key: account,
       workspace,
       mode,
       queryIds,
@@ -48,8 +49,12 @@ export function requestLog(logger: Logger): RequestSubscriber {
   };
 }
 
-/** The adapter's observed requests: each one's context, read when it closes by the metrics, the span's end (when traced) and the log line. */
-export function observeRequests(logger: Logger, metrics: Metrics, tracing?: Tracing): RequestContexts {
+/**
+ * The adapter's observed requests: each one's context, read when it closes by the metrics, the
+ * span's end (when traced), the log line and the audit trail (with `AUDIT_LOG`: its answers are then followed for it).
+ */
+export function observeRequests(logger: Logger, metrics: Metrics, tracing?: Tracing, audit?: RequestSubscriber): RequestContexts {
   const subscribers = [requestMetrics(metrics), ...(tracing ? [endRequestSpans] : []), requestLog(logger)];
-  return new RequestContexts(subscribers, tracing);
+  if (audit) subscribers.push(audit);
+  return new RequestContexts(subscribers, tracing, audit !== undefined);
 }

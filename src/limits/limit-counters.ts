@@ -1,5 +1,7 @@
 import { createRequire } from "node:module";
 import type * as Flexible from "rate-limiter-flexible";
+import { QuotaCounts } from "./quota-counts.js";
+import type { QuotaPeriod } from "./quota-periods.js";
 
 /** The classes of rate-limiter-flexible the counters use. */
 export type Limiters = Pick<typeof Flexible, "RateLimiterMemory" | "RateLimiterRedis" | "RateLimiterRes">;
@@ -51,6 +53,10 @@ export interface LimitCounters {
   tokensUsed(key: string, limit: number): Promise<WindowCount>;
   /** Charges an answer's tokens to the key's window (in the background). */
   chargeTokens(key: string, limit: number, tokens: number): void;
+  /** The tokens charged to the key in each quota period (docs/rate-limits.md#quotas). */
+  quotaUsed(key: string, periods: readonly QuotaPeriod[]): Promise<number[]>;
+  /** Charges an answer's tokens to the key's quota periods (in the background). */
+  chargeQuota(key: string, periods: readonly QuotaPeriod[], tokens: number): void;
   /** Takes one of the key's `limit` slots, or null when all are held. */
   takeSlot(key: string, limit: number): Promise<Slot | null>;
   /** Slots held through these counters now (this process's answers in flight under a concurrency limit). */
@@ -137,12 +143,15 @@ export class WindowCounts {
  */
 export class MemoryLimitCounters implements LimitCounters {
   private readonly windows: WindowCounts;
+  private readonly quotas: QuotaCounts;
   private readonly slots = new Map<string, number>();
   private held = 0;
 
-  constructor(windowSeconds: number) {
+  /** `now`: the adapter's clock, which the quotas' periods follow. */
+  constructor(windowSeconds: number, now: () => number = Date.now) {
     const { RateLimiterMemory } = loadLimiters();
     this.windows = new WindowCounts((points) => new RateLimiterMemory({ points, duration: windowSeconds }));
+    this.quotas = new QuotaCounts(now);
   }
 
   countRequest(key: string, limit: number): Promise<CountedRequest> {
@@ -155,6 +164,14 @@ export class MemoryLimitCounters implements LimitCounters {
 
   chargeTokens(key: string, limit: number, tokens: number): void {
     if (tokens > 0) void this.windows.addTokens(key, limit, tokens);
+  }
+
+  async quotaUsed(key: string, periods: readonly QuotaPeriod[]): Promise<number[]> {
+    return this.quotas.used(key, periods);
+  }
+
+  chargeQuota(key: string, periods: readonly QuotaPeriod[], tokens: number): void {
+    if (tokens > 0) this.quotas.add(key, periods, tokens);
   }
 
   async takeSlot(key: string, limit: number): Promise<Slot | null> {

@@ -1,7 +1,8 @@
 import type { LimitKind, LimitValues, RateLimitSettings } from "../config/config.js";
 import { RateLimitError } from "../errors/adapter-error.js";
 import { groupTag } from "../redis/keys.js";
-import type { CountedRequest, LimitCounters, Slot, WindowCount } from "./limit-counters.js";
+import type { CountedRequest, LimitCounters, Slot } from "./limit-counters.js";
+import { type QuotaPeriod, quotaPeriod } from "./quota-periods.js";
 
 /** The limits that apply in one workspace (a kind left out is not limited). */
 export type WorkspaceLimits = Partial<Record<LimitKind, number>>;
@@ -10,9 +11,9 @@ export type WorkspaceLimits = Partial<Record<LimitKind, number>>;
 export interface TakenLimits {
   /** OpenAI's `x-ratelimit-*` headers for the response. */
   readonly headers: Record<string, string>;
-  /** Whether a tokens-per-minute limit applies: the answer's usage must then be counted and charged. */
+  /** Whether a token limit (per minute, day or month) applies: the answer's usage must then be counted and charged. */
   readonly countsTokens: boolean;
-  /** Charges the answer's tokens (prompt and completion) to the key's tokens per minute. */
+  /** Charges the answer's tokens (prompt and completion) to the key's tokens per minute, day and month. */
   charge(tokens: number): void;
   /** Frees the answer's concurrency slot; later calls do nothing. */
   release(): void;
@@ -31,14 +32,24 @@ const NAMES: Record<LimitKind, string> = {
   rpm: "requests per minute (RPM)",
   tpm: "tokens per minute (TPM)",
   concurrent: "answers in flight",
+  tpd: "tokens per day (TPD)",
+  tpmo: "tokens per month (TPMO)",
 };
 
+/** A token limit as the headers report it: its limit, what is used, and when that count starts afresh. */
+interface TokenCount {
+  limit: number;
+  used: number;
+  resetMs: number;
+}
+
 /**
- * The rate limits of the edge (docs/rate-limits.md): per client key (the credential hash) and
- * workspace, requests per minute, answers in flight and tokens per minute, counted by `counters`
- * (in process, or shared through Redis). One admission per answer: every limit that applies is
- * checked at once (one Redis round trip), and a request refused by one limit takes nothing from
- * the others.
+ * The rate limits of the edge (docs/rate-limits.md): per client key (its principal: the
+ * credential's hash, a named key's, a gateway identity's) and workspace, requests per minute,
+ * answers in flight, tokens per minute and the token quotas per UTC day and month, counted by
+ * `counters` (in process, or shared through Redis). One admission per answer: every limit that
+ * applies is checked at once (one Redis round trip), and a request refused by one limit takes
+ * nothing from the others. The quotas' periods follow `now`, the adapter's clock.
  */
 export class RateLimits {
   private readonly workspaces: Map<string, WorkspaceLimits | undefined>;
@@ -48,6 +59,7 @@ export class RateLimits {
     settings: RateLimitSettings,
     private readonly counters: LimitCounters,
     private readonly events: RateLimitEvents = {},
+    private readonly now: () => number = Date.now,
   ) {
     this.defaults = applying(settings.defaults);
     this.workspaces = new Map(Object.entries(settings.workspaces).map(([workspace, values]) => [workspace, applying(values)]));
@@ -66,21 +78,30 @@ export class RateLimits {
   async take(principal: string, workspace: string, limits: WorkspaceLimits): Promise<TakenLimits> {
     const key = groupTag(principal, workspace);
     const { rpm, tpm, concurrent } = limits;
-    const [requests, tokens, slot] = await Promise.all([
+    const now = this.now();
+    const periods = quotaPeriodsOf(limits, now);
+    const [requests, tokens, slot, quotas] = await Promise.all([
       rpm === undefined ? undefined : this.counters.countRequest(key, rpm),
       tpm === undefined ? undefined : this.counters.tokensUsed(key, tpm),
       concurrent === undefined ? undefined : this.counters.takeSlot(key, concurrent),
+      periods.length === 0 ? undefined : this.counters.quotaUsed(key, periods),
     ]);
+    const counts: [LimitKind, TokenCount][] = [];
+    if (tokens && tpm !== undefined) counts.push(["tpm", { limit: tpm, ...tokens }]);
+    periods.forEach((period, index) => {
+      const limit = limits[period.kind] as number;
+      counts.push([period.kind, { limit, used: quotas?.[index] ?? 0, resetMs: period.endsAt - now }]);
+    });
     const waits: [LimitKind, number][] = [];
     if (requests && !requests.counted) waits.push(["rpm", requests.resetMs]);
-    if (tokens && tpm !== undefined && tokens.used >= tpm) waits.push(["tpm", tokens.resetMs]);
+    for (const [kind, count] of counts) if (count.used >= count.limit) waits.push([kind, count.resetMs]);
     if (slot === null) waits.push(["concurrent", CONCURRENCY_RETRY_MS]);
     if (waits.length > 0) {
       if (requests?.counted) requests.uncount();
       slot?.release();
-      throw this.refusal(workspace, limits, waits, headersOf(limits, requests, tokens, true));
+      throw this.refusal(workspace, limits, waits, headersOf(limits, requests, counts, true));
     }
-    return taken(key, limits, headersOf(limits, requests, tokens, false), slot ?? undefined, this.counters);
+    return taken(key, limits, headersOf(limits, requests, counts, false), slot ?? undefined, this.counters, this.now);
   }
 
   private refusal(
@@ -107,32 +128,46 @@ function applying(values: LimitValues): WorkspaceLimits | undefined {
   return Object.keys(limits).length > 0 ? limits : undefined;
 }
 
+/** The quotas of `limits` and the periods `now` falls in. */
+function quotaPeriodsOf(limits: WorkspaceLimits, now: number): QuotaPeriod[] {
+  const periods: QuotaPeriod[] = [];
+  if (limits.tpd !== undefined) periods.push(quotaPeriod("tpd", now));
+  if (limits.tpmo !== undefined) periods.push(quotaPeriod("tpmo", now));
+  return periods;
+}
+
 function taken(
   key: string,
   limits: WorkspaceLimits,
   headers: Record<string, string>,
   slot: Slot | undefined,
   counters: LimitCounters,
+  now: () => number,
 ): TakenLimits {
   const { tpm } = limits;
   return {
     headers,
-    countsTokens: tpm !== undefined,
+    countsTokens: tpm !== undefined || limits.tpd !== undefined || limits.tpmo !== undefined,
     charge: (tokens) => {
       if (tpm !== undefined) counters.chargeTokens(key, tpm, tokens);
+      // Charged to the periods the answer ends in (an answer that crosses midnight counts for the new day).
+      const periods = quotaPeriodsOf(limits, now());
+      if (periods.length > 0) counters.chargeQuota(key, periods, tokens);
     },
     release: () => slot?.release(),
   };
 }
 
 /**
- * OpenAI's rate-limit headers: the requests trio with a requests-per-minute limit, the tokens trio
- * with a tokens-per-minute limit. `remaining` is what is left after this request (none when refused).
+ * OpenAI's rate-limit headers: the requests trio with a requests-per-minute limit; the tokens trio
+ * for the token limit that binds first (the least left; of equals, the one that resets last), of
+ * the per-minute limit and the quotas per day and month. `remaining` is what is left after this
+ * request (none when refused).
  */
 function headersOf(
   limits: WorkspaceLimits,
   requests: CountedRequest | undefined,
-  tokens: WindowCount | undefined,
+  counts: readonly [LimitKind, TokenCount][],
   refused: boolean,
 ): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -143,20 +178,28 @@ function headersOf(
     headers["x-ratelimit-remaining-requests"] = String(Math.max(0, limits.rpm - used));
     headers["x-ratelimit-reset-requests"] = resetDuration(requests.resetMs);
   }
-  if (limits.tpm !== undefined && tokens) {
-    headers["x-ratelimit-limit-tokens"] = String(limits.tpm);
-    headers["x-ratelimit-remaining-tokens"] = String(Math.max(0, limits.tpm - tokens.used));
-    headers["x-ratelimit-reset-tokens"] = resetDuration(tokens.resetMs);
+  const left = (count: TokenCount) => Math.max(0, count.limit - count.used);
+  let binding: TokenCount | undefined;
+  for (const [, count] of counts) {
+    const binds = !binding || left(count) < left(binding) || (left(count) === left(binding) && count.resetMs > binding.resetMs);
+    if (binds) binding = count;
+  }
+  if (binding) {
+    headers["x-ratelimit-limit-tokens"] = String(binding.limit);
+    headers["x-ratelimit-remaining-tokens"] = String(left(binding));
+    headers["x-ratelimit-reset-tokens"] = resetDuration(binding.resetMs);
   }
   return headers;
 }
 
-/** A duration as OpenAI writes its reset headers: `20ms`, `1.5s`, `6m0s`. */
+/** A duration as OpenAI writes its reset headers: `20ms`, `1.5s`, `6m0s`, `5h3m2s` (hours past the hour, as Go writes them). */
 export function resetDuration(ms: number): string {
   const whole = Math.max(0, Math.ceil(ms));
   if (whole < 1000) return `${whole}ms`;
   const seconds = (value: number) => `${Number(value.toFixed(3))}s`;
   if (whole < 60_000) return seconds(whole / 1000);
-  const minutes = Math.floor(whole / 60_000);
-  return `${minutes}m${seconds((whole - minutes * 60_000) / 1000)}`;
+  const hours = Math.floor(whole / 3_600_000);
+  const minutes = Math.floor((whole - hours * 3_600_000) / 60_000);
+  const rest = seconds((whole - hours * 3_600_000 - minutes * 60_000) / 1000);
+  return hours > 0 ? `${hours}h${minutes}m${rest}` : `${minutes}m${rest}`;
 }

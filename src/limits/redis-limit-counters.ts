@@ -2,8 +2,10 @@ import { randomUUID } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { RedisKeys } from "../redis/keys.js";
+import { storedCountSchema } from "../redis/stored-count.js";
 import { isReplyError } from "../redis/redis-connection.js";
 import { type CountedRequest, type LimitCounters, loadLimiters, MemoryLimitCounters, type Slot, type WindowCount, WindowCounts } from "./limit-counters.js";
+import type { QuotaPeriod } from "./quota-periods.js";
 
 /**
  * Why a limit was counted in process (docs/rate-limits.md): its node known down (`unavailable`,
@@ -27,6 +29,8 @@ export interface RedisLimitCountersOptions {
   windowKey?: (key: string, kind: "rpm" | "tpm") => string;
   /** A limit counted in process because Redis did not answer, and why. */
   onFallback?: (reason: FallbackReason) => void;
+  /** The adapter's clock: the quotas' periods follow it (Redis's own clock keeps the slots). */
+  now?: () => number;
   /**
    * Whether the node that holds a group's keys (named by the group's tag) is known to answer now
    * (the adapter's gate): while it is not, that group's limits are counted in process at once.
@@ -50,9 +54,20 @@ for index = 2, #ARGV do redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARG
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return #ARGV - 1`;
 
+// A charge adds to each period's count and keeps it a day past the period's end (ARGV: tokens, then one TTL per key).
+const CHARGE_QUOTAS = `for index, key in ipairs(KEYS) do
+  redis.call('INCRBY', key, ARGV[1])
+  redis.call('PEXPIRE', key, ARGV[index + 1])
+end
+return #KEYS`;
+
+/** How long a quota's count outlives its period: the replicas' clocks may differ a little. */
+const QUOTA_GRACE_MS = 24 * 3600_000;
+
 interface SlotCommands {
   adapterTakeSlot(key: string, limit: number, id: string, ttlMs: number): Promise<number>;
   adapterRenewSlots(key: string, ttlMs: number, ...ids: string[]): Promise<number>;
+  adapterChargeQuotas(...keysThenArguments: (string | number)[]): Promise<number>;
 }
 
 /**
@@ -74,13 +89,16 @@ export class RedisLimitCounters implements LimitCounters {
   private renewal: NodeJS.Timeout | undefined;
   private readonly releasing = new Set<Promise<unknown>>();
   private degraded = false;
+  private readonly now: () => number;
 
   constructor(private readonly options: RedisLimitCountersOptions) {
     const redis = options.redis as Redis & SlotCommands;
     redis.defineCommand("adapterTakeSlot", { numberOfKeys: 1, lua: TAKE_SLOT });
     redis.defineCommand("adapterRenewSlots", { numberOfKeys: 1, lua: RENEW_SLOTS });
+    redis.defineCommand("adapterChargeQuotas", { lua: CHARGE_QUOTAS });
     this.redis = redis;
-    this.local = new MemoryLimitCounters(options.windowSeconds);
+    this.now = options.now ?? Date.now;
+    this.local = new MemoryLimitCounters(options.windowSeconds, this.now);
     const { RateLimiterRedis } = loadLimiters();
     this.windows = new WindowCounts(
       (points) =>
@@ -121,6 +139,43 @@ export class RedisLimitCounters implements LimitCounters {
         key,
         () => this.windows.addTokens(key, limit, tokens),
         async () => this.local.chargeTokens(key, limit, tokens),
+      ),
+    );
+  }
+
+  quotaUsed(key: string, periods: readonly QuotaPeriod[]): Promise<number[]> {
+    const names = periods.map((period) => this.options.keys.limitQuota(key, period.id));
+    return this.inRedis(
+      key,
+      async () => this.quotaCounts(names, await this.redis.mget(...names)),
+      () => this.local.quotaUsed(key, periods),
+    );
+  }
+
+  /** Quota counts as read back: none yet is 0; one that does not parse counts as nothing (never a refusal on a value the adapter did not write), and is logged. */
+  private quotaCounts(names: readonly string[], values: readonly (string | null)[]): number[] {
+    return values.map((value, index) => {
+      if (value === null) return 0;
+      const count = storedCountSchema.safeParse(value);
+      if (count.success) return count.data;
+      this.options.logger.warn({ record: names[index] }, "a stored quota count does not parse: counted as nothing");
+      return 0;
+    });
+  }
+
+  chargeQuota(key: string, periods: readonly QuotaPeriod[], tokens: number): void {
+    if (tokens <= 0 || periods.length === 0) return;
+    const now = this.now();
+    const names = periods.map((period) => this.options.keys.limitQuota(key, period.id));
+    const lifetimes = periods.map((period) => Math.max(1, period.endsAt - now) + QUOTA_GRACE_MS);
+    this.background(
+      this.inRedis(
+        key,
+        () => this.redis.adapterChargeQuotas(names.length, ...names, Math.ceil(tokens), ...lifetimes),
+        async () => {
+          this.local.chargeQuota(key, periods, tokens);
+          return 0;
+        },
       ),
     );
   }

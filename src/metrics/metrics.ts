@@ -136,11 +136,37 @@ export class Metrics {
     labelNames: ["param"] as const,
     registers: [this.registry],
   });
+  readonly tokens = new Counter({
+    name: "adapter_tokens_total",
+    help: "Tokens of the answers charged (USAGE_COUNTING), by key (a named key's or gateway's name, oauth, or other for every key without a name), workspace, mode and kind (input, output, reasoning: a part of output)",
+    labelNames: ["key", "workspace", "mode", "kind"] as const,
+    registers: [this.registry],
+  });
+  readonly answers = new Counter({
+    name: "adapter_answers_total",
+    help: "Answers charged (delivered, their usage counted; USAGE_COUNTING), by key, workspace and mode",
+    labelNames: ["key", "workspace", "mode"] as const,
+    registers: [this.registry],
+  });
+  readonly usageWrites = new Counter({
+    name: "adapter_usage_writes_total",
+    help: "Answers' usage written to the usage store, by outcome (stored, retried: stored after a retry, lost)",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
+  readonly auditRecords = new Counter({
+    name: "adapter_audit_records_total",
+    help: "Audit records (AUDIT_LOG), by outcome (written; dropped: the sink could not take it)",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
   readonly leasesHeld: Gauge;
   readonly slotsInUse: Gauge;
   readonly limitsShared: Gauge;
   /** Workspaces that have a label in `adapter_rate_limited_total`; the others count as `other`. */
   private readonly limitedWorkspaces = new Set<string>();
+  /** Workspaces that have a label in the usage counters; the others count as `other`. */
+  private readonly usageWorkspaces = new Set<string>();
   readonly openStreams: Gauge;
   readonly backgroundAnswers: Gauge;
   readonly waitingQueries: Gauge;
@@ -209,13 +235,30 @@ export class Metrics {
    * `MAX_WORKSPACE_LABELS` get a label of their own; later ones count as `other`.
    */
   limited(limit: string, workspace: string): void {
-    if (this.limitedWorkspaces.size < MAX_WORKSPACE_LABELS) this.limitedWorkspaces.add(workspace);
-    this.rateLimited.inc({ limit, workspace: this.limitedWorkspaces.has(workspace) ? workspace : "other" });
+    this.rateLimited.inc({ limit, workspace: workspaceLabel(this.limitedWorkspaces, workspace) });
+  }
+
+  /**
+   * Counts an answer charged (docs/governance.md#metrics) under its key's label: named keys and
+   * gateways have their own, every key without a name shares `other`; workspaces as `limited` does.
+   */
+  charged(key: string, workspace: string, mode: string, usage: Record<"inputTokens" | "outputTokens" | "reasoningTokens", number>): void {
+    const labels = { key, workspace: workspaceLabel(this.usageWorkspaces, workspace), mode };
+    this.answers.inc(labels);
+    this.tokens.inc({ ...labels, kind: "input" }, usage.inputTokens);
+    this.tokens.inc({ ...labels, kind: "output" }, usage.outputTokens);
+    this.tokens.inc({ ...labels, kind: "reasoning" }, usage.reasoningTokens);
   }
 }
 
-/** Workspace labels of `adapter_rate_limited_total` before the rest count as `other`. */
+/** Workspace labels of a counter before the rest count as `other`. */
 const MAX_WORKSPACE_LABELS = 200;
+
+/** A workspace's label: its own among the first `MAX_WORKSPACE_LABELS` of `labelled` (workspace ids come from clients), `other` after. */
+function workspaceLabel(labelled: Set<string>, workspace: string): string {
+  if (labelled.size < MAX_WORKSPACE_LABELS) labelled.add(workspace);
+  return labelled.has(workspace) ? workspace : "other";
+}
 
 /** Where the state gauges read from. */
 export interface MetricSources {

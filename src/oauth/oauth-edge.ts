@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { Authenticator, Identity } from "../auth/authenticate.js";
+import { oauthAccount } from "../auth/account.js";
 import { credentialHash } from "../auth/credential-hash.js";
 import type { OAuthSettings } from "../config/config.js";
 import { AdapterError, AuthenticationError, NotFoundError, PermissionDeniedError, ServiceUnavailableError } from "../errors/adapter-error.js";
@@ -202,7 +203,8 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
         throw unavailable(error);
       });
       const hash = credentialHash(grant.key);
-      const identity = { upstreamCredential: grant.key, principal: grant.principal ?? hash, upstreamKey: hash };
+      const principal = grant.principal ?? hash;
+      const identity = { upstreamCredential: grant.key, principal, upstreamKey: hash, account: oauthAccount(principal) };
       const admitted = { identity, workspace: grant.workspace };
       identities.set(request, admitted);
       return admitted;

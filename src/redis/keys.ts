@@ -38,6 +38,10 @@ export function redisKeys(prefix: string) {
     limitWindow: (tag: string, kind: "rpm" | "tpm") => `${prefix}limit:${tag}:${kind}`,
     /** The answer slots in flight of a group tag ({@link groupTag}): a sorted set scored by expiry. */
     limitSlots: (tag: string) => `${prefix}limit:${tag}:slots`,
+    /** A token quota's count in one period (`tpd:2026-11-23`, `tpmo:2026-11`) of a group tag ({@link groupTag}), expiring after it. */
+    limitQuota: (tag: string, period: string) => `${prefix}limit:${tag}:${period}`,
+    /** One UTC day's usage (`2026-11-23`): a hash of tokens and answers by account, workspace and mode (docs/governance.md#usage). */
+    usageDay: (day: string) => `${prefix}usage:${day}`,
   };
 }
 

@@ -5,6 +5,7 @@ import type { LimitCounters } from "../limits/limit-counters.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { OAuthStorage } from "../oauth/oauth-storage.js";
 import type { PollSharing } from "../upstream/poll-sharing.js";
+import type { UsageStore } from "../usage/usage-store.js";
 import type { Clock } from "../util/clock.js";
 
 /** Items a conversation of the Conversations API keeps (the oldest go first). */
@@ -35,6 +36,8 @@ export interface Backend {
   limitCounters: LimitCounters | undefined;
   /** Counters of OAuth attempts (registrations, wrong keys) in windows of `seconds`. */
   attemptCounters(seconds: number): LimitCounters;
+  /** Usage per account, workspace, mode and UTC day (docs/governance.md#usage), kept `retentionDays`. */
+  usageStore(retentionDays: number): UsageStore;
   /** The OAuth authorization server's storage. */
   oauthStorage(): OAuthStorage;
   /** One poller per workspace for all replicas; undefined in process (or with `CLUSTER_POLLING=off`). */

@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import type { RequestListener } from "node:http";
 import type { Logger } from "pino";
 import { AnswerService } from "../answer/answer-service.js";
-import { createAuthenticator } from "../auth/authenticate.js";
 import type { Config, OAuthSettings, UpstreamSettings } from "../config/config.js";
 import { type Continuity, type ContinuityStores, createContinuity } from "../continuity/continuity.js";
 import type { DocumentReader } from "../core/document-reader.js";
@@ -30,6 +29,7 @@ import { packageVersion } from "../util/package-info.js";
 import type { Backend } from "./backend.js";
 import { memoryBackend } from "./memory-backend.js";
 import { redisBackend } from "./redis-backend.js";
+import { auditOf, keyAuthentication, usageOf } from "./governance.js";
 
 /** The wired adapter: the app to serve and the parts a test or the entry point may reach. */
 export interface Adapter {
@@ -89,6 +89,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const logger = effects.logger ?? createLogger({ ...config.log, mixin });
   const clock = effects.clock ?? systemClock;
   const ids = effects.ids ?? randomIds;
+  // docs/governance.md#who-asks: the listed keys, their file read first (a bad one stops start-up before anything opens).
+  const { authenticate, keyFile } = keyAuthentication(config.auth, logger);
   const limit = new ConcurrencyLimit(config.limits.maxConcurrentRequests, config.limits.maxConcurrentPerWorkspace);
   // The state gauges read parts built below; they are only read at scrape time.
   const metrics: Metrics = new Metrics({
@@ -103,7 +105,10 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     slotsInUse: () => backend.limitCounters?.slotsHeld ?? 0,
     limitsShared: () => (backend.limitCounters?.shared ? 1 : 0),
   });
-  const facts = observeRequests(logger, metrics, tracing);
+  const version = packageVersion();
+  // docs/governance.md#the-audit-trail: a subscriber of each request's end, like the log line.
+  const audit = auditOf(config.governance.audit, { clock, logger, metrics, version });
+  const facts = observeRequests(logger, metrics, tracing, audit?.subscriber);
   const lifecycle = new Lifecycle(facts);
   const client = effects.client ?? workspaceClientOf(config.upstream, upstreamUrl, metrics, tracing);
   const realtime = realtimeOf(config.upstream, upstreamUrl, logger, metrics, tracing);
@@ -124,8 +129,10 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const onLimited = (kind: string, workspace: string) => metrics.limited(kind, workspace);
   const { limitCounters } = backend;
   const rateLimits = config.limits.rate && limitCounters
-    ? new RateLimits(config.limits.rate, limitCounters, { onLimited })
+    ? new RateLimits(config.limits.rate, limitCounters, { onLimited }, () => clock.now())
     : undefined;
+  // docs/governance.md#usage: per account, in the backend's usage store (Redis day buckets the replicas share, or memory).
+  const usage = usageOf(config, { store: backend.usageStore, clock, logger, metrics, wake: backend.writes.answersAgain });
   const tokens = effects.tokens ?? new WorkerTokenCounter(undefined, { isIdle: () => limit.inFlight <= 1 });
   const answers = new AnswerService({
     client,
@@ -164,9 +171,10 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     limit,
     rateLimits,
     metrics,
-    authenticate: createAuthenticator(config.auth),
+    authenticate,
+    usage: usage.endpoint,
     startedAt: Math.floor(clock.now() / 1000),
-    version: packageVersion(),
+    version,
     ...(effects.documents && effects.publicUrl ? { documents: effects.documents, documentPage: effects.publicUrl } : {}),
     oauth: oauthParts(config.oauth, backend, logger, metrics, metadataFetch),
   });
@@ -187,8 +195,12 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
       (closing ??= (async () => {
         // Background answers are left to another replica, not failed by the connections closing below.
         const continued = continuity.close();
+        keyFile?.close();
         realtime?.close();
         await Promise.all([continued, client.close(), tokens.close(), metadataFetch?.close()]);
+        // The usage writes under way and the audit records go before the connections they use.
+        await usage.close();
+        await audit?.close();
         await backend.close();
       })()),
   };

@@ -4,6 +4,7 @@ import { MemoryResponseStore } from "../continuity/responses/response-store.js";
 import { MemoryThreadStore } from "../continuity/threads/thread-store.js";
 import { MemoryLimitCounters } from "../limits/limit-counters.js";
 import { MemoryOAuthStorage } from "../oauth/oauth-storage.js";
+import { MemoryUsageStore } from "../usage/memory-usage-store.js";
 import { type Backend, type BackendSettings, CONVERSATION_MAX_ITEMS } from "./backend.js";
 
 /**
@@ -13,7 +14,8 @@ import { type Backend, type BackendSettings, CONVERSATION_MAX_ITEMS } from "./ba
 export function memoryBackend(settings: Omit<BackendSettings, "logger" | "metrics">): Backend {
   const { config, clock, windowSeconds } = settings;
   const now = () => clock.now();
-  const limitCounters = config.limits.rate ? new MemoryLimitCounters(windowSeconds) : undefined;
+  // The quotas' periods follow the adapter's clock (docs/rate-limits.md#quotas).
+  const limitCounters = config.limits.rate ? new MemoryLimitCounters(windowSeconds, now) : undefined;
   return {
     stores: {
       threads: new MemoryThreadStore(config.continuity.conversationMaxEntries, now),
@@ -24,6 +26,7 @@ export function memoryBackend(settings: Omit<BackendSettings, "logger" | "metric
     writes: { waitMs: undefined },
     limitCounters,
     attemptCounters: (seconds) => new MemoryLimitCounters(seconds),
+    usageStore: (retentionDays) => new MemoryUsageStore(retentionDays),
     oauthStorage: () => new MemoryOAuthStorage(clock, config.oauth?.memoryMaxBytes),
     pollSharing: undefined,
     sharedStoreAvailable: () => false,

@@ -13,6 +13,7 @@ import { redisKeys } from "../redis/keys.js";
 import { openRedis, openSubscriber } from "../redis/redis-connection.js";
 import { RedisGate } from "../redis/redis-gate.js";
 import { RedisPollSharing } from "../redis/redis-poll-sharing.js";
+import { RedisUsageStore } from "../usage/redis-usage-store.js";
 import { type Backend, type BackendSettings, CONVERSATION_MAX_ITEMS } from "./backend.js";
 
 /** Bound on a rate-limit command: past it, an admission counts in process rather than wait. */
@@ -78,6 +79,7 @@ export function redisBackend(redis: RedisSettings, settings: BackendSettings): B
       windowSeconds: seconds,
       logger,
       onFallback: (reason) => metrics.rateLimitFallbacks.inc({ reason }),
+      now,
       ...options,
     });
   const limitCounters = config.limits.rate ? counters(windowSeconds, { slotTtlMs: config.limits.rate.slotTtlMs }) : undefined;
@@ -97,6 +99,7 @@ export function redisBackend(redis: RedisSettings, settings: BackendSettings): B
     writes: { waitMs: config.continuity.storeWriteWaitMs, answersAgain: () => gate.nextAvailable() },
     limitCounters,
     attemptCounters: (seconds) => counters(seconds, { slotTtlMs: LIMITS_COMMAND_TIMEOUT_MS, windowKey: keys.oauthAttempts }),
+    usageStore: (retentionDays) => new RedisUsageStore(gate, keys, retentionDays, now, logger),
     oauthStorage: () => new RedisOAuthStorage(gate, keys),
     pollSharing: sharing,
     sharedStoreAvailable: () => gate.available,

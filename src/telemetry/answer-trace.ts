@@ -15,6 +15,8 @@ export interface AnswerStart {
   stream: boolean;
   /** A hash of the client's credential (`Identity.principal`): only its first characters go on the span. */
   principal: string;
+  /** Who asked (`Identity.account`: a key's name, a gateway identity; never a key). */
+  account?: string | undefined;
   /** The MCP tool's name (`execute_tool` only). */
   tool?: string;
 }
@@ -125,6 +127,7 @@ export class SpanAnswerTrace implements AnswerTrace {
       [ADAPTER.workspace]: start.workspace,
       [ADAPTER.mode]: start.mode,
       [ADAPTER.credentialHashPrefix]: start.principal.slice(0, CREDENTIAL_HASH_PREFIX_LENGTH),
+      ...(start.account === undefined ? {} : { [ADAPTER.clientKey]: start.account }),
     };
     if (start.tool !== undefined) Object.assign(attributes, { [GEN_AI.toolName]: start.tool, [GEN_AI.toolType]: "function" });
     const name = start.operation === "execute_tool" ? `execute_tool ${start.tool ?? start.mode}` : `chat ${start.model}`;

@@ -55,6 +55,8 @@ export const ADAPTER = {
   mode: "workspace_adapter.mode",
   /** The first characters of the SHA-256 of the client's credential: groups a caller's traces, reveals nothing. */
   credentialHashPrefix: "workspace_adapter.credential.hash_prefix",
+  /** Who asked (docs/governance.md#who-asks): a named key's name, a gateway's identity, a hash prefix; never a key. */
+  clientKey: "workspace_adapter.client.key",
   queryIds: "workspace_adapter.query.ids",
   continued: "workspace_adapter.query.continued",
   queryStatus: "workspace_adapter.query.status",

@@ -10,10 +10,11 @@ import { folderOf, sourceFolders, sourceImports } from "./source-imports.js";
 const LAYERS: readonly (readonly string[])[] = [
   ["core", "util", "metrics"],
   ["errors", "telemetry", "tokens"],
-  ["config", "auth", "plan"],
+  ["config", "plan"],
+  ["auth"],
   ["upstream"],
   ["answer", "redis"],
-  ["dialects", "chat-ui-tasks", "limits"],
+  ["dialects", "chat-ui-tasks", "limits", "usage", "audit"],
   ["continuity", "oauth"],
   // The browser pages import nothing of the server; the answer card reuses the playground's Markdown renderer.
   ["playground"],

@@ -14,7 +14,7 @@ const KEYS_MODULE = "redis/keys.ts";
 const KEY_BUILDING: RegExp[] = [
   /\{\$\{/,
   /\$\{(?:[\w.]*\.)?(?:prefix|keyPrefix|redisKeyPrefix)\}(?:[\w-]*[:`]|\{)/,
-  /(?:conversations|conversation|response-item|response|limit|background|oauth):(?:\$\{|["'`])/,
+  /(?:conversations|conversation|response-item|response|limit|background|oauth|usage):(?:\$\{|["'`])/,
   /:(?:lease|waiting|snapshots|slots|rpm|tpm)["'`]/,
 ];
 

@@ -79,3 +79,6 @@ export function responseEventErrors(event: { type: string }): string[] {
   const name = EVENT_SCHEMAS.get(event.type);
   return name ? responsesErrors(name, event) : [`unknown event type ${event.type}`];
 }
+
+/** Validates against OpenAI's Usage API schemas (`UsageResponse`: a page of time buckets) exactly as published. */
+export const usageErrors = validatorOf(load("openai-usage-schemas.json"));

@@ -105,7 +105,8 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
     // retry-after) and a JSON-RPC error naming the call, and no upstream call.
     const asking = message.kind === "tool-call" && (toolNamed(message.name)?.mode ?? null) !== null ? message.id : undefined;
     const { identity, workspace } = identified;
-    const admitting = admit(response, { principal: identity.principal, workspace, asksWorkspace: asking !== undefined }, options);
+    const asker = { principal: identity.principal, account: identity.account.id };
+    const admitting = admit(response, { ...asker, workspace, asksWorkspace: asking !== undefined }, options);
     let admission: Admitted;
     try {
       admission = admitting instanceof Promise ? await admitting : admitting;

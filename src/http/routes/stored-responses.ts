@@ -128,7 +128,8 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
     let admission: Admitted;
     try {
       // A takeover asks the workspace nothing new: the caps only, not the key's rate limits.
-      const asking = { principal: identity.principal, workspace: record.workspace, asksWorkspace: false };
+      const { principal, account } = identity;
+      const asking = { principal, account: account.id, workspace: record.workspace, asksWorkspace: false };
       const admitting = admit(response, asking, options);
       admission = admitting instanceof Promise ? await admitting : admitting;
     } catch {

@@ -86,6 +86,8 @@ describe("tracing over OTLP/HTTP protobuf (the default protocol)", () => {
       "workspace_adapter.workspace": "acme",
       "workspace_adapter.mode": "ask",
       "workspace_adapter.credential.hash_prefix": credentialHash(API_KEY).slice(0, 8),
+      // Who asked: a key without a name, by its hash prefix (docs/governance.md#who-asks).
+      "workspace_adapter.client.key": `key:${credentialHash(API_KEY).slice(0, 12)}`,
       "workspace_adapter.query.ids": [queryId],
       "workspace_adapter.completed": true,
     });

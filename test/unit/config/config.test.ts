@@ -34,15 +34,20 @@ describe("loadConfig", () => {
     const config = loadConfig({
       RATE_LIMIT_RPM: "60",
       RATE_LIMIT_CONCURRENT: "4",
-      RATE_LIMIT_OVERRIDES: " acme=rpm:600, tpm:20000 ; lab:eu.1=concurrent:off,rpm:off;",
+      RATE_LIMIT_TPD: "100000",
+      RATE_LIMIT_OVERRIDES: " acme=rpm:600, tpm:20000,tpmo:900000 ; lab:eu.1=concurrent:off,rpm:off,tpd:off;",
     });
+    const none = { tpm: null, tpmo: null };
     expect(config.limits.rate).toEqual({
-      defaults: { rpm: 60, concurrent: 4, tpm: null },
-      workspaces: { acme: { rpm: 600, concurrent: 4, tpm: 20000 }, "lab:eu.1": { rpm: null, concurrent: null, tpm: null } },
+      defaults: { rpm: 60, concurrent: 4, tpd: 100_000, ...none },
+      workspaces: {
+        acme: { rpm: 600, concurrent: 4, tpm: 20000, tpd: 100_000, tpmo: 900_000 },
+        "lab:eu.1": { rpm: null, concurrent: null, tpd: null, ...none },
+      },
       slotTtlMs: 30_000,
     });
     // Only an override: the other workspaces are not limited.
-    expect(loadConfig({ RATE_LIMIT_OVERRIDES: "acme=concurrent:2" }).limits.rate?.defaults).toEqual({ rpm: null, concurrent: null, tpm: null });
+    expect(loadConfig({ RATE_LIMIT_OVERRIDES: "acme=concurrent:2" }).limits.rate?.defaults).toEqual({ rpm: null, concurrent: null, tpm: null, tpd: null, tpmo: null });
   });
 
   it("stops on a malformed override, naming the entry and what is wrong", () => {
@@ -51,7 +56,7 @@ describe("loadConfig", () => {
       ["=rpm:5", /'=rpm:5': expected <workspace>=/],
       ["ac me=rpm:5", /'ac me=rpm:5': expected/],
       ["acme=rpm:5;acme=tpm:9", /'acme=tpm:9': workspace 'acme' is named twice/],
-      ["acme=rps:5", /'acme=rps:5': 'rps:5' is not <kind>:<value> with a kind of rpm, concurrent, tpm/],
+      ["acme=rps:5", /'acme=rps:5': 'rps:5' is not <kind>:<value> with a kind of rpm, concurrent, tpm, tpd, tpmo/],
       ["acme=rpm:0", /'acme=rpm:0': 'rpm:0': the value must be a whole number from 1, or off/],
       ["acme=rpm:1.5", /the value must be a whole number from 1, or off/],
       ["acme=rpm:5,rpm:6", /'rpm' is set twice/],
@@ -156,5 +161,56 @@ describe("MCP_OAUTH", () => {
     expect(idp?.issuer).toBe("https://tenant.auth0.com/");
     expect(idp?.allow).toMatchObject({ emailDomains: ["example.com"], groupWorkspaces: { eng: ["acme", "globex"], sales: ["globex"] } });
     expect(() => loadConfig({ ...allowed, OAUTH_IDP_ISSUER: "https://idp.example.com", OAUTH_IDP_GROUP_WORKSPACES: "eng" })).toThrow(/OAUTH_IDP_GROUP_WORKSPACES: 'eng' is not/);
+  });
+});
+
+describe("the keys (auth) and the governance settings (docs/governance.md)", () => {
+  it("are off by default: no listed keys, no usage counting, no audit trail", () => {
+    const config = loadConfig({});
+    expect(config.auth).toMatchObject({ clientKeys: [], gatewayKeys: [], adminKeys: [] });
+    expect(config.governance).toEqual({ usage: undefined, audit: undefined });
+  });
+
+  it("read named and bare keys, gateways and their identity headers, and turn usage on with an admin key", () => {
+    const { auth, governance } = loadConfig({
+      WORKSPACE_API_KEY: "sk-held",
+      ADAPTER_API_KEYS: "team-search=sk-one, sk-two==",
+      GATEWAY_API_KEYS: "litellm=sk-gateway",
+      GATEWAY_IDENTITY_HEADERS: "X-User, x-team",
+      ADMIN_API_KEYS: "ops=sk-admin",
+      AUDIT_LOG: "/var/log/adapter-audit.jsonl",
+    });
+    expect(auth).toMatchObject({
+      clientKeys: [{ name: "team-search", key: "sk-one" }, { name: undefined, key: "sk-two==" }],
+      gatewayKeys: [{ name: "litellm", key: "sk-gateway" }],
+      identityHeaders: ["x-user", "x-team"],
+      adminKeys: [{ name: "ops", key: "sk-admin" }],
+    });
+    expect(governance).toMatchObject({
+      usage: { retentionDays: 400 },
+      audit: { sink: { kind: "file", path: "/var/log/adapter-audit.jsonl" }, content: false },
+    });
+    expect(loadConfig({ USAGE_COUNTING: "on", AUDIT_LOG: "otlp", AUDIT_CONTENT: "on" }).governance).toMatchObject({ usage: { retentionDays: 400 }, audit: { sink: { kind: "otlp" }, content: true } });
+  });
+
+  it("stops on a key in two lists, a name shared by a key and a gateway, a bad identity header, or usage read but not counted, never quoting a key", () => {
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ ADAPTER_API_KEYS: "sk-same", ADMIN_API_KEYS: "sk-same" }, /ADMIN_API_KEYS: a key of ADMIN_API_KEYS is also in ADAPTER_API_KEYS/],
+      [{ ADAPTER_API_KEYS: "a=sk-1", GATEWAY_API_KEYS: "a=sk-2" }, /'a' names both a client key and a gateway/],
+      [{ GATEWAY_IDENTITY_HEADERS: "authorization" }, /'authorization' cannot carry an identity/],
+      [{ ADMIN_API_KEYS: "sk-admin", USAGE_COUNTING: "off" }, /ADMIN_API_KEYS: reads the usage that USAGE_COUNTING=off does not count/],
+      [{ ADAPTER_API_KEYS: "bad name=sk-secret-value" }, /entry 1: the name before '=' must be/],
+      [{ ADAPTER_API_KEYS: "sk-secret-value,x=sk-secret-value" }, /entry 2 \('x'\) repeats the key of entry 1/],
+    ];
+    for (const [environment, message] of cases) {
+      expect(() => loadConfig(environment)).toThrow(message);
+      expect(() => loadConfig(environment)).not.toThrow(/sk-(secret|same|1|2|admin)/);
+    }
+  });
+
+  it("accepts a held workspace key with gateway keys or a key file alone", () => {
+    expect(() => loadConfig({ WORKSPACE_API_KEY: "sk-held", GATEWAY_API_KEYS: "sk-gateway" })).not.toThrow();
+    expect(() => loadConfig({ WORKSPACE_API_KEY: "sk-held", ADAPTER_API_KEYS_FILE: "/run/secrets/keys" })).not.toThrow();
+    expect(() => loadConfig({ WORKSPACE_API_KEY: "sk-held" })).toThrow(/ADAPTER_API_KEYS: required when WORKSPACE_API_KEY is set/);
   });
 });

@@ -55,7 +55,7 @@ class FakeResponse extends EventEmitter {
 
 describe("admit (docs/rate-limits.md)", () => {
   const facts = new RequestContexts([]);
-  const asking = { principal: "hash", workspace: "acme", asksWorkspace: true };
+  const asking = { principal: "hash", account: "team-search", workspace: "acme", asksWorkspace: true };
   const response = () => new FakeResponse() as unknown as ServerResponse & FakeResponse;
   /** Rate limits of `values` (e.g. `{ RATE_LIMIT_RPM: "1" }`) counted in process. */
   const limitsOf = (values: Record<string, string>) => new RateLimits(loadConfig(values).limits.rate as RateLimitSettings, new MemoryLimitCounters(60));

@@ -18,12 +18,14 @@ import { sse } from "../../../src/http/delivery/stream-delivery.js";
 import { Lifecycle } from "../../../src/http/lifecycle.js";
 import { RequestContext, type RequestContexts } from "../../../src/http/request-context.js";
 import { KeepAliveSweeps } from "../../../src/http/sse-writer.js";
+import type { UsageLedger } from "../../../src/usage/usage-ledger.js";
+import { waitFor } from "../../helpers/wait-for.js";
 import { type AnswerTrace, UNTRACED_ANSWER } from "../../../src/telemetry/answer-trace.js";
 import { O200kTokenCounter } from "../../../src/tokens/token-counter.js";
 import { randomIds } from "../../../src/util/ids.js";
 
 const USAGE: TokenUsage = { promptTokens: 7, completionTokens: 5, reasoningTokens: 0 } as TokenUsage;
-const identity = { principal: "hash", upstreamCredential: "sk", upstreamKey: "key" } as unknown as Identity;
+const identity = { principal: "hash", upstreamCredential: "sk", upstreamKey: "key", account: { id: "team-search", label: "team-search" } } as unknown as Identity;
 
 /** An in-memory response: what was written, in order, with the headers. */
 class MemoryResponse extends EventEmitter {
@@ -81,6 +83,8 @@ function fakeFacts(trace?: AnswerTrace): RequestContexts {
       return known.get(response) as RequestContext;
     },
     traceAnswer: () => trace ?? UNTRACED_ANSWER,
+    follow: (_response: unknown, answer: unknown) => answer,
+    audited: false,
   } as unknown as RequestContexts;
 }
 
@@ -137,7 +141,7 @@ function streamEncoder(needsUsage: boolean): StreamEncoder {
   };
 }
 
-function runnerOf(answers: AnswerService, trace?: AnswerTrace) {
+function runnerOf(answers: AnswerService, trace?: AnswerTrace, ledger?: UsageLedger) {
   let ids = 0;
   const facts = fakeFacts(trace);
   return new AnswerRunner({
@@ -149,7 +153,15 @@ function runnerOf(answers: AnswerService, trace?: AnswerTrace) {
     ids: { ...randomIds, query: () => `q-${(ids += 1)}` },
     tokens: new O200kTokenCounter(),
     background: {} as BackgroundResponses,
+    ledger,
   });
+}
+
+/** A usage ledger that keeps what it was charged, by who, where and in which mode. */
+function fakeLedger() {
+  const charged: unknown[][] = [];
+  const ledger = { charge: (...args: unknown[]) => void charged.push(args) } as unknown as UsageLedger;
+  return { ledger, charged };
 }
 
 const sweep = new KeepAliveSweeps().of(60_000);
@@ -209,6 +221,20 @@ describe("AnswerRunner", () => {
     expect(told.delivered).toEqual([[[{ content: "Hello" }], USAGE]]);
     expect(calls.usage).toBe(1);
     expect(charges).toEqual([USAGE]);
+  });
+
+  it("charges the usage ledger at the one charge point, with the meter: once, under who asked, the workspace and the planned mode", async () => {
+    const { service, calls } = fakeAnswers(EVENTS);
+    const { usageMeter, charges } = meter(false);
+    const { ledger, charged } = fakeLedger();
+    const response = new MemoryResponse();
+    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, spanStart };
+    // A stream whose client did not ask for usage, untraced, under no token limit: the ledger alone needs it.
+    await runnerOf(service, undefined, ledger).run(order, () => ({ delivery: sse(streamEncoder(false), sweep) }));
+    await waitFor(() => charged.length === 1, "the ledger's charge");
+    expect(calls.starts[0]?.usageNeeded).toBe(true);
+    expect(charged).toEqual([[identity.account, "acme", "ask", USAGE]]);
+    expect([calls.usage, charges]).toEqual([1, [USAGE]]);
   });
 
   it("counts nothing for an untraced stream without usage and no TPM limit", async () => {

@@ -75,11 +75,11 @@ describe("admit", () => {
     const settings = loadConfig({ RATE_LIMIT_CONCURRENT: "1", RATE_LIMIT_RPM: "10" }).limits.rate as RateLimitSettings;
     const options = { limit: new ConcurrencyLimit(10, 10), rateLimits: new RateLimits(settings, counters), facts };
     const response = new FakeResponse() as unknown as ServerResponse & FakeResponse;
-    const admission = await admit(response, { principal: "hash", workspace: "acme", asksWorkspace: true }, options);
+    const admission = await admit(response, { principal: "hash", account: "team-search", workspace: "acme", asksWorkspace: true }, options);
     expect(admission.meter.countsTokens).toBe(false);
     expect(response.headers["x-ratelimit-remaining-requests"]).toBe("9");
     expect(counters.slotsHeld).toBe(1);
-    await expect(admit(new FakeResponse() as unknown as ServerResponse, { principal: "hash", workspace: "acme", asksWorkspace: true }, options)).rejects.toThrow(/answers in flight/);
+    await expect(admit(new FakeResponse() as unknown as ServerResponse, { principal: "hash", account: "team-search", workspace: "acme", asksWorkspace: true }, options)).rejects.toThrow(/answers in flight/);
     response.emit("prefinish");
     expect(counters.slotsHeld).toBe(0);
     response.close();
@@ -89,7 +89,7 @@ describe("admit", () => {
 
   it("costs no promise where no limit applies", () => {
     const options = { limit: new ConcurrencyLimit(10, 10), facts };
-    expect(admit(new FakeResponse() as unknown as ServerResponse, { principal: "hash", workspace: "acme", asksWorkspace: true }, options)).not.toBeInstanceOf(Promise);
+    expect(admit(new FakeResponse() as unknown as ServerResponse, { principal: "hash", account: "team-search", workspace: "acme", asksWorkspace: true }, options)).not.toBeInstanceOf(Promise);
   });
 });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig, type RateLimitSettings } from "../../../src/config/config.js";
 import { RateLimitError } from "../../../src/errors/adapter-error.js";
 import { type CountedRequest, type LimitCounters, MemoryLimitCounters, type Slot, type WindowCount } from "../../../src/limits/limit-counters.js";
+import type { QuotaPeriod } from "../../../src/limits/quota-periods.js";
 import { RateLimits, resetDuration } from "../../../src/limits/rate-limits.js";
 
 /** Counters whose answers a test sets, recording what was asked of them. */
@@ -9,6 +10,7 @@ class FakeCounters implements LimitCounters {
   readonly calls: string[] = [];
   requests: WindowCount & { counted: boolean } = { counted: true, used: 1, resetMs: 30_000 };
   tokens: WindowCount = { used: 0, resetMs: 0 };
+  quotas = { tpd: 0, tpmo: 0 };
   slotFree = true;
   slotsHeld = 0;
   shared = true;
@@ -25,6 +27,15 @@ class FakeCounters implements LimitCounters {
 
   chargeTokens(key: string, limit: number, tokens: number): void {
     this.calls.push(`charge ${key} ${limit} ${tokens}`);
+  }
+
+  async quotaUsed(key: string, periods: readonly QuotaPeriod[]): Promise<number[]> {
+    this.calls.push(`quota ${key} ${periods.map((period) => period.id).join(" ")}`);
+    return periods.map((period) => this.quotas[period.kind]);
+  }
+
+  chargeQuota(key: string, periods: readonly QuotaPeriod[], tokens: number): void {
+    this.calls.push(`charge quota ${key} ${periods.map((period) => period.id).join(" ")} ${tokens}`);
   }
 
   async takeSlot(key: string, limit: number): Promise<Slot | null> {
@@ -148,6 +159,62 @@ describe("admission", () => {
   });
 });
 
+describe("the token quotas per UTC day and month", () => {
+  // 2026-11-23 22:00 UTC: two hours before the day ends, eight days before the month does.
+  const evening = Date.UTC(2026, 10, 23, 22, 0, 0);
+
+  it("read the day's and the month's counts with the other limits, and name their periods", async () => {
+    const counters = new FakeCounters();
+    const limits = new RateLimits(settings({ RATE_LIMIT_TPD: "1000", RATE_LIMIT_TPMO: "20000" }), counters, {}, () => evening);
+    const admission = await limits.take("hash", "acme", { tpd: 1000, tpmo: 20_000 });
+    expect(counters.calls).toEqual(["quota {hash:acme} tpd:2026-11-23 tpmo:2026-11"]);
+    expect(admission.countsTokens).toBe(true);
+    admission.charge(120);
+    expect(counters.calls).toContain("charge quota {hash:acme} tpd:2026-11-23 tpmo:2026-11 120");
+  });
+
+  it("refuse once the day's quota is reached, until the day ends, with the tokens headers of the quota that binds", async () => {
+    const counters = new FakeCounters();
+    counters.quotas = { tpd: 1000, tpmo: 5000 };
+    const limited: string[] = [];
+    const limits = new RateLimits(settings({ RATE_LIMIT_TPD: "1000", RATE_LIMIT_TPMO: "20000" }), counters, { onLimited: (kind) => limited.push(kind) }, () => evening);
+    const error = await refusal(limits.take("hash", "acme", { tpd: 1000, tpmo: 20_000 }));
+    expect(error.message).toMatch(/on tokens per day \(TPD\): limit 1000\. Please try again in 2h0m0s\./);
+    expect(error.headers).toMatchObject({
+      "x-ratelimit-limit-tokens": "1000",
+      "x-ratelimit-remaining-tokens": "0",
+      "x-ratelimit-reset-tokens": "2h0m0s",
+      "retry-after": "7200",
+    });
+    expect(limited).toEqual(["tpd"]);
+  });
+
+  it("report the token limit with the least left in the headers: the minute's, or a quota's", async () => {
+    const counters = new FakeCounters();
+    counters.tokens = { used: 100, resetMs: 20_000 };
+    counters.quotas = { tpd: 900, tpmo: 0 };
+    const limits = new RateLimits(settings({ RATE_LIMIT_TPM: "5000", RATE_LIMIT_TPD: "1000" }), counters, {}, () => evening);
+    const admission = await limits.take("hash", "acme", { tpm: 5000, tpd: 1000 });
+    expect(admission.headers).toMatchObject({ "x-ratelimit-limit-tokens": "1000", "x-ratelimit-remaining-tokens": "100", "x-ratelimit-reset-tokens": "2h0m0s" });
+    counters.quotas = { tpd: 0, tpmo: 0 };
+    const fresh = await limits.take("hash", "acme", { tpm: 5000, tpd: 1000 });
+    expect(fresh.headers).toMatchObject({ "x-ratelimit-limit-tokens": "1000", "x-ratelimit-remaining-tokens": "1000" });
+  });
+
+  it("count in process per period, a new day starting from nothing", async () => {
+    let now = evening;
+    const counters = new MemoryLimitCounters(60, () => now);
+    const limits = new RateLimits(settings({ RATE_LIMIT_TPD: "100" }), counters, {}, () => now);
+    (await limits.take("hash", "acme", { tpd: 100 })).charge(100);
+    await refusal(limits.take("hash", "acme", { tpd: 100 }));
+    await refusal(limits.take("hash", "acme", { tpd: 100 }));
+    expect((await limits.take("other", "acme", { tpd: 100 })).headers["x-ratelimit-remaining-tokens"]).toBe("100");
+    now = Date.UTC(2026, 10, 24, 0, 0, 0);
+    const next = await limits.take("hash", "acme", { tpd: 100 });
+    expect(next.headers).toMatchObject({ "x-ratelimit-remaining-tokens": "100", "x-ratelimit-reset-tokens": "24h0m0s" });
+  });
+});
+
 describe("the in-process counters (rate-limiter-flexible's memory limiter)", () => {
   it("count a key's requests down to the limit in its window, per key", async () => {
     const counters = new MemoryLimitCounters(60);
@@ -216,6 +283,8 @@ describe("resetDuration", () => {
     expect(resetDuration(59_999)).toBe("59.999s");
     expect(resetDuration(60_000)).toBe("1m0s");
     expect(resetDuration(360_000)).toBe("6m0s");
+    expect(resetDuration(3_600_000)).toBe("1h0m0s");
+    expect(resetDuration(18_182_500)).toBe("5h3m2.5s");
     expect(resetDuration(-5)).toBe("0ms");
   });
 });

@@ -30,13 +30,17 @@ describe("the Redis key names", () => {
     expect(keys.limitWindow(groupTag("hash", "acme"), "rpm")).toBe("workspace-openai-adapter:limit:{hash:acme}:rpm");
     expect(keys.limitWindow(groupTag("hash", "acme"), "tpm")).toBe("workspace-openai-adapter:limit:{hash:acme}:tpm");
     expect(keys.limitSlots(groupTag("hash", "acme"))).toBe("workspace-openai-adapter:limit:{hash:acme}:slots");
+    expect(keys.limitQuota(groupTag("hash", "acme"), "tpd:2026-11-23")).toBe("workspace-openai-adapter:limit:{hash:acme}:tpd:2026-11-23");
+    expect(keys.limitQuota(groupTag("hash", "acme"), "tpmo:2026-11")).toBe("workspace-openai-adapter:limit:{hash:acme}:tpmo:2026-11");
+    expect(keys.usageDay("2026-11-23")).toBe("workspace-openai-adapter:usage:2026-11-23");
   });
 
   it("put each group's keys used together in one cluster slot", () => {
     const group = "hash:acme";
     const tag = groupTag("hash", "acme");
     expect(new Set([keys.pollLease(group), keys.pollWaiting(group), keys.pollChannel(group)].map(hashedPart))).toEqual(new Set([group]));
-    expect(new Set([keys.limitWindow(tag, "rpm"), keys.limitWindow(tag, "tpm"), keys.limitSlots(tag)].map(hashedPart))).toEqual(new Set([group]));
+    const quotas = [keys.limitQuota(tag, "tpd:2026-11-23"), keys.limitQuota(tag, "tpmo:2026-11")];
+    expect(new Set([keys.limitWindow(tag, "rpm"), keys.limitWindow(tag, "tpm"), keys.limitSlots(tag), ...quotas].map(hashedPart))).toEqual(new Set([group]));
     const parts = ["record", "events", "ended", "lease"] as const;
     expect(new Set(parts.map((part) => hashedPart(keys.background("resp_1", part))))).toEqual(new Set(["resp_1"]));
   });

@@ -28,7 +28,7 @@ import { waitFor } from "../../../helpers/wait-for.js";
 // Background answers (docs/responses-api.md#background-mode) run through the runner's one stream
 // loop into an event log: run, cancelled from any replica, and taken over after their replica is gone.
 
-const identity = { principal: "hash", upstreamCredential: "sk", upstreamKey: "key" } as unknown as Identity;
+const identity = { principal: "hash", upstreamCredential: "sk", upstreamKey: "key", account: { id: "team-search", label: "team-search" } } as unknown as Identity;
 const seconds = () => 1_700_000_000;
 const ID = "resp_bg";
 
@@ -49,6 +49,8 @@ const facts = {
   whenClosed: (response: EventEmitter, callback: () => void) => response.once("close", callback),
   of: () => new RequestContext("r", undefined),
   traceAnswer: () => UNTRACED_ANSWER,
+  follow: (_response: unknown, answer: unknown) => answer,
+  audited: false,
 } as unknown as RequestContexts;
 
 /** An answer whose events are `events`, then (with `hang`) nothing until its controller aborts. */

@@ -1,0 +1,79 @@
+import type { Logger } from "pino";
+import { adminCheck, type AdminCheck } from "../auth/admin-keys.js";
+import { type Authenticator, createAuthenticator } from "../auth/authenticate.js";
+import { type KeyFileWatch, watchKeyFile } from "../auth/key-file.js";
+import { KeyRing } from "../auth/key-ring.js";
+import { openAuditSink } from "../audit/audit-sink.js";
+import type { AuthSettings, Config, GovernanceSettings } from "../config/config.js";
+import { auditTrail } from "../http/audit-trail.js";
+import type { RequestSubscriber } from "../http/request-context.js";
+import type { Metrics } from "../metrics/metrics.js";
+import { UsageLedger } from "../usage/usage-ledger.js";
+import type { UsageStore } from "../usage/usage-store.js";
+import type { Clock } from "../util/clock.js";
+
+/** Who asks (docs/governance.md#who-asks): the authenticator over the listed keys, and the watch of their file. */
+export function keyAuthentication(
+  auth: AuthSettings,
+  logger: Logger,
+): { authenticate: Authenticator; keyFile: KeyFileWatch | undefined } {
+  const file = auth.clientKeysFile;
+  const keys = new KeyRing({ ...auth, reserved: auth.adminKeys, file: file !== undefined });
+  const keyFile = file ? watchKeyFile(file, keys, logger) : undefined;
+  const { identityHeaders, workspaceApiKey } = auth;
+  const authenticate = createAuthenticator({ workspaceApiKey, keys, identityHeaders });
+  return { authenticate, keyFile };
+}
+
+/** The audit trail of `AUDIT_LOG` (docs/governance.md#the-audit-trail): the request subscriber that writes it, and its sink's close. */
+export function auditOf(
+  settings: GovernanceSettings["audit"],
+  parts: { clock: Clock; logger: Logger; metrics: Metrics; version: string },
+): { subscriber: RequestSubscriber; close: () => Promise<void> } | undefined {
+  if (!settings) return undefined;
+  const { logger, metrics } = parts;
+  const onError = (message: string) => logger.error({ err: { message } }, "the audit trail cannot be written");
+  const sink = openAuditSink(settings.sink, { serviceVersion: parts.version, onError });
+  logger.info({ audit: settings.sink.kind, content: settings.content }, "audit trail on");
+  const onRecord = (outcome: "written" | "dropped") => metrics.auditRecords.inc({ outcome });
+  const subscriber = auditTrail({ sink, content: settings.content, clock: parts.clock, onRecord });
+  return { subscriber, close: () => sink.close() };
+}
+
+/** Usage counting's parts: the ledger the runner charges and the usage endpoint's guard, and their close. */
+export interface UsageParts {
+  /** The ledger and the usage endpoint's guard, when usage is counted. */
+  endpoint: { ledger: UsageLedger; admin: AdminCheck } | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * Usage counting (docs/governance.md#usage), into the store the backend gives (Redis day buckets
+ * the replicas share, or memory), counted in Prometheus by label (named keys, the rest folded);
+ * off, nothing is built and answers are charged as before.
+ */
+export function usageOf(
+  config: Pick<Config, "governance" | "auth">,
+  parts: {
+    store: (retentionDays: number) => UsageStore;
+    clock: Clock;
+    logger: Logger;
+    metrics: Metrics;
+    wake?: (() => Promise<void>) | undefined;
+  },
+): UsageParts {
+  const { governance } = config;
+  if (!governance.usage) return { endpoint: undefined, close: async () => undefined };
+  const { metrics } = parts;
+  const ledger = new UsageLedger({
+    store: parts.store(governance.usage.retentionDays),
+    clock: parts.clock,
+    logger: parts.logger,
+    wake: parts.wake,
+    events: {
+      onCharged: (label, charge) => metrics.charged(label, charge.workspace, charge.mode, charge),
+      onWritten: (outcome) => metrics.usageWrites.inc({ outcome }),
+    },
+  });
+  return { endpoint: { ledger, admin: adminCheck(config.auth.adminKeys) }, close: () => ledger.close() };
+}
