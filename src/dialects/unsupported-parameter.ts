@@ -73,3 +73,34 @@ export function forcedFunctionCall(call: unknown): UnsupportedParameter | null {
     message: `This model cannot call functions: function_call names the function${name}, asking for a call it cannot make. Send function_call 'auto' or 'none', or leave it out.`,
   };
 }
+
+/**
+ * The function a `tool_choice` forces that the workspace can answer (docs/structured-answers.md#a-forced-function):
+ * a named function (chat's `{type: "function", function: {name}}`, Responses' `{type: "function",
+ * name}`), or `required` when exactly one tool, a function, is offered. Null for anything else
+ * (not forced, or forced in a way that stays unsupported: see `unansweredToolChoice`).
+ */
+export function forcedFunction(choice: unknown, offered: { functions: readonly string[]; tools: number }): string | null {
+  if (choice === "required") return offered.tools === 1 && offered.functions.length === 1 ? (offered.functions[0] as string) : null;
+  if (!isObject(choice) || choice.type !== "function") return null;
+  const name = isObject(choice.function) ? choice.function.name : choice.name;
+  return typeof name === "string" && name !== "" ? name : null;
+}
+
+/**
+ * A `tool_choice` that forces what the workspace cannot answer, once a single forced function is
+ * answered as extraction: `required` with several tools (which one?), a custom or hosted tool,
+ * `allowed_tools` in `required` mode.
+ */
+export function unansweredToolChoice(choice: unknown, offered: { functions: readonly string[]; tools: number }, param = "tool_choice"): UnsupportedParameter | null {
+  if (forcedFunction(choice, offered) !== null) return null;
+  if (choice === "required" && offered.tools > 1) {
+    return {
+      param,
+      message:
+        `This model cannot choose among tools: ${param} 'required' with ${offered.tools} tools asks it to pick one to call. ` +
+        `Name one function in ${param}, offer only one, or send 'auto' or 'none' (the tools are then ignored).`,
+    };
+  }
+  return forcedToolChoice(choice, param);
+}

@@ -99,6 +99,22 @@ export class UnsupportedParameterError extends AdapterError {
 }
 
 /**
+ * 422: the workspace's answer did not match the caller's schema, after the repair turn too
+ * (docs/structured-answers.md#failure-modes). OpenAI's `invalid_request_error` naming the parameter
+ * that asked (`response_format`, `text.format`, `tool_choice`); never retried (`x-should-retry:
+ * false`), since each try asks the workspace twice more; never a 5xx, which the SDKs retry.
+ */
+export class StructuredOutputError extends AdapterError {
+  constructor(message: string, param: string) {
+    super(422, "invalid_request_error", message, {
+      param,
+      code: "structured_output_failed",
+      detail: [{ loc: ["body", ...param.split(".")], msg: message, type: "structured_output_failed" }],
+    });
+  }
+}
+
+/**
  * 400: a valid request the API cannot carry out as asked (docs/responses-api.md#background-mode):
  * `background` without `store`, cancelling a response that finished, resuming a stream past its end,
  * `conversation` beside `previous_response_id`. OpenAI's status and shape; `param` names the field.

@@ -1,4 +1,4 @@
-import { forcedToolChoice, type UnsupportedParameter, unsupportedFormat } from "../unsupported-parameter.js";
+import { forcedToolChoice, unansweredToolChoice, type UnsupportedParameter, unsupportedFormat } from "../unsupported-parameter.js";
 
 const formatOf = (text: unknown): unknown => (typeof text === "object" && text !== null ? (text as { format?: unknown }).format : undefined);
 
@@ -24,4 +24,23 @@ export function forcesResponseToolCall(body: Readonly<Record<string, unknown>>):
 /** Whether the request asks for JSON (`text.format` `json_schema` or `json_object`). */
 export function asksResponseJson(body: Readonly<Record<string, unknown>>): boolean {
   return unsupportedFormat(formatOf(body.text), "text.format", "") !== null;
+}
+
+/** The functions a Responses request offers (`tools` of type `function`), by name, and how many tools in all. */
+export function responseOfferedTools(body: Readonly<Record<string, unknown>>): { functions: string[]; tools: number } {
+  const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
+  const functions = tools.flatMap((tool) => {
+    const definition = typeof tool === "object" && tool !== null ? (tool as { type?: unknown; name?: unknown }) : {};
+    return definition.type === "function" && typeof definition.name === "string" ? [definition.name] : [];
+  });
+  return { functions, tools: tools.length };
+}
+
+/**
+ * What a Responses request asks that the workspace cannot do, once structured answers are
+ * delivered (docs/structured-answers.md): a `tool_choice` forcing anything but one function.
+ */
+export function unansweredResponseParameters(body: Readonly<Record<string, unknown>>): UnsupportedParameter[] {
+  const tool = unansweredToolChoice(body.tool_choice, responseOfferedTools(body));
+  return tool ? [tool] : [];
 }

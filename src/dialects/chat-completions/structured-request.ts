@@ -1,0 +1,44 @@
+import type { StructuredRequest } from "../../structured/structured-request.js";
+import {
+  bothAsked,
+  formatRequest,
+  functionRequest,
+  isParameterObject,
+  nonEmptyText,
+  type OfferedFunction,
+  resultNotActedOn,
+  type SchemaCheck,
+} from "../structured-parameters.js";
+import { forcedFunction } from "../unsupported-parameter.js";
+import { chatOfferedTools } from "./unsupported-parameters.js";
+
+/** The functions of a chat request's `tools`: `{type: "function", function: {name, description, parameters}}`. */
+function offeredFunctions(tools: unknown): OfferedFunction[] {
+  if (!Array.isArray(tools)) return [];
+  return tools.flatMap((tool) => {
+    if (!isParameterObject(tool) || tool.type !== "function" || !isParameterObject(tool.function)) return [];
+    const { name, description, parameters } = tool.function;
+    return typeof name === "string" ? [{ name, description: nonEmptyText(description), parameters }] : [];
+  });
+}
+
+/**
+ * What a chat completion request asks in structure (docs/structured-answers.md), or null for prose:
+ * `response_format` `json_schema` (`{json_schema: {name, description, schema}}`) or `json_object`,
+ * or a forced single function (`tool_choice` naming it, or `required` with one tool offered). The
+ * schema is checked (`check`) and a problem is a 400 naming the parameter; so are a format and a
+ * forced function together, and a forced function after a tool's result (`role: "tool"`).
+ */
+export function readChatStructured(body: Readonly<Record<string, unknown>>, check: SchemaCheck): StructuredRequest | null {
+  const format = formatRequest(body.response_format, "response_format", check, (value) => {
+    const described = isParameterObject(value.json_schema) ? value.json_schema : {};
+    return { name: described.name, description: described.description, schema: described.schema };
+  });
+  const forced = forcedFunction(body.tool_choice, chatOfferedTools(body));
+  if (forced === null) return format;
+  if (format) throw bothAsked("response_format");
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const last: unknown = messages.at(-1);
+  if (isParameterObject(last) && (last.role === "tool" || last.role === "function")) throw resultNotActedOn("messages");
+  return functionRequest(forced, offeredFunctions(body.tools), "tool_choice", check);
+}
