@@ -1,0 +1,121 @@
+// The benchmark's structured-answer scenario (docs/structured-answers.md): the adapter's CPU per
+// request for the same answer asked in prose and as JSON that matches a schema (response_format
+// json_schema), on the instant upstream, which writes the same answer as JSON when the question
+// carries the instruction block; and, measured in this process on the adapter's own functions, what
+// a request without a schema now pays (reading that it asks for none), what checking a new schema
+// costs, and what taking the JSON out of an answer and validating it costs. Adapters take turns in
+// every round; medians over rounds.
+import { loadavg } from "node:os";
+import autocannon from "autocannon";
+import { readChatStructured } from "../dist/src/dialects/chat-completions/structured-request.js";
+import { judgeAnswer } from "../dist/src/structured/judge-answer.js";
+import { SchemaValidation } from "../dist/src/structured/schema-validator.js";
+import { LOADED_ADAPTER, sequentialLatencies, statsOf } from "./processes.mjs";
+
+const ROUNDS = Number(process.env.BENCH_STRUCTURED_ROUNDS ?? 3);
+const SEQUENTIAL = 500;
+const LOAD_SECONDS = Number(process.env.BENCH_STRUCTURED_SECONDS ?? 4);
+const headers = { authorization: "Bearer bench-key", "service-workspace": "bench", "content-type": "application/json" };
+const question = "How much annual leave do employees get, how does remote work go, and how are incidents reported?";
+const text = { type: "string" };
+const object = (properties) => ({ type: "object", properties, required: Object.keys(properties), additionalProperties: false });
+// The schema zod writes for the instant upstream's JSON answer (strict, as the openai SDK sends it).
+const schema = object({
+  leave: object({ days: { type: "integer" }, summary: text, carryOver: text }),
+  remoteWork: object({ daysPerWeek: { type: "integer" }, summary: text, equipment: text }),
+  incidents: { type: "array", items: object({ deadline: text, summary: text }) },
+});
+const responseFormat = { type: "json_schema", json_schema: { name: "policies", strict: true, schema } };
+const bodies = {
+  prose: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }),
+  structured: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }], response_format: responseFormat }),
+};
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
+const round = (value, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+/** p50 and p99 of one request at a time, in microseconds. */
+async function sequential(url, body) {
+  const samples = await sequentialLatencies(`${url}/v1/chat/completions`, { headers, body, count: SEQUENTIAL });
+  return { p50Us: percentile(samples, 50), p99Us: percentile(samples, 99) };
+}
+
+/** 50 connections for LOAD_SECONDS: requests/s and the adapter's CPU per request. */
+async function loaded(adapter, body) {
+  const before = await statsOf(adapter.child);
+  const result = await autocannon({ url: `${adapter.url}/v1/chat/completions`, method: "POST", headers, body, connections: 50, duration: LOAD_SECONDS });
+  if (result.errors || result.non2xx) throw new Error(`${adapter.url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
+  const after = await statsOf(adapter.child);
+  return { rps: result.requests.average, cpuUs: (after.cpuMicros - before.cpuMicros) / (after.requests - before.requests) };
+}
+
+/** Nanoseconds per call of `run`: the median of a few timed batches. */
+function nanosPerCall(run, iterations) {
+  const batches = [];
+  for (let batch = 0; batch < 7; batch += 1) {
+    const started = process.hrtime.bigint();
+    for (let index = 0; index < iterations; index += 1) run(index);
+    batches.push(Number(process.hrtime.bigint() - started) / iterations);
+  }
+  return round(median(batches), 1);
+}
+
+/** The adapter's structured functions, timed in this process. */
+function functionCosts() {
+  const limits = { maxBytes: 65_536, maxDepth: 24 };
+  const validation = new SchemaValidation(limits);
+  const check = (value) => validation.check(value);
+  const ordinary = { model: "ask", messages: [{ role: "user", content: question }] };
+  const withTools = { ...ordinary, tools: [{ type: "function", function: { name: "lookup", parameters: schema } }], tool_choice: "auto" };
+  const asked = { ...ordinary, response_format: responseFormat };
+  const output = "{\"leave\": {\"days\": 25, \"summary\": \"Employees receive 25 days of paid annual leave per calendar year [1].\", \"carryOver\": \"Unused leave of up to 5 days carries over [1].\"}, \"remoteWork\": {\"daysPerWeek\": 3, \"summary\": \"Remote work is allowed up to three days per week [2].\", \"equipment\": \"Equipment is reimbursed up to 500 euros once [2].\"}, \"incidents\": [{\"deadline\": \"one hour\", \"summary\": \"Security incidents are reported within one hour [3].\"}]}\n\nSources:\n[1] handbook.md — Leave policy\n[2] handbook.md — Remote work\n[3] security-policy.md — Incident reporting";
+  const request = readChatStructured(asked, check);
+  return {
+    // What every request without a schema pays now: reading that it asks for none.
+    noSchemaNs: nanosPerCall(() => readChatStructured(ordinary, check), 500_000),
+    toolsAutoNs: nanosPerCall(() => readChatStructured(withTools, check), 200_000),
+    // A schema seen for the first time (checked, compiled) and one kept by its hash.
+    newSchemaUs: round(nanosPerCall((index) => new SchemaValidation(limits).check({ ...schema, title: `t${index}` }), 2_000) / 1000, 1),
+    knownSchemaUs: round(nanosPerCall(() => readChatStructured(asked, check), 20_000) / 1000, 2),
+    // One answer taken out, validated, its citations found.
+    judgeUs: round(nanosPerCall(() => judgeAnswer(output, [], request, validation, false), 20_000) / 1000, 1),
+  };
+}
+
+/** `start(file, env)` starts a bench process (run.mjs's), remembered for the final clean-up. */
+export async function structuredCost(start) {
+  const loadBefore = round(loadavg()[0], 2);
+  const upstream = await start("instant-upstream.mjs");
+  const adapter = await start("adapter-process.mjs", { UPSTREAM_URL: upstream.url, ...LOADED_ADAPTER });
+  for (const body of Object.values(bodies)) await autocannon({ url: `${adapter.url}/v1/chat/completions`, method: "POST", headers, body, connections: 50, duration: 2 }); // warm-up
+  const rounds = [];
+  for (let index = 0; index < ROUNDS; index += 1) {
+    const figures = {};
+    const names = Object.keys(bodies);
+    for (const name of index % 2 ? [...names].reverse() : names) figures[name] = { ...(await sequential(adapter.url, bodies[name])), ...(await loaded(adapter, bodies[name])) };
+    rounds.push(figures);
+    console.log(`structured round ${index + 1}: ${JSON.stringify(figures)}`);
+  }
+  adapter.child.kill();
+  upstream.child.kill();
+  const row = (name) => ({
+    p50Us: round(median(rounds.map((figures) => figures[name].p50Us))),
+    p99Us: round(median(rounds.map((figures) => figures[name].p99Us))),
+    rps: round(median(rounds.map((figures) => figures[name].rps))),
+    cpuUs: round(median(rounds.map((figures) => figures[name].cpuUs))),
+  });
+  const prose = row("prose");
+  const structured = row("structured");
+  const functions = functionCosts();
+  return {
+    date: new Date().toISOString(),
+    loadAverage: [loadBefore, round(loadavg()[0], 2)],
+    rounds: ROUNDS,
+    seconds: LOAD_SECONDS,
+    prose,
+    structured,
+    addedCpuUs: round(median(rounds.map((figures) => figures.structured.cpuUs - figures.prose.cpuUs))),
+    functions: { ...functions, noSchemaShareOfRequestCpu: round((functions.noSchemaNs / 1000 / prose.cpuUs) * 100, 3) },
+  };
+}
