@@ -8,7 +8,7 @@
 import { loadavg } from "node:os";
 import autocannon from "autocannon";
 import { readChatStructured } from "../dist/src/dialects/chat-completions/structured-request.js";
-import { judgeAnswer } from "../dist/src/structured/judge-answer.js";
+import { judgeAnswer } from "../dist/src/answer/judge-answer.js";
 import { SchemaValidation } from "../dist/src/structured/schema-validator.js";
 import { LOADED_ADAPTER, sequentialLatencies, statsOf } from "./processes.mjs";
 

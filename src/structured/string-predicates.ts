@@ -84,9 +84,12 @@ export function propertyNames(value: unknown): Set<string> {
   return names;
 }
 
-/** A code point as an expression that matches exactly it (letters and digits as themselves). */
+/**
+ * Text as an expression that matches exactly it: letters and digits as themselves, every other
+ * UTF-16 unit as `\\uXXXX` (with the u flag, an escaped surrogate pair is its one code point).
+ */
 const literal = (text: string) =>
-  [...text].map((char) => (/[A-Za-z0-9_]/.test(char) ? char : `\\u{${(char.codePointAt(0) as number).toString(16)}}`)).join("");
+  text.replace(/[^A-Za-z0-9_]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 /**
  * `patternProperties` rewritten for one answer: each pattern becomes the alternation of the

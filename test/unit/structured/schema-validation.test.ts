@@ -45,6 +45,9 @@ describe("SchemaValidation of answers", () => {
     expect(validation.validate(schema, { "x-a": 1, "x-b": 2 })).toEqual({ valid: true });
     expect(validation.validate(schema, { "x-a": "one" })).toMatchObject({ valid: false, pointer: "/x-a" });
     expect(validation.validate(schema, { y: 1 })).toMatchObject({ valid: false });
+    const unicode = { type: "object", patternProperties: { "^ü": { type: "number" } }, additionalProperties: false };
+    expect(validation.validate(unicode, { "ü-😀 (x)": 1, "ü.[a]": 2 })).toEqual({ valid: true });
+    expect(validation.validate(unicode, { "😀ü": 1 })).toMatchObject({ valid: false });
   });
 
   it("leaves the validator's format table as it found it", () => {

@@ -1,12 +1,12 @@
-import type { AnswerEvent, ChoiceSent, TokenUsage } from "../answer/answer-events.js";
-import type { Following, RunningAnswer } from "../answer/answer-service.js";
-import { STEP_SEPARATOR } from "../answer/render-steps.js";
+import type { AnswerEvent, ChoiceSent, TokenUsage } from "./answer-events.js";
+import type { Following, RunningAnswer } from "./answer-service.js";
+import { STEP_SEPARATOR } from "./render-steps.js";
 import type { SourceRecord } from "../core/source-record.js";
 import { StructuredOutputError } from "../errors/adapter-error.js";
-import { repairInstructions } from "./instruction-block.js";
+import { repairInstructions } from "../structured/instruction-block.js";
 import { judgeAnswer } from "./judge-answer.js";
-import type { SchemaValidation } from "./schema-validator.js";
-import type { StructuredRequest } from "./structured-request.js";
+import type { SchemaValidation } from "../structured/schema-validator.js";
+import type { StructuredRequest } from "../structured/structured-request.js";
 
 /** The turns of a structured answer: the first, running, and how to start the repair turn in the same thread. */
 export interface StructuredTurns {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { citeSources } from "../../../src/answer/cite-sources.js";
-import { citationsInStrings, stripCitationMarkers } from "../../../src/structured/json-citations.js";
+import { citationsInStrings, stripCitationMarkers } from "../../../src/answer/json-citations.js";
 
 const output = '{"counts": [1, 2], "summary": "Leave is 25 days [1]. Travel 😀 is booked [2].", "note": "see [1, 2]"}\n\nSources:\n[1] leave.md\n[2] travel.md';
 const json = output.slice(0, output.indexOf("\n\nSources:"));

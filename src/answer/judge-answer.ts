@@ -1,10 +1,10 @@
-import type { Citation } from "../answer/answer-events.js";
-import { citeSources } from "../answer/cite-sources.js";
+import type { Citation } from "./answer-events.js";
+import { citeSources } from "./cite-sources.js";
 import type { CitedSource, SourceRecord } from "../core/source-record.js";
-import { extractJson } from "./extract-json.js";
+import { extractJson } from "../structured/extract-json.js";
 import { citationsInStrings, stripCitationMarkers } from "./json-citations.js";
-import type { SchemaValidation } from "./schema-validator.js";
-import { type StructuredRequest, validationSchemaOf } from "./structured-request.js";
+import type { SchemaValidation } from "../structured/schema-validator.js";
+import { type StructuredRequest, validationSchemaOf } from "../structured/structured-request.js";
 
 /** A workspace turn's answer, judged against the schema: the JSON to deliver, or what is wrong with it. */
 export type Judgement =

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { judgeAnswer } from "../../../src/structured/judge-answer.js";
+import { judgeAnswer } from "../../../src/answer/judge-answer.js";
 import { SchemaValidation } from "../../../src/structured/schema-validator.js";
 import type { StructuredRequest } from "../../../src/structured/structured-request.js";
 

@@ -3,7 +3,7 @@ import type { AnswerEvent, ChoiceSent } from "../../../src/answer/answer-events.
 import type { Following, RunningAnswer } from "../../../src/answer/answer-service.js";
 import { StructuredOutputError } from "../../../src/errors/adapter-error.js";
 import { SchemaValidation } from "../../../src/structured/schema-validator.js";
-import { structuredAnswer } from "../../../src/structured/structured-answer.js";
+import { structuredAnswer } from "../../../src/answer/structured-answer.js";
 import type { StructuredRequest } from "../../../src/structured/structured-request.js";
 import { UNTRACED_ANSWER } from "../../../src/telemetry/answer-trace.js";
 

@@ -1,5 +1,5 @@
-import type { Citation } from "../answer/answer-events.js";
-import { codePointOffsets } from "../answer/code-points.js";
+import type { Citation } from "./answer-events.js";
+import { codePointOffsets } from "./code-points.js";
 
 /** The spans of a JSON text's strings (keys and values), in code points, each from its opening quote to past its closing one. */
 function stringSpans(json: string): { start: number; end: number }[] {
