@@ -6,11 +6,10 @@
 // costs, and what taking the JSON out of an answer and validating it costs. Adapters take turns in
 // every round; medians over rounds.
 import { loadavg } from "node:os";
-import autocannon from "autocannon";
 import { readChatStructured } from "../dist/src/dialects/chat-completions/structured-request.js";
 import { judgeAnswer } from "../dist/src/answer/judge-answer.js";
 import { SchemaValidation } from "../dist/src/structured/schema-validator.js";
-import { LOADED_ADAPTER, sequentialLatencies, statsOf } from "./processes.mjs";
+import { chatRounds, LOADED_ADAPTER, nanosPerCall } from "./processes.mjs";
 
 const ROUNDS = Number(process.env.BENCH_STRUCTURED_ROUNDS ?? 3);
 const SEQUENTIAL = 500;
@@ -32,34 +31,7 @@ const bodies = {
 };
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
 const round = (value, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;
-
-/** p50 and p99 of one request at a time, in microseconds. */
-async function sequential(url, body) {
-  const samples = await sequentialLatencies(`${url}/v1/chat/completions`, { headers, body, count: SEQUENTIAL });
-  return { p50Us: percentile(samples, 50), p99Us: percentile(samples, 99) };
-}
-
-/** 50 connections for LOAD_SECONDS: requests/s and the adapter's CPU per request. */
-async function loaded(adapter, body) {
-  const before = await statsOf(adapter.child);
-  const result = await autocannon({ url: `${adapter.url}/v1/chat/completions`, method: "POST", headers, body, connections: 50, duration: LOAD_SECONDS });
-  if (result.errors || result.non2xx) throw new Error(`${adapter.url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
-  const after = await statsOf(adapter.child);
-  return { rps: result.requests.average, cpuUs: (after.cpuMicros - before.cpuMicros) / (after.requests - before.requests) };
-}
-
-/** Nanoseconds per call of `run`: the median of a few timed batches. */
-function nanosPerCall(run, iterations) {
-  const batches = [];
-  for (let batch = 0; batch < 7; batch += 1) {
-    const started = process.hrtime.bigint();
-    for (let index = 0; index < iterations; index += 1) run(index);
-    batches.push(Number(process.hrtime.bigint() - started) / iterations);
-  }
-  return round(median(batches), 1);
-}
 
 /** The adapter's structured functions, timed in this process. */
 function functionCosts() {
@@ -88,23 +60,11 @@ export async function structuredCost(start) {
   const loadBefore = round(loadavg()[0], 2);
   const upstream = await start("instant-upstream.mjs");
   const adapter = await start("adapter-process.mjs", { UPSTREAM_URL: upstream.url, ...LOADED_ADAPTER });
-  for (const body of Object.values(bodies)) await autocannon({ url: `${adapter.url}/v1/chat/completions`, method: "POST", headers, body, connections: 50, duration: 2 }); // warm-up
-  const rounds = [];
-  for (let index = 0; index < ROUNDS; index += 1) {
-    const figures = {};
-    const names = Object.keys(bodies);
-    for (const name of index % 2 ? [...names].reverse() : names) figures[name] = { ...(await sequential(adapter.url, bodies[name])), ...(await loaded(adapter, bodies[name])) };
-    rounds.push(figures);
-    console.log(`structured round ${index + 1}: ${JSON.stringify(figures)}`);
-  }
+  const runs = { prose: [adapter, bodies.prose], structured: [adapter, bodies.structured] };
+  const { rows, rounds } = await chatRounds(runs, { headers, rounds: ROUNDS, sequential: SEQUENTIAL, seconds: LOAD_SECONDS, label: "structured" });
   adapter.child.kill();
   upstream.child.kill();
-  const row = (name) => ({
-    p50Us: round(median(rounds.map((figures) => figures[name].p50Us))),
-    p99Us: round(median(rounds.map((figures) => figures[name].p99Us))),
-    rps: round(median(rounds.map((figures) => figures[name].rps))),
-    cpuUs: round(median(rounds.map((figures) => figures[name].cpuUs))),
-  });
+  const row = (name) => rows[name];
   const prose = row("prose");
   const structured = row("structured");
   const functions = functionCosts();

@@ -21,7 +21,7 @@ export interface OfferedFunction {
  * a schema that is not an object, or one the adapter will not take on, is a 400 naming `param`
  * with the place in the schema and what is wrong there, before anything is asked of the workspace.
  */
-export function checkedSchema(schema: unknown, param: string, name: string | null, check: SchemaCheck): SchemaNode {
+function checkedSchema(schema: unknown, param: string, name: string | null, check: SchemaCheck): SchemaNode {
   const what = `${param}${name ? ` '${name}'` : ""}`;
   if (!isSchemaNode(schema)) throw new InvalidRequestError(`Invalid schema for ${what}: the schema must be a JSON object.`, { param, code: "invalid_json_schema" });
   const problem = check(schema);
@@ -57,7 +57,7 @@ export function formatRequest(
  * its arguments, validated against its `parameters`. `forced` is the function's name (from
  * `tool_choice`, or the one tool offered under `required`); a name no offered function has is a 400.
  */
-export function functionRequest(
+function functionRequest(
   forced: string,
   offered: readonly OfferedFunction[],
   param: string,
@@ -72,7 +72,7 @@ export function functionRequest(
 }
 
 /** A 400 for a request that asks for both a JSON format and a forced function: one answer cannot be both. */
-export function bothAsked(formatParam: string): InvalidRequestError {
+function bothAsked(formatParam: string): InvalidRequestError {
   return new InvalidRequestError(
     `Ask for one structured answer: ${formatParam} asks for JSON content and tool_choice forces a function call; send one of them.`,
     { param: "tool_choice", code: "invalid_value" },
@@ -84,12 +84,39 @@ export function bothAsked(formatParam: string): InvalidRequestError {
  * (docs/structured-answers.md#a-forced-function): the workspace fills a function's arguments from
  * its documents (extraction); it never sees what a tool returned, so it cannot act on it.
  */
-export function resultNotActedOn(param: string): InvalidRequestError {
+function resultNotActedOn(param: string): InvalidRequestError {
   return new InvalidRequestError(
     "This model fills a forced function's arguments from the workspace's documents; it cannot act on a tool's result, " +
       `and the last ${param === "input" ? "input item" : "message"} is one. Ask for the call in a new user turn, or send tool_choice 'auto'.`,
     { param, code: "invalid_value" },
   );
+}
+
+/** What a dialect reads of its request for `structuredRequestOf`. */
+export interface StructuredParameters {
+  /** The structured answer its format asks for (`formatRequest`), or null. */
+  format: StructuredRequest | null;
+  /** The parameter that carries the format (`response_format`, `text.format`). */
+  formatParam: string;
+  /** The function `tool_choice` forces that the workspace can answer (`forcedFunction`), or null. */
+  forced: string | null;
+  /** The functions offered. */
+  offered: readonly OfferedFunction[];
+  /** Where the conversation is (`messages`, `input`), and whether its last turn is a tool's result. */
+  conversationParam: string;
+  endsWithToolResult: boolean;
+}
+
+/**
+ * What a request asks in structure, from what its dialect read (docs/structured-answers.md): its
+ * format, or its forced function (with its parameters checked); a 400 for both at once, and for a
+ * forced function after a tool's result.
+ */
+export function structuredRequestOf(read: StructuredParameters, check: SchemaCheck): StructuredRequest | null {
+  if (read.forced === null) return read.format;
+  if (read.format) throw bothAsked(read.formatParam);
+  if (read.endsWithToolResult) throw resultNotActedOn(read.conversationParam);
+  return functionRequest(read.forced, read.offered, "tool_choice", check);
 }
 
 export { isObject as isParameterObject, text as nonEmptyText };

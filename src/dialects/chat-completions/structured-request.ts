@@ -1,14 +1,5 @@
 import type { StructuredRequest } from "../../structured/structured-request.js";
-import {
-  bothAsked,
-  formatRequest,
-  functionRequest,
-  isParameterObject,
-  nonEmptyText,
-  type OfferedFunction,
-  resultNotActedOn,
-  type SchemaCheck,
-} from "../structured-parameters.js";
+import { formatRequest, isParameterObject, nonEmptyText, type OfferedFunction, type SchemaCheck, structuredRequestOf } from "../structured-parameters.js";
 import { forcedFunction } from "../unsupported-parameter.js";
 import { chatOfferedTools } from "./unsupported-parameters.js";
 
@@ -34,11 +25,17 @@ export function readChatStructured(body: Readonly<Record<string, unknown>>, chec
     const described = isParameterObject(value.json_schema) ? value.json_schema : {};
     return { name: described.name, description: described.description, schema: described.schema };
   });
-  const forced = forcedFunction(body.tool_choice, chatOfferedTools(body));
-  if (forced === null) return format;
-  if (format) throw bothAsked("response_format");
   const messages = Array.isArray(body.messages) ? body.messages : [];
   const last: unknown = messages.at(-1);
-  if (isParameterObject(last) && (last.role === "tool" || last.role === "function")) throw resultNotActedOn("messages");
-  return functionRequest(forced, offeredFunctions(body.tools), "tool_choice", check);
+  return structuredRequestOf(
+    {
+      format,
+      formatParam: "response_format",
+      forced: forcedFunction(body.tool_choice, chatOfferedTools(body)),
+      offered: offeredFunctions(body.tools),
+      conversationParam: "messages",
+      endsWithToolResult: isParameterObject(last) && (last.role === "tool" || last.role === "function"),
+    },
+    check,
+  );
 }

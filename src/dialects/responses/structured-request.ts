@@ -1,14 +1,5 @@
 import type { StructuredRequest } from "../../structured/structured-request.js";
-import {
-  bothAsked,
-  formatRequest,
-  functionRequest,
-  isParameterObject,
-  nonEmptyText,
-  type OfferedFunction,
-  resultNotActedOn,
-  type SchemaCheck,
-} from "../structured-parameters.js";
+import { formatRequest, isParameterObject, nonEmptyText, type OfferedFunction, type SchemaCheck, structuredRequestOf } from "../structured-parameters.js";
 import { forcedFunction } from "../unsupported-parameter.js";
 import { responseOfferedTools } from "./unsupported-parameters.js";
 
@@ -31,10 +22,16 @@ function offeredFunctions(tools: unknown): OfferedFunction[] {
 export function readResponseStructured(body: Readonly<Record<string, unknown>>, check: SchemaCheck): StructuredRequest | null {
   const text = isParameterObject(body.text) ? body.text : {};
   const format = formatRequest(text.format, "text.format", check, (value) => ({ name: value.name, description: value.description, schema: value.schema }));
-  const forced = forcedFunction(body.tool_choice, responseOfferedTools(body));
-  if (forced === null) return format;
-  if (format) throw bothAsked("text.format");
   const last: unknown = Array.isArray(body.input) ? body.input.at(-1) : undefined;
-  if (isParameterObject(last) && (last.type === "function_call_output" || last.type === "custom_tool_call_output")) throw resultNotActedOn("input");
-  return functionRequest(forced, offeredFunctions(body.tools), "tool_choice", check);
+  return structuredRequestOf(
+    {
+      format,
+      formatParam: "text.format",
+      forced: forcedFunction(body.tool_choice, responseOfferedTools(body)),
+      offered: offeredFunctions(body.tools),
+      conversationParam: "input",
+      endsWithToolResult: isParameterObject(last) && (last.type === "function_call_output" || last.type === "custom_tool_call_output"),
+    },
+    check,
+  );
 }
