@@ -1,5 +1,5 @@
 import type { AnswerEvent, ChoiceSent, TokenUsage } from "./answer-events.js";
-import type { Following, RunningAnswer } from "./answer-service.js";
+import type { Following, RunningAnswer } from "./running-answer.js";
 import { STEP_SEPARATOR } from "./render-steps.js";
 import type { SourceRecord } from "../core/source-record.js";
 import { StructuredOutputError } from "../errors/adapter-error.js";
@@ -47,7 +47,7 @@ export function structuredAnswer(turns: StructuredTurns, request: StructuredRequ
     trace: turns.first.trace,
     async *events(following: Following): AsyncGenerator<AnswerEvent> {
       // The text is held whatever the client follows: only the steps can go out as they come.
-      const turnFollowing: Following = following === false ? false : "steps";
+      const turnFollowing: Following = following === "final" ? "final" : "steps";
       let problem = "";
       for (let attempt = 1; attempt <= 2; attempt += 1) {
         const answer = attempt === 1 ? turns.first : await turns.repair(repairInstructions(problem, request));

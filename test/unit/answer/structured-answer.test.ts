@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AnswerEvent, ChoiceSent } from "../../../src/answer/answer-events.js";
-import type { Following, RunningAnswer } from "../../../src/answer/answer-service.js";
+import type { Following, RunningAnswer } from "../../../src/answer/running-answer.js";
 import { StructuredOutputError } from "../../../src/errors/adapter-error.js";
 import { SchemaValidation } from "../../../src/structured/schema-validator.js";
 import { structuredAnswer } from "../../../src/answer/structured-answer.js";
@@ -44,7 +44,7 @@ function turnsOf(first: ReturnType<typeof turn>, second: ReturnType<typeof turn>
   return { asked, turns: { first: first.answer, repair: async (content: string) => (asked.push(content), second.answer) } };
 }
 
-async function eventsOf(answer: RunningAnswer, following: Following = true): Promise<AnswerEvent[]> {
+async function eventsOf(answer: RunningAnswer, following: Following = "every-snapshot"): Promise<AnswerEvent[]> {
   const events: AnswerEvent[] = [];
   for await (const event of answer.events(following)) events.push(event);
   return events;
@@ -68,7 +68,7 @@ describe("structuredAnswer", () => {
     const second = turn('{"days": 25}', "Correcting.");
     const { asked, turns } = turnsOf(first, second);
     const answer = structuredAnswer(turns, request, options);
-    const events = await eventsOf(answer, false);
+    const events = await eventsOf(answer, "final");
     expect(events.filter((event) => event.type === "reasoning").map((event) => event.type === "reasoning" && event.text)).toEqual(["Looking.", "\n\nCorrecting."]);
     expect(events.find((event) => event.type === "text")).toMatchObject({ text: '{"days": 25}' });
     expect(asked).toHaveLength(1);
