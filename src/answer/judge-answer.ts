@@ -10,7 +10,7 @@ import { type StructuredRequest, validationSchemaOf } from "../structured/struct
 export type Judgement =
   /** `json` is the content to deliver; `citations` span markers inside its strings (none once stripped). */
   | { valid: true; json: string; value: unknown; citations: Citation[]; sources: CitedSource[] }
-  /** `problem` is what the repair turn and the 422 say (`/items/0/date: …`); `repairable` false when asking again cannot help. */
+  /** `problem` is what the repair turn and the failure say (`/items/0/date: …`); `repairable` false when asking again cannot help. */
   | { valid: false; problem: string; repairable: boolean };
 
 /**

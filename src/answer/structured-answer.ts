@@ -2,7 +2,7 @@ import type { AnswerEvent, ChoiceSent, TokenUsage } from "./answer-events.js";
 import type { Following, RunningAnswer } from "./running-answer.js";
 import { STEP_SEPARATOR } from "./render-steps.js";
 import type { SourceRecord } from "../core/source-record.js";
-import { StructuredOutputError } from "../errors/adapter-error.js";
+import { StructuredOutputError, toAdapterError } from "../errors/adapter-error.js";
 import { repairInstructions } from "../structured/instruction-block.js";
 import { judgeAnswer } from "./judge-answer.js";
 import type { SchemaValidation } from "../structured/schema-validator.js";
@@ -36,7 +36,7 @@ interface TurnRecord {
  * out and validated; if it does not match and asking again can help, the repair turn runs in the
  * same thread (its steps go out too) and is judged the same way. The encoder then gets one `text`
  * event with the JSON, its `cited` (spans over the JSON) and `finished`; or a `failed` with the
- * 422 (`StructuredOutputError`). Usage is the sum of the turns: each counts its prompt, and what it
+ * 400 `structured_output_failed` (`StructuredOutputError`). Usage is the sum of the turns: each counts its prompt, and what it
  * produced (a discarded turn's whole output, the delivered turn's JSON).
  */
 export function structuredAnswer(turns: StructuredTurns, request: StructuredRequest, options: StructuredOptions): RunningAnswer {
@@ -50,7 +50,16 @@ export function structuredAnswer(turns: StructuredTurns, request: StructuredRequ
       const turnFollowing: Following = following === "final" ? "final" : "steps";
       let problem = "";
       for (let attempt = 1; attempt <= 2; attempt += 1) {
-        const answer = attempt === 1 ? turns.first : await turns.repair(repairInstructions(problem, request));
+        let answer = turns.first;
+        if (attempt > 1) {
+          try {
+            answer = await turns.repair(repairInstructions(problem, request));
+          } catch (error) {
+            // The repair turn could not be created (the upstream refused it, or the client left).
+            yield { type: "failed", error: toAdapterError(error) };
+            return;
+          }
+        }
         const record: TurnRecord = { answer, output: "", reasoning: "", sources: [] };
         records.push(record);
         let last: Extract<AnswerEvent, { type: "finished" }> | undefined;
@@ -105,14 +114,14 @@ export function structuredAnswer(turns: StructuredTurns, request: StructuredRequ
   };
 }
 
-/** What the answer was asked to be, as the 422's message names it. */
+/** What the answer was asked to be, as the failure's message names it. */
 function askedFor(request: StructuredRequest): string {
   if (request.kind === "function") return `the arguments of the function '${request.name ?? ""}'`;
   if (request.kind === "json_object") return "a JSON object";
   return request.name ? `the schema '${request.name}'` : "the schema";
 }
 
-/** The 422 (docs/structured-answers.md#failure-modes): the parameter that asked, and the last problem. */
+/** The failure (docs/structured-answers.md#failure-modes): the parameter that asked, and the last problem. */
 function failure(request: StructuredRequest, problem: string, turns: number): StructuredOutputError {
   const attempts = turns === 1 ? "(asking again could not help)" : "after 2 attempts";
   return new StructuredOutputError(`The workspace's answer did not match ${askedFor(request)} ${attempts}: ${problem}`, request.param);

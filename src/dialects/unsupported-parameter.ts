@@ -1,11 +1,11 @@
 /**
  * A request parameter asking for something the workspace cannot do (docs/architecture.md#honest-capabilities):
- * output that follows a JSON schema, or a forced tool call. Refused before any workspace query
+ * a forced call of anything but one function, a legacy `function_call`. Refused before any workspace query
  * (400, OpenAI's `invalid_request_error` naming `param`), or with `LENIENT_PARAMETERS=on` ignored
  * and named in the `service-ignored-parameters` header.
  */
 export interface UnsupportedParameter {
-  /** OpenAI's dotted name of the parameter: `response_format`, `tool_choice`, `text.format`. */
+  /** OpenAI's dotted name of the parameter: `tool_choice`, `function_call`. */
   param: string;
   /** What the workspace cannot do, and what to send instead. */
   message: string;
@@ -14,31 +14,12 @@ export interface UnsupportedParameter {
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
- * The problem with a requested output format, if any (`response_format` in chat completions,
- * `text.format` in Responses): `json_schema` and `json_object` ask for JSON the workspace's prose
- * answer is not; `text`, absence, and formats this adapter does not know are answered as usual.
+ * Whether a requested output format (`response_format` in chat completions, `text.format` in
+ * Responses) asks for JSON — `json_schema` or `json_object` — rather than text: a chat UI's
+ * housekeeping answered locally then replies in JSON (docs/chat-ui-tasks.md).
  */
-export function unsupportedFormat(format: unknown, param: string, textShape: string): UnsupportedParameter | null {
-  if (!isObject(format)) return null;
-  if (format.type === "json_schema") {
-    const name = isObject(format.json_schema) && typeof format.json_schema.name === "string" ? format.json_schema.name : format.name;
-    const schema = typeof name === "string" && name ? ` '${name}'` : "";
-    return {
-      param,
-      message:
-        `This model answers from the workspace's documents in prose: it cannot return JSON that follows the schema${schema} (${param} type 'json_schema'). ` +
-        `Leave ${param} out, or send ${textShape}, and read the answer as text.`,
-    };
-  }
-  if (format.type === "json_object") {
-    return {
-      param,
-      message:
-        `This model answers from the workspace's documents in prose: it cannot promise a JSON object (${param} type 'json_object'). ` +
-        `Leave ${param} out, or send ${textShape}, and read the answer as text.`,
-    };
-  }
-  return null;
+export function asksForJson(format: unknown): boolean {
+  return isObject(format) && (format.type === "json_schema" || format.type === "json_object");
 }
 
 /**

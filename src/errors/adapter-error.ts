@@ -99,18 +99,16 @@ export class UnsupportedParameterError extends AdapterError {
 }
 
 /**
- * 422: the workspace's answer did not match the caller's schema, after the repair turn too
+ * 400: the workspace's answer did not match the caller's schema, after the repair turn too
  * (docs/structured-answers.md#failure-modes). OpenAI's `invalid_request_error` naming the parameter
- * that asked (`response_format`, `text.format`, `tool_choice`); never retried (`x-should-retry:
- * false`), since each try asks the workspace twice more; never a 5xx, which the SDKs retry.
+ * that asked (`response_format`, `text.format`, `tool_choice`), code `structured_output_failed`.
+ * A status no client retries by default, since each try asks the workspace twice more: not a 5xx
+ * (every SDK retries those), and not a 422, which LangChain JS retries up to six times (its
+ * `AsyncCaller` spares only 400–407, 409 and 413, and reads no `x-should-retry`).
  */
 export class StructuredOutputError extends AdapterError {
   constructor(message: string, param: string) {
-    super(422, "invalid_request_error", message, {
-      param,
-      code: "structured_output_failed",
-      detail: [{ loc: ["body", ...param.split(".")], msg: message, type: "structured_output_failed" }],
-    });
+    super(400, "invalid_request_error", message, { param, code: "structured_output_failed" });
   }
 }
 

@@ -4,7 +4,7 @@ import { checkSchema, type SchemaLimits, type SchemaProblem } from "./schema-bou
 import { guardSchema, type GuardedSchema, propertyNames, withLiteralPropertyPatterns } from "./string-predicates.js";
 import { type SchemaNode, subschemas } from "./schema-walk.js";
 
-/** Whether an answer's JSON matches the schema, and if not the first thing wrong (for the repair turn and the 422). */
+/** Whether an answer's JSON matches the schema, and if not the first thing wrong (for the repair turn and the failure). */
 export type SchemaVerdict =
   | { valid: true }
   /** `pointer` is a JSON pointer into the answer (`/items/0/date`); `repairable` is false when asking again cannot help. */

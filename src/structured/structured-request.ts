@@ -14,7 +14,7 @@ export interface StructuredRequest {
   description: string | null;
   /** The caller's schema (`json_schema`, `function`); null for `json_object`. */
   schema: SchemaNode | null;
-  /** The request parameter that asked (`response_format`, `text.format`, `tool_choice`): named by a 400 or a 422. */
+  /** The request parameter that asked (`response_format`, `text.format`, `tool_choice`): named by a 400. */
   param: string;
 }
 

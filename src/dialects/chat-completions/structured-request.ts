@@ -1,6 +1,7 @@
 import type { StructuredRequest } from "../../structured/structured-request.js";
 import { formatRequest, isParameterObject, nonEmptyText, type OfferedFunction, type SchemaCheck, structuredRequestOf } from "../structured-parameters.js";
 import { forcedFunction } from "../unsupported-parameter.js";
+import type { ChatEncoding } from "./chat-choice.js";
 import { chatOfferedTools } from "./unsupported-parameters.js";
 
 /** The functions of a chat request's `tools`: `{type: "function", function: {name, description, parameters}}`. */
@@ -38,4 +39,17 @@ export function readChatStructured(body: Readonly<Record<string, unknown>>, chec
     },
     check,
   );
+}
+
+/**
+ * The chat encoding of a structured answer (docs/structured-answers.md#what-comes-back): the content
+ * is the JSON alone, so citations stay annotations (no Markdown links or Sources list written into
+ * it) and steps go to `reasoning_content` even where the deployment puts them in the content; a
+ * forced function's answer is its call (`call_` and the query id).
+ */
+export function structuredEncoding(encoding: ChatEncoding, structured: StructuredRequest | null, queryId: string): ChatEncoding {
+  if (!structured) return encoding;
+  const stepsOutput = encoding.stepsOutput === "content" ? "reasoning" : encoding.stepsOutput;
+  const call = structured.kind === "function" ? { id: `call_${queryId}`, name: structured.name ?? "" } : undefined;
+  return { ...encoding, citationStyle: "annotations", stepsOutput, call };
 }

@@ -1,7 +1,7 @@
 import type { StreamEncoder } from "../../answer/answer-encoder.js";
 import type { AnswerEvent, TokenUsage } from "../../answer/answer-events.js";
 import type { SseFrame } from "../../core/sse-frame.js";
-import { type AdapterError, GatewayTimeoutError, QueryFailedError } from "../../errors/adapter-error.js";
+import { type AdapterError, GatewayTimeoutError, QueryFailedError, StructuredOutputError } from "../../errors/adapter-error.js";
 import { ResponseEncoding } from "./response-encoding.js";
 import { itemIdOf, messageItem, outputText, reasoningItem, responseOf } from "./response-of.js";
 import { applyEvent, openMessage } from "./response-state.js";
@@ -79,7 +79,8 @@ export class ResponseStreamEncoder extends ResponseEncoding implements StreamEnc
   }
 
   fail(error: AdapterError): SseFrame[] {
-    if (error instanceof QueryFailedError || error instanceof GatewayTimeoutError) {
+    // The answer itself failed (a FAILED query, a deadline, JSON that never matched the schema): the response fails.
+    if (error instanceof QueryFailedError || error instanceof GatewayTimeoutError || error instanceof StructuredOutputError) {
       return [this.frame("response.failed", { response: responseOf(this.meta, this.state, { status: "failed", error, at: this.now() }) })];
     }
     return [this.frame("error", { code: error.code, message: error.message, param: error.param })];

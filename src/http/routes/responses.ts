@@ -13,7 +13,10 @@ import { ResponseStreamEncoder } from "../../dialects/responses/response-stream-
 import { type ReadInput, readInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
 import { metaOf, type ResponseMeta } from "../../dialects/responses/response-meta.js";
 import { type ResponseRequest, responseRequestSchema } from "../../dialects/responses/response-request.js";
-import { asksResponseJson, forcesResponseToolCall, unsupportedResponseParameters } from "../../dialects/responses/unsupported-parameters.js";
+import { asksResponseJson, forcesResponseToolCall, unansweredResponseParameters } from "../../dialects/responses/unsupported-parameters.js";
+import { readResponseStructured } from "../../dialects/responses/structured-request.js";
+import { structuredMarkers } from "../../dialects/structured-markers.js";
+import type { UnsupportedParameter } from "../../dialects/unsupported-parameter.js";
 import { InvalidRequestError } from "../../errors/adapter-error.js";
 import { type AdmittedRequest, admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest, type ValidAnswerRequest } from "../answer-request.js";
 import type { Admitted } from "../admission.js";
@@ -76,7 +79,8 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const framed = body.instructions ? [{ role: "system", text: body.instructions }, ...input.messages] : input.messages;
     const task = options.housekeeping.localTask(framed, forcesResponseToolCall(body));
     if (task) return answerTask(response, valid, task, id, input);
-    refuseUnsupported(unsupportedResponseParameters(body), response, options.parameters);
+    const structured = structuredOf(body, response);
+    const markers = structured ? structuredMarkers(request, config.answers.structured.citations) : undefined;
     const admitted = await admitValidRequest(response, valid, options);
     const { identity, model, workspace, admission } = admitted;
     const continuation = await continuationOf(request, admitted, conversationId, input);
@@ -85,11 +89,12 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const meta = { ...metaOf(id, body, seconds(), continuation.previousResponseId), ...echoed };
     const { continueQueryId } = continuation;
     const { prompt } = input;
-    const plan = { prompt, mode: model.mode, choices: 1, continueQueryId, createFields: body.query, from: CREATE_FIELDS };
+    const createFields = body.query;
+    const plan = { prompt, mode: model.mode, choices: 1, continueQueryId, createFields, from: CREATE_FIELDS, structured };
     const spanStart = { operation: "chat", model: body.model, stream: body.stream === true } as const;
     const promptIndex = input.messages.findLastIndex((message) => message.role === "user");
     const scope = { principal: identity.principal, workspace };
-    await runner.run({ response, identity, workspace, meter: admission.meter, input: plan, spanStart }, ([queryId = ""]) => {
+    await runner.run({ response, identity, workspace, meter: admission.meter, input: plan, spanStart, markers }, ([queryId = ""]) => {
       const turn: Turn = { id, ...scope, queryId, meta, input: continuation.items, conversation };
       const { delivery, encoder } = deliveryOf(body, meta, { mode: model.mode, prompt: input.prompt, turn }, admission);
       const remember = async (sent: ChoiceSent[]) => {
@@ -98,6 +103,29 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
       };
       return { delivery, respondedAs: id, remember };
     });
+  }
+
+  /**
+   * What the request asks in structure (docs/structured-answers.md), its schema checked (a 400)
+   * before anything is asked; what stays unanswerable refused (or, with `LENIENT_PARAMETERS=on`,
+   * ignored): a forced function, which this API would answer with a `function_call` item the
+   * encoders do not write, and a structured answer in the background, which a replica taking the
+   * answer over would follow as prose.
+   */
+  function structuredOf(body: ResponseRequest, response: ServerResponse) {
+    const structured = readResponseStructured(body, (value) => options.schemas.check(value));
+    const problems: UnsupportedParameter[] = unansweredResponseParameters(body);
+    if (structured?.kind === "function") {
+      problems.push({
+        param: "tool_choice",
+        message: "On the Responses API this model cannot answer a forced function call; send the request to /v1/chat/completions (which answers it as a tool call), or use text.format with the function's parameters as the schema.",
+      });
+    }
+    refuseUnsupported(problems, response, options.parameters);
+    if (structured && body.background) {
+      throw new InvalidRequestError("A structured answer cannot run in the background: leave background out.", { param: "background", code: "invalid_value" });
+    }
+    return structured?.kind === "function" ? null : structured;
   }
 
   /** Answered by the adapter (docs/chat-ui-tasks.md), and not stored: no query a later response could continue. */

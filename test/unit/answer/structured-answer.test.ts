@@ -79,7 +79,7 @@ describe("structuredAnswer", () => {
     expect(usage).toEqual({ promptTokens: 20, completionTokens: 26 + 8 + 12 + 11, reasoningTokens: 8 + 11 });
   });
 
-  it("fails with the 422 after the repair does not match either", async () => {
+  it("fails with structured_output_failed after the repair does not match either", async () => {
     const { asked, turns } = turnsOf(turn('{"days": "many"}', "a"), turn('{"days": "lots"}', "b"));
     const events = await eventsOf(structuredAnswer(turns, request, options));
     const failed = events.at(-1);

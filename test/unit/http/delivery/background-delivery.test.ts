@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import pino from "pino";
+import { SchemaValidation } from "../../../../src/structured/schema-validator.js";
 import { describe, expect, it } from "vitest";
 import type { AnswerEvent } from "../../../../src/answer/answer-events.js";
 import type { AnswerJob, AnswerService } from "../../../../src/answer/answer-service.js";
@@ -95,6 +96,7 @@ function replica(name: string, store: MemoryBackgroundStore, answers: AnswerServ
     logger,
     modeField: "mode",
     ids: { ...randomIds, query: () => "q-1" },
+    schemas: new SchemaValidation({ maxBytes: 65_536, maxDepth: 24 }),
   });
   return { responses, runner };
 }
