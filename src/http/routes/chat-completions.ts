@@ -9,6 +9,7 @@ import { ChatChunkEncoder } from "../../dialects/chat-completions/encode-chunks.
 import { ChatCompletionEncoder, completionId } from "../../dialects/chat-completions/encode-completion.js";
 import { extractPrompt, plainMessages } from "../../dialects/chat-completions/extract-prompt.js";
 import { localReply } from "../../chat-ui-tasks/local-reply.js";
+import { recognizeChatUiTask } from "../../chat-ui-tasks/recognize-task.js";
 import { asksChatJson, forcesChatToolCall, unansweredChatParameters } from "../../dialects/chat-completions/unsupported-parameters.js";
 import { readChatStructured, structuredEncoding } from "../../dialects/chat-completions/structured-request.js";
 import { structuredMarkers } from "../../dialects/structured-markers.js";
@@ -87,8 +88,12 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
       return;
     }
     // What it asks in structure, its schema checked (a 400) before anything is asked (docs/structured-answers.md).
-    const structured = readChatStructured(body, (value) => options.schemas.check(value));
-    refuseUnsupported(unansweredChatParameters(body), response, options.parameters);
+    const asked = readChatStructured(body, (value) => options.schemas.check(value));
+    // A chat UI's housekeeping (a title, tags) is never a workspace turn: forcing a function on one is refused, not extracted.
+    const housekeeping = asked?.kind === "function" && recognizeChatUiTask(messages) !== null;
+    const unanswered = [...unansweredChatParameters(body), ...(housekeeping ? [HOUSEKEEPING_CALL] : [])];
+    refuseUnsupported(unanswered, response, options.parameters);
+    const structured = housekeeping ? null : asked;
     if (structured && (body.n ?? 1) > 1) {
       throw new InvalidRequestError("A structured answer has one choice: send n 1 (or leave it out).", { param: "n", code: "invalid_value" });
     }
@@ -110,6 +115,13 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
 
   return answerHandler(handle, options);
 }
+
+/** The refusal of a forced function on a chat UI's housekeeping request (docs/chat-ui-tasks.md). */
+const HOUSEKEEPING_CALL = {
+  param: "tool_choice",
+  message:
+    "This is a chat UI's housekeeping request (a title, tags, follow-ups): the adapter answers these in text and never asks the workspace, so it cannot answer them as a forced function call. Send tool_choice 'auto' or leave it out.",
+};
 
 /** The route of `POST /v1/chat/completions`, with its OpenAPI operation. */
 export function chatCompletionsRoute(options: ChatRouteOptions): Route {
