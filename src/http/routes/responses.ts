@@ -16,7 +16,6 @@ import { type ResponseRequest, responseRequestSchema } from "../../dialects/resp
 import { asksResponseJson, forcesResponseToolCall, unansweredResponseParameters } from "../../dialects/responses/unsupported-parameters.js";
 import { readResponseStructured } from "../../dialects/responses/structured-request.js";
 import { structuredMarkers } from "../../dialects/structured-markers.js";
-import type { UnsupportedParameter } from "../../dialects/unsupported-parameter.js";
 import { InvalidRequestError } from "../../errors/adapter-error.js";
 import { type AdmittedRequest, admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest, type ValidAnswerRequest } from "../answer-request.js";
 import type { Admitted } from "../admission.js";
@@ -85,7 +84,9 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const { identity, model, workspace, admission } = admitted;
     const continuation = await continuationOf(request, admitted, conversationId, input);
     const { conversation, hints } = continuation;
-    const echoed = { conversation, ...(body.background ? { background: true } : {}) };
+    // A forced function is answered as its call: the output is one function_call item.
+    const call = structured?.kind === "function" ? { call: { name: structured.name ?? "" } } : {};
+    const echoed = { conversation, ...(body.background ? { background: true } : {}), ...call };
     const meta = { ...metaOf(id, body, seconds(), continuation.previousResponseId), ...echoed };
     const { continueQueryId } = continuation;
     const { prompt } = input;
@@ -108,24 +109,16 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
   /**
    * What the request asks in structure (docs/structured-answers.md), its schema checked (a 400)
    * before anything is asked; what stays unanswerable refused (or, with `LENIENT_PARAMETERS=on`,
-   * ignored): a forced function, which this API would answer with a `function_call` item the
-   * encoders do not write, and a structured answer in the background, which a replica taking the
-   * answer over would follow as prose.
+   * ignored); a structured answer in the background refused: a replica taking the answer over
+   * would follow the query as prose.
    */
   function structuredOf(body: ResponseRequest, response: ServerResponse) {
     const structured = readResponseStructured(body, (value) => options.schemas.check(value));
-    const problems: UnsupportedParameter[] = unansweredResponseParameters(body);
-    if (structured?.kind === "function") {
-      problems.push({
-        param: "tool_choice",
-        message: "On the Responses API this model cannot answer a forced function call; send the request to /v1/chat/completions (which answers it as a tool call), or use text.format with the function's parameters as the schema.",
-      });
-    }
-    refuseUnsupported(problems, response, options.parameters);
+    refuseUnsupported(unansweredResponseParameters(body), response, options.parameters);
     if (structured && body.background) {
       throw new InvalidRequestError("A structured answer cannot run in the background: leave background out.", { param: "background", code: "invalid_value" });
     }
-    return structured?.kind === "function" ? null : structured;
+    return structured;
   }
 
   /** Answered by the adapter (docs/chat-ui-tasks.md), and not stored: no query a later response could continue. */

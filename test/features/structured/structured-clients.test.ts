@@ -1,12 +1,17 @@
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { ChatOpenAI } from "@langchain/openai";
-import { Agent, OpenAIResponsesModel, run, setTracingDisabled } from "@openai/agents";
-import { generateObject, generateText, Output, streamObject } from "ai";
+import { Agent, OpenAIResponsesModel, run, setTracingDisabled, tool as agentTool } from "@openai/agents";
+import { generateObject, generateText, Output, streamObject, streamText, tool } from "ai";
 import OpenAI from "openai";
-import { zodResponseFormat, zodTextFormat } from "openai/helpers/zod";
+import { zodFunction, zodResponseFormat, zodResponsesFunction, zodTextFormat } from "openai/helpers/zod";
 import OpenAIv6 from "openai-v6";
-import { zodResponseFormat as zodResponseFormatV6, zodTextFormat as zodTextFormatV6 } from "openai-v6/helpers/zod";
+import {
+  zodFunction as zodFunctionV6,
+  zodResponseFormat as zodResponseFormatV6,
+  zodResponsesFunction as zodResponsesFunctionV6,
+  zodTextFormat as zodTextFormatV6,
+} from "openai-v6/helpers/zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { API_KEY, type Stack, startStack } from "../../helpers/start-stack.js";
@@ -56,13 +61,15 @@ function expectPolicy(value: Policy | null | undefined) {
 const settings = () => ({ baseURL: `${stack.url}/v1`, apiKey: API_KEY, defaultHeaders: { "Service-Workspace": "acme" }, maxRetries: 0 });
 
 describe.each([
-  ["openai 7", OpenAI, zodResponseFormat, zodTextFormat],
-  ["openai 6", OpenAIv6, zodResponseFormatV6, zodTextFormatV6],
-] as const)("%s", (_name, clientClass, responseFormatOf, textFormatOf) => {
+  ["openai 7", OpenAI, { zodResponseFormat, zodTextFormat, zodFunction, zodResponsesFunction }],
+  ["openai 6", OpenAIv6, { zodResponseFormat: zodResponseFormatV6, zodTextFormat: zodTextFormatV6, zodFunction: zodFunctionV6, zodResponsesFunction: zodResponsesFunctionV6 }],
+] as const)("%s", (_name, clientClass, helpers) => {
   // Typed as the current major: the v6 alias is driven through the same calls.
   const Client = clientClass as unknown as typeof OpenAI;
-  const responseFormat = responseFormatOf as unknown as typeof zodResponseFormat;
-  const textFormat = textFormatOf as unknown as typeof zodTextFormat;
+  const responseFormat = helpers.zodResponseFormat as unknown as typeof zodResponseFormat;
+  const textFormat = helpers.zodTextFormat as unknown as typeof zodTextFormat;
+  const chatFunction = helpers.zodFunction as unknown as typeof zodFunction;
+  const responsesFunction = helpers.zodResponsesFunction as unknown as typeof zodResponsesFunction;
   it("chat.completions.parse gives the typed object, with message.sources and url_citation annotations inside the JSON's strings", async () => {
     const client = new Client(settings());
     const completion = await client.chat.completions.parse({ model: "ask", messages: [{ role: "user", content: question }], response_format: responseFormat(policy, "policy") });
@@ -101,6 +108,26 @@ describe.each([
     const response = await stream.finalResponse();
     expectPolicy(response.output_parsed as Policy);
   });
+
+  it("chat.completions.parse with a forced zodFunction gives the call's typed arguments", async () => {
+    const client = new Client(settings());
+    const tools = [chatFunction({ name: "record_policy", parameters: policy })];
+    const completion = await client.chat.completions.parse({ model: "ask", messages: [{ role: "user", content: question }], tools, tool_choice: { type: "function", function: { name: "record_policy" } } });
+    const [call] = completion.choices[0]?.message.tool_calls ?? [];
+    expectPolicy((call as any)?.function.parsed_arguments as Policy);
+    expect(completion.choices[0]?.finish_reason).toBe("tool_calls");
+  });
+
+  it.each([false, true])("responses.parse with a forced zodResponsesFunction gives one function_call with typed arguments and its sources (streamed: %s)", async (streamed) => {
+    const client = new Client(settings());
+    const body = { model: "ask", input: question, tools: [responsesFunction({ name: "record_policy", parameters: policy })], tool_choice: "required" as const };
+    const response = streamed ? await client.responses.stream(body).finalResponse() : await client.responses.parse(body);
+    const calls = response.output.filter((item: any) => item.type === "function_call") as any[];
+    expect(calls).toHaveLength(1);
+    expectPolicy(calls[0].parsed_arguments as Policy);
+    expect(calls[0].sources.length).toBeGreaterThan(0);
+    expect(response.output_text).toBe("");
+  });
 });
 
 describe("the Agents SDK", () => {
@@ -118,6 +145,42 @@ describe("the Agents SDK", () => {
       await result.completed;
     }
     expectPolicy(result.finalOutput as Policy);
+    expect(wireSources(wire.last()).length).toBeGreaterThan(0);
+  });
+
+  it.each([false, true])("run with a forced tool calls it with the typed arguments, its output the final output (streamed: %s)", async (stream) => {
+    const wire = recordingFetch();
+    const client = new OpenAI({ ...settings(), fetch: wire.fetch });
+    setTracingDisabled(true);
+    const called: Policy[] = [];
+    const record = agentTool({
+      name: "record_policy",
+      description: "Record the policy",
+      parameters: policy,
+      execute: (input) => {
+        called.push(input);
+        return "recorded";
+      },
+    });
+    const agent = new Agent({
+      name: "Policies",
+      model: new OpenAIResponsesModel(client, "ask"),
+      tools: [record],
+      modelSettings: { toolChoice: "record_policy" },
+      toolUseBehavior: "stop_on_first_tool",
+    });
+    const result = stream ? await run(agent, question, { stream: true }) : await run(agent, question);
+    if (stream && "completed" in result) {
+      for await (const _event of result.toStream()) {
+        // drained
+      }
+      await result.completed;
+    }
+    expect(called).toHaveLength(1);
+    expectPolicy(called[0]);
+    expect(result.finalOutput).toBe("recorded");
+    // One request: the tool's call ended the run, so the workspace never saw the tool's result.
+    expect(wire.bodies).toHaveLength(1);
     expect(wireSources(wire.last()).length).toBeGreaterThan(0);
   });
 });
@@ -156,6 +219,35 @@ describe("the AI SDK", () => {
   });
 });
 
+describe("the AI SDK with a forced tool", () => {
+  const models = () => {
+    const wire = recordingFetch();
+    const common = { baseURL: `${stack.url}/v1`, apiKey: API_KEY, headers: { "Service-Workspace": "acme" }, fetch: wire.fetch };
+    const openai = createOpenAI(common);
+    const compatible = createOpenAICompatible({ name: "workspace", ...common, supportsStructuredOutputs: true });
+    return { wire, models: { "@ai-sdk/openai chat": openai.chat("ask"), "@ai-sdk/openai Responses": openai("ask"), "@ai-sdk/openai-compatible": compatible("ask") } };
+  };
+  const tools = { record_policy: tool({ description: "Record the policy", inputSchema: policy }) };
+  const toolChoice = { type: "tool", toolName: "record_policy" } as const;
+
+  it.each(["@ai-sdk/openai chat", "@ai-sdk/openai Responses", "@ai-sdk/openai-compatible"] as const)("generateText through %s gives the call with typed input", async (name) => {
+    const { wire, models: byName } = models();
+    const result = await generateText({ model: byName[name], tools, toolChoice, prompt: question, maxRetries: 0 });
+    expect(result.toolCalls).toHaveLength(1);
+    expectPolicy(result.toolCalls[0]?.input as Policy);
+    expect(result.finishReason).toBe("tool-calls");
+    expect(wireSources(wire.last()).length).toBeGreaterThan(0);
+  });
+
+  it.each(["@ai-sdk/openai chat", "@ai-sdk/openai Responses"] as const)("streamText through %s gives the call with typed input", async (name) => {
+    const { models: byName } = models();
+    const result = streamText({ model: byName[name], tools, toolChoice, prompt: question, maxRetries: 0 });
+    const calls = await result.toolCalls;
+    expect(calls).toHaveLength(1);
+    expectPolicy(calls[0]?.input as Policy);
+  });
+});
+
 describe("LangChain", () => {
   it.each(["jsonSchema", "functionCalling"] as const)("withStructuredOutput (%s) gives the typed object, the raw message keeping the sources", async (method) => {
     const wire = recordingFetch();
@@ -163,6 +255,15 @@ describe("LangChain", () => {
     const structured = method === "jsonSchema" ? model.withStructuredOutput(policy, { name: "policy", includeRaw: true }) : model.withStructuredOutput(policy, { name: "policy", method, includeRaw: true });
     const result = await structured.invoke(question);
     expectPolicy(result.parsed as Policy);
+    expect(wireSources(wire.last()).length).toBeGreaterThan(0);
+  });
+
+  it.each(["jsonSchema", "functionCalling"] as const)("withStructuredOutput (%s) over the Responses API gives the typed object", async (method) => {
+    const wire = recordingFetch();
+    const model = new ChatOpenAI({ model: "ask", apiKey: API_KEY, maxRetries: 0, useResponsesApi: true, configuration: { baseURL: `${stack.url}/v1`, defaultHeaders: { "Service-Workspace": "acme" }, fetch: wire.fetch } });
+    const result = await model.withStructuredOutput(policy, { name: "policy", method, includeRaw: true }).invoke(question);
+    expectPolicy(result.parsed as Policy);
+    expect(wire.last()).toContain('"object":"response"');
     expect(wireSources(wire.last()).length).toBeGreaterThan(0);
   });
 
