@@ -162,9 +162,10 @@ export class AnswerRunner {
         return false;
       }
       const state = resumption.schema.safeParse(record.resume);
-      const resumed = state.success ? resumption.resume(state.data, adopted.frames) : null;
+      const refusal = state.success ? (resumption.refusal?.(state.data) ?? null) : "its stored state does not parse";
+      const resumed = state.success && !refusal ? resumption.resume(state.data, adopted.frames) : null;
       if (!resumed) {
-        const reason = state.success ? "its event log ends where the answer cannot be carried on (after its citations)" : "its stored state does not parse";
+        const reason = refusal ?? "its event log ends where the answer cannot be carried on (after its citations)";
         logger.warn({ responseId: record.id, reason }, "background answer could not be taken over");
         await adopted.refuse(reason);
         release();

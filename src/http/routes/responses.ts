@@ -109,15 +109,12 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
   /**
    * What the request asks in structure (docs/structured-answers.md), its schema checked (a 400)
    * before anything is asked; what stays unanswerable refused (or, with `LENIENT_PARAMETERS=on`,
-   * ignored); a structured answer in the background refused: a replica taking the answer over
-   * would follow the query as prose.
+   * ignored). In the background too: the runner judges it there as anywhere (a replica taking it
+   * over refuses it, `responsesResumption`).
    */
   function structuredOf(body: ResponseRequest, response: ServerResponse) {
     const structured = readResponseStructured(body, (value) => options.schemas.check(value));
     refuseUnsupported(unansweredResponseParameters(body), response, options.parameters);
-    if (structured && body.background) {
-      throw new InvalidRequestError("A structured answer cannot run in the background: leave background out.", { param: "background", code: "invalid_value" });
-    }
     return structured;
   }
 

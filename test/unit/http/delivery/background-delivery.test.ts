@@ -200,6 +200,25 @@ describe("background answers", () => {
       await waitFor(() => taken.released() === 1, "the admission to be given back");
     });
 
+    it.each([
+      ["a JSON format", { textFormat: { type: "json_object" } }],
+      ["a forced function", { call: { name: "record_note" } }],
+    ])("is refused when it is a structured answer (%s), which only the replica that asked validates: it ends failed, and nothing is followed", async (_name, structured) => {
+      const now = { ms: Date.now() };
+      const { store, record } = await orphan(now);
+      now.ms += 61_000;
+      const { service, asked } = fakeAnswers([]);
+      const two = replica("two", store, service);
+      const resumption = responsesResumption({ storeTurn: async () => undefined }, seconds);
+      const held = admission();
+      const structuredRecord = { ...record, resume: { ...resume, turn: { ...turn, meta: { ...meta, ...structured } } } };
+      expect(await two.runner.resume(structuredRecord, { identity, admission: held.admitted }, resumption)).toBe(false);
+      expect(held.released()).toBe(1);
+      expect(asked.follows).toEqual([]);
+      expect((await store.get(ID))?.response).toMatchObject({ status: "failed", error: { message: expect.stringContaining("a structured answer is validated only by the replica") } });
+      expect((await types(store)).at(-1)).toBe("response.failed");
+    });
+
     it("is refused when the state its record keeps does not parse: it ends failed, and nothing is followed", async () => {
       const now = { ms: Date.now() };
       const { store, record } = await orphan(now);
