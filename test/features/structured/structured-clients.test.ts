@@ -185,14 +185,16 @@ describe("the Agents SDK", () => {
   });
 });
 
+/** The AI SDK's models over the adapter, through each provider, and the wire they share. */
+function providers() {
+  const wire = recordingFetch();
+  const common = { baseURL: `${stack.url}/v1`, apiKey: API_KEY, headers: { "Service-Workspace": "acme" }, fetch: wire.fetch };
+  const openai = createOpenAI(common);
+  const compatible = createOpenAICompatible({ name: "workspace", ...common, supportsStructuredOutputs: true });
+  return { wire, models: { "@ai-sdk/openai chat": openai.chat("ask"), "@ai-sdk/openai Responses": openai("ask"), "@ai-sdk/openai-compatible": compatible("ask") } };
+}
+
 describe("the AI SDK", () => {
-  const providers = () => {
-    const wire = recordingFetch();
-    const common = { baseURL: `${stack.url}/v1`, apiKey: API_KEY, headers: { "Service-Workspace": "acme" }, fetch: wire.fetch };
-    const openai = createOpenAI(common);
-    const compatible = createOpenAICompatible({ name: "workspace", ...common, supportsStructuredOutputs: true });
-    return { wire, models: { "@ai-sdk/openai chat": openai.chat("ask"), "@ai-sdk/openai Responses": openai("ask"), "@ai-sdk/openai-compatible": compatible("ask") } };
-  };
 
   it.each(["@ai-sdk/openai chat", "@ai-sdk/openai Responses", "@ai-sdk/openai-compatible"] as const)("generateObject through %s gives the typed object", async (name) => {
     const { wire, models } = providers();
@@ -220,18 +222,11 @@ describe("the AI SDK", () => {
 });
 
 describe("the AI SDK with a forced tool", () => {
-  const models = () => {
-    const wire = recordingFetch();
-    const common = { baseURL: `${stack.url}/v1`, apiKey: API_KEY, headers: { "Service-Workspace": "acme" }, fetch: wire.fetch };
-    const openai = createOpenAI(common);
-    const compatible = createOpenAICompatible({ name: "workspace", ...common, supportsStructuredOutputs: true });
-    return { wire, models: { "@ai-sdk/openai chat": openai.chat("ask"), "@ai-sdk/openai Responses": openai("ask"), "@ai-sdk/openai-compatible": compatible("ask") } };
-  };
   const tools = { record_policy: tool({ description: "Record the policy", inputSchema: policy }) };
   const toolChoice = { type: "tool", toolName: "record_policy" } as const;
 
   it.each(["@ai-sdk/openai chat", "@ai-sdk/openai Responses", "@ai-sdk/openai-compatible"] as const)("generateText through %s gives the call with typed input", async (name) => {
-    const { wire, models: byName } = models();
+    const { wire, models: byName } = providers();
     const result = await generateText({ model: byName[name], tools, toolChoice, prompt: question, maxRetries: 0 });
     expect(result.toolCalls).toHaveLength(1);
     expectPolicy(result.toolCalls[0]?.input as Policy);
@@ -240,7 +235,7 @@ describe("the AI SDK with a forced tool", () => {
   });
 
   it.each(["@ai-sdk/openai chat", "@ai-sdk/openai Responses"] as const)("streamText through %s gives the call with typed input", async (name) => {
-    const { models: byName } = models();
+    const { models: byName } = providers();
     const result = streamText({ model: byName[name], tools, toolChoice, prompt: question, maxRetries: 0 });
     const calls = await result.toolCalls;
     expect(calls).toHaveLength(1);
