@@ -5,9 +5,8 @@
 // request, measured in this process on the adapter's own function, beside the adapter's whole CPU
 // time per request. Adapters take turns in every round; medians over rounds.
 import { loadavg } from "node:os";
-import autocannon from "autocannon";
 import { recognizeChatUiTask } from "../dist/src/chat-ui-tasks/recognize-task.js";
-import { LOADED_ADAPTER, sequentialLatencies, statsOf } from "./processes.mjs";
+import { chatRounds, LOADED_ADAPTER, nanosPerCall } from "./processes.mjs";
 
 const ROUNDS = Number(process.env.BENCH_TASK_ROUNDS ?? 3);
 const SEQUENTIAL = 500;
@@ -45,36 +44,14 @@ const bodies = {
   question: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }),
 };
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const percentile = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
 const round = (value, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;
 
-/** p50 and p99 of one request at a time, in microseconds. */
-async function sequential(url, body) {
-  const samples = await sequentialLatencies(`${url}/v1/chat/completions`, { headers, body, count: SEQUENTIAL });
-  return { p50Us: percentile(samples, 50), p99Us: percentile(samples, 99) };
-}
-
-/** 50 connections for LOAD_SECONDS: requests/s and the adapter's CPU per request. */
-async function loaded(adapter, body) {
-  const before = await statsOf(adapter.child);
-  const result = await autocannon({ url: `${adapter.url}/v1/chat/completions`, method: "POST", headers, body, connections: 50, duration: LOAD_SECONDS });
-  if (result.errors || result.non2xx) throw new Error(`${adapter.url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
-  const after = await statsOf(adapter.child);
-  return { rps: result.requests.average, cpuUs: (after.cpuMicros - before.cpuMicros) / (after.requests - before.requests) };
-}
-
-/** Nanoseconds per call of `recognize` on `messages`: the median of a few timed batches. */
-function nanosPerCall(messages, iterations) {
-  const batches = [];
-  for (let batch = 0; batch < 7; batch += 1) {
-    const started = process.hrtime.bigint();
-    let found = 0;
-    for (let index = 0; index < iterations; index += 1) if (recognizeChatUiTask(messages)) found += 1;
-    batches.push(Number(process.hrtime.bigint() - started) / iterations);
-    if (found !== 0 && found !== iterations) throw new Error("recognition changed its mind");
-  }
-  return round(median(batches), 1);
+/** Nanoseconds per call of `recognize` on `messages` (it must decide the same way every time). */
+function recognitionNanos(messages, iterations) {
+  const decided = new Set();
+  const nanos = nanosPerCall(() => decided.add(recognizeChatUiTask(messages) !== null), iterations);
+  if (decided.size > 1) throw new Error("recognition changed its mind");
+  return nanos;
 }
 
 /** What recognising costs: ordinary requests of several shapes, and a housekeeping one, per call. */
@@ -87,8 +64,8 @@ function recognitionCost() {
     longQuestion: [plain("user", `${"Please compare these policies in detail. ".repeat(2500)}${question}`)],
     taskLikeQuestion: [plain("user", `### Task: find the leave policy and summarise it.\n${question}`)],
   };
-  const result = { ordinaryNs: {}, housekeepingNs: nanosPerCall([plain("user", titlePrompt)], 20_000) };
-  for (const [name, messages] of Object.entries(ordinary)) result.ordinaryNs[name] = nanosPerCall(messages, 200_000);
+  const result = { ordinaryNs: {}, housekeepingNs: recognitionNanos([plain("user", titlePrompt)], 20_000) };
+  for (const [name, messages] of Object.entries(ordinary)) result.ordinaryNs[name] = recognitionNanos(messages, 200_000);
   return result;
 }
 
@@ -100,27 +77,11 @@ export async function chatUiTaskCost(start) {
   const local = await start("adapter-process.mjs", common);
   const passing = await start("adapter-process.mjs", { ...common, CHAT_UI_TASKS: "workspace" });
   const runs = { titleLocal: [local, bodies.title], titleByWorkspace: [passing, bodies.title], question: [local, bodies.question] };
-  for (const [adapter, body] of Object.values(runs)) await autocannon({ url: `${adapter.url}/v1/chat/completions`, method: "POST", headers, body, connections: 50, duration: 2 }); // warm-up
-  const rounds = [];
-  for (let index = 0; index < ROUNDS; index += 1) {
-    const figures = {};
-    const names = Object.keys(runs);
-    for (const name of index % 2 ? [...names].reverse() : names) {
-      const [adapter, body] = runs[name];
-      figures[name] = { ...(await sequential(adapter.url, body)), ...(await loaded(adapter, body)) };
-    }
-    rounds.push(figures);
-    console.log(`chat-ui-tasks round ${index + 1}: ${JSON.stringify(figures)}`);
-  }
+  const { rows } = await chatRounds(runs, { headers, rounds: ROUNDS, sequential: SEQUENTIAL, seconds: LOAD_SECONDS, label: "chat-ui-tasks" });
   local.child.kill();
   passing.child.kill();
   upstream.child.kill();
-  const row = (name) => ({
-    p50Us: round(median(rounds.map((figures) => figures[name].p50Us))),
-    p99Us: round(median(rounds.map((figures) => figures[name].p99Us))),
-    rps: round(median(rounds.map((figures) => figures[name].rps))),
-    cpuUs: round(median(rounds.map((figures) => figures[name].cpuUs))),
-  });
+  const row = (name) => rows[name];
   const recognition = recognitionCost();
   const questionCpuUs = row("question").cpuUs;
   const worst = Math.max(...Object.values(recognition.ordinaryNs));

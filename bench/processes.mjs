@@ -126,3 +126,61 @@ export async function sequentialLatencies(url, { headers, body, count, warmUp = 
   await dispatcher.close();
   return samples;
 }
+
+const percentileOf = (values, p) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
+const medianOf = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const whole = (value) => Math.round(value);
+
+/** p50 and p99 of `count` chat completions one at a time, in microseconds. */
+async function chatLatencies(url, headers, body, count) {
+  const samples = await sequentialLatencies(`${url}/v1/chat/completions`, { headers, body, count });
+  return { p50Us: percentileOf(samples, 50), p99Us: percentileOf(samples, 99) };
+}
+
+/** Chat completions at 50 connections for `seconds`: requests/s and the adapter process's CPU per request. */
+async function chatLoad(adapter, headers, body, seconds) {
+  const before = await statsOf(adapter.child);
+  const result = await autocannon({ url: `${adapter.url}/v1/chat/completions`, method: "POST", headers, body, connections: 50, duration: seconds });
+  if (result.errors || result.non2xx) throw new Error(`${adapter.url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
+  const after = await statsOf(adapter.child);
+  return { rps: result.requests.average, cpuUs: (after.cpuMicros - before.cpuMicros) / (after.requests - before.requests) };
+}
+
+/**
+ * Chat completions of several kinds, `runs` = {name: [adapter, body]}, measured side by side: a
+ * warm-up of each, then `rounds` rounds taking turns (in reverse every other round), each kind
+ * `sequential` requests one at a time then 50 connections for `seconds`. The median of the rounds
+ * per kind (p50/p99 in µs, requests/s, the adapter's CPU per request in µs), and the rounds.
+ */
+export async function chatRounds(runs, { headers, rounds, sequential, seconds, label }) {
+  for (const [adapter, body] of Object.values(runs)) await autocannon({ url: `${adapter.url}/v1/chat/completions`, method: "POST", headers, body, connections: 50, duration: 2 }); // warm-up
+  const measured = [];
+  for (let index = 0; index < rounds; index += 1) {
+    const figures = {};
+    const names = Object.keys(runs);
+    for (const name of index % 2 ? [...names].reverse() : names) {
+      const [adapter, body] = runs[name];
+      figures[name] = { ...(await chatLatencies(adapter.url, headers, body, sequential)), ...(await chatLoad(adapter, headers, body, seconds)) };
+    }
+    measured.push(figures);
+    console.log(`${label} round ${index + 1}: ${JSON.stringify(figures)}`);
+  }
+  const row = (name) => ({
+    p50Us: whole(medianOf(measured.map((figures) => figures[name].p50Us))),
+    p99Us: whole(medianOf(measured.map((figures) => figures[name].p99Us))),
+    rps: whole(medianOf(measured.map((figures) => figures[name].rps))),
+    cpuUs: whole(medianOf(measured.map((figures) => figures[name].cpuUs))),
+  });
+  return { rows: Object.fromEntries(Object.keys(runs).map((name) => [name, row(name)])), rounds: measured };
+}
+
+/** Nanoseconds per call of `run(index)` in this process: the median of seven timed batches of `iterations`. */
+export function nanosPerCall(run, iterations) {
+  const batches = [];
+  for (let batch = 0; batch < 7; batch += 1) {
+    const started = process.hrtime.bigint();
+    for (let index = 0; index < iterations; index += 1) run(index);
+    batches.push(Number(process.hrtime.bigint() - started) / iterations);
+  }
+  return Math.round(medianOf(batches) * 10) / 10;
+}

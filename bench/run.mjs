@@ -20,6 +20,7 @@ import { tracingCost } from "./tracing.mjs";
 import { toolCallCost, waitingToolCalls } from "./mcp.mjs";
 import { oauthCost } from "./oauth.mjs";
 import { chatUiTaskCost } from "./chat-ui-tasks.mjs";
+import { structuredCost, structuredSection } from "./structured.mjs";
 import { backgroundCost } from "./background.mjs";
 import { clusterFailover } from "./cluster-failover.mjs";
 
@@ -444,7 +445,7 @@ ${streams.keepAlivesReceived} keep-alives received in all), sampled while they o
 adapter's RSS was at most ${streams.peakRssMB} MB and ${streams.rssMB} MB at the end (${streams.baselineRssMB} MB before, after one finished completion),
 and its event-loop delay p99 ${streams.eventLoopDelayP99Ms} ms (max ${streams.eventLoopDelayMaxMs} ms) while they were open.
 
-${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTracingRun())}${mcpSection(mcp)}${oauthSection(results.oauth)}${chatUiTasksSection(results.chatUiTasks)}${backgroundSection(results.background)}${failoverSection(results.failover)}## What shaped these numbers
+${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTracingRun())}${mcpSection(mcp)}${oauthSection(results.oauth)}${chatUiTasksSection(results.chatUiTasks)}${structuredSection(results.structured, table)}${backgroundSection(results.background)}${failoverSection(results.failover)}## What shaped these numbers
 
 - The profile (\`npm run bench:profile\`) showed Express's router and request decoration costing more
   than half of the chat route's throughput (an isolated test: 3.2k vs 7.5k requests/s), so
@@ -819,7 +820,7 @@ came, after the kill: its keys are served again that long after the kill, shortl
 }
 
 /** The headings of the sections a part measured alone (`BENCH_MERGE`) writes again. */
-const SECTION_HEADINGS = { failover: "## Redis Cluster failover", governance: "## Usage counting and the audit trail: what they cost" };
+const SECTION_HEADINGS = { failover: "## Redis Cluster failover", governance: "## Usage counting and the audit trail: what they cost", structured: "## Structured answers" };
 
 /**
  * Writes `heading`'s section of docs/benchmarks.md from `results`: in place of the one there, or,
@@ -888,7 +889,7 @@ if (process.env.BENCH_DOCS_ONLY) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|mcp|chat-ui-tasks|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
+  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|mcp|chat-ui-tasks|structured|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
   const only = process.env.BENCH_ONLY;
   const measured = {};
   const part = async (name, run) => {
@@ -911,6 +912,7 @@ try {
   const governance = await part("governance", () => governanceCost(start));
   const mcp = await part("mcp", async () => ({ cost: await toolCallCost(start, { seconds: SECONDS, repeats: REPEATS }), waiting: await waitingToolCalls(start) }));
   const chatUiTasks = await part("chat-ui-tasks", () => chatUiTaskCost(start));
+  const structured = await part("structured", async () => ({ ...(await structuredCost(start)), commit: currentCommit() }));
   const oauth = await part("oauth", () => oauthCost(start, { seconds: SECONDS, repeats: REPEATS }));
   const background = await part("background", () => backgroundCost(start));
   const failover = await part("failover", async () => ({ date: new Date().toISOString(), commit: currentCommit(), ...(await clusterFailover(start, { repeats: REPEATS })) }));
@@ -929,7 +931,7 @@ try {
     process.exit(0);
   }
 
-  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, governance, mcp, chatUiTasks, oauth, background, failover };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, governance, mcp, chatUiTasks, structured, oauth, background, failover };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
   // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.

@@ -23,7 +23,14 @@ export const answerVariables = z.object({
   ),
   LENIENT_PARAMETERS: documented(
     z.enum(["on", "off"]).default("off"),
-    "`off` refuses (400) what the workspace cannot do: `response_format`/`text.format` `json_schema` or `json_object`, a `tool_choice` forcing a tool call; `on` ignores them and names them in the `service-ignored-parameters` header",
+    "`off` refuses (400) what the workspace cannot do: a `tool_choice` forcing anything but one function (`required` among several tools, a custom or hosted tool), a legacy `function_call`; `on` ignores them and names them in the `service-ignored-parameters` header",
+  ),
+  // Structured answers (docs/structured-answers.md): the caller's schema is untrusted input.
+  STRUCTURED_SCHEMA_MAX_BYTES: documented(integer(65_536, 1024, 1_048_576), "Longest JSON Schema a structured answer may be asked with, in characters of JSON; a longer one is a 400"),
+  STRUCTURED_SCHEMA_MAX_DEPTH: documented(integer(24, 4, 200), "Deepest nesting of that schema, in JSON levels; a deeper one is a 400"),
+  STRUCTURED_CITATIONS: documented(
+    z.enum(["keep", "strip"]).default("keep"),
+    "Citation markers inside a structured answer's strings: `keep` them, or `strip` them (the sources stay beside the JSON); per request: `X-Structured-Citations`",
   ),
   SSE_KEEPALIVE_MS: documented(integer(15_000, 10), "Silence after which a stream gets a `: keep-alive` comment"),
 });
@@ -42,6 +49,12 @@ export function answerSettings(env: AnswerVariables) {
     chatUiTasks: env.CHAT_UI_TASKS,
     /** Whether parameters asking for what the workspace cannot do are ignored (named in a header) rather than refused. */
     lenientParameters: env.LENIENT_PARAMETERS === "on",
+    /** Structured answers: how much schema the adapter takes on, and the markers inside the JSON's strings. */
+    structured: {
+      schemaMaxBytes: env.STRUCTURED_SCHEMA_MAX_BYTES,
+      schemaMaxDepth: env.STRUCTURED_SCHEMA_MAX_DEPTH,
+      citations: env.STRUCTURED_CITATIONS,
+    },
     sseKeepAliveMs: env.SSE_KEEPALIVE_MS,
   };
 }

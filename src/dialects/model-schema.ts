@@ -4,7 +4,8 @@ import { z } from "zod";
  * OpenAI's model object, for `GET /v1/models`, with what each model supports in the fields of
  * LiteLLM's model info (`mode`, `supports_*`, `supported_openai_params`), the capability fields a
  * client or gateway reads (docs/chat-ui-tasks.md#what-v1models-says): every mode answers chat in
- * text, streamed or not, and can neither call tools nor follow a JSON schema nor read images.
+ * text, streamed or not, or as JSON validated against the caller's schema (not constrained
+ * decoding: `structured_outputs: "validated"`, docs/structured-answers.md), and reads no images.
  */
 export const modelSchema = z.object({
   id: z.string(),
@@ -17,6 +18,8 @@ export const modelSchema = z.object({
   supports_parallel_function_calling: z.boolean(),
   supports_tool_choice: z.boolean(),
   supports_response_schema: z.boolean(),
+  /** How a JSON schema is followed: `validated` (the answer checked, and asked once more), never constrained decoding. */
+  structured_outputs: z.literal("validated"),
   supports_vision: z.boolean(),
   supports_pdf_input: z.boolean(),
   supports_audio_input: z.boolean(),
@@ -26,18 +29,20 @@ export const modelSchema = z.object({
 export type Model = z.infer<typeof modelSchema>;
 
 /**
- * What every mode supports, the same for all (the workspace answers each in text): the parameters
- * that change an answer (`stream`, `stream_options`, `n`), and no tools, schemas, images, files or
- * audio. Parameters not listed are accepted and have no effect, or are refused when they ask for
- * what the workspace cannot do (docs/architecture.md#honest-capabilities).
+ * What every mode supports, the same for all: the parameters that change an answer (`stream`,
+ * `stream_options`, `n`, `response_format`, and `tools` with a `tool_choice` forcing one function,
+ * answered as extraction), JSON schemas (validated), and no tool calls of its own choosing, images,
+ * files or audio. Parameters not listed are accepted and have no effect, or are refused when they
+ * ask for what the workspace cannot do (docs/architecture.md#honest-capabilities).
  */
 export const MODEL_CAPABILITIES = {
   mode: "chat",
-  supported_openai_params: ["stream", "stream_options", "n"],
+  supported_openai_params: ["stream", "stream_options", "n", "response_format", "tools", "tool_choice"],
   supports_function_calling: false,
   supports_parallel_function_calling: false,
-  supports_tool_choice: false,
-  supports_response_schema: false,
+  supports_tool_choice: true,
+  supports_response_schema: true,
+  structured_outputs: "validated",
   supports_vision: false,
   supports_pdf_input: false,
   supports_audio_input: false,

@@ -1,11 +1,11 @@
 /**
  * A request parameter asking for something the workspace cannot do (docs/architecture.md#honest-capabilities):
- * output that follows a JSON schema, or a forced tool call. Refused before any workspace query
+ * a forced call of anything but one function, a legacy `function_call`. Refused before any workspace query
  * (400, OpenAI's `invalid_request_error` naming `param`), or with `LENIENT_PARAMETERS=on` ignored
  * and named in the `service-ignored-parameters` header.
  */
 export interface UnsupportedParameter {
-  /** OpenAI's dotted name of the parameter: `response_format`, `tool_choice`, `text.format`. */
+  /** OpenAI's dotted name of the parameter: `tool_choice`, `function_call`. */
   param: string;
   /** What the workspace cannot do, and what to send instead. */
   message: string;
@@ -14,31 +14,12 @@ export interface UnsupportedParameter {
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
- * The problem with a requested output format, if any (`response_format` in chat completions,
- * `text.format` in Responses): `json_schema` and `json_object` ask for JSON the workspace's prose
- * answer is not; `text`, absence, and formats this adapter does not know are answered as usual.
+ * Whether a requested output format (`response_format` in chat completions, `text.format` in
+ * Responses) asks for JSON — `json_schema` or `json_object` — rather than text: a chat UI's
+ * housekeeping answered locally then replies in JSON (docs/chat-ui-tasks.md).
  */
-export function unsupportedFormat(format: unknown, param: string, textShape: string): UnsupportedParameter | null {
-  if (!isObject(format)) return null;
-  if (format.type === "json_schema") {
-    const name = isObject(format.json_schema) && typeof format.json_schema.name === "string" ? format.json_schema.name : format.name;
-    const schema = typeof name === "string" && name ? ` '${name}'` : "";
-    return {
-      param,
-      message:
-        `This model answers from the workspace's documents in prose: it cannot return JSON that follows the schema${schema} (${param} type 'json_schema'). ` +
-        `Leave ${param} out, or send ${textShape}, and read the answer as text.`,
-    };
-  }
-  if (format.type === "json_object") {
-    return {
-      param,
-      message:
-        `This model answers from the workspace's documents in prose: it cannot promise a JSON object (${param} type 'json_object'). ` +
-        `Leave ${param} out, or send ${textShape}, and read the answer as text.`,
-    };
-  }
-  return null;
+export function asksForJson(format: unknown): boolean {
+  return isObject(format) && (format.type === "json_schema" || format.type === "json_object");
 }
 
 /**
@@ -72,4 +53,35 @@ export function forcedFunctionCall(call: unknown): UnsupportedParameter | null {
     param: "function_call",
     message: `This model cannot call functions: function_call names the function${name}, asking for a call it cannot make. Send function_call 'auto' or 'none', or leave it out.`,
   };
+}
+
+/**
+ * The function a `tool_choice` forces that the workspace can answer (docs/structured-answers.md#a-forced-function):
+ * a named function (chat's `{type: "function", function: {name}}`, Responses' `{type: "function",
+ * name}`), or `required` when exactly one tool, a function, is offered. Null for anything else
+ * (not forced, or forced in a way that stays unsupported: see `unansweredToolChoice`).
+ */
+export function forcedFunction(choice: unknown, offered: { functions: readonly string[]; tools: number }): string | null {
+  if (choice === "required") return offered.tools === 1 && offered.functions.length === 1 ? (offered.functions[0] as string) : null;
+  if (!isObject(choice) || choice.type !== "function") return null;
+  const name = isObject(choice.function) ? choice.function.name : choice.name;
+  return typeof name === "string" && name !== "" ? name : null;
+}
+
+/**
+ * A `tool_choice` that forces what the workspace cannot answer, once a single forced function is
+ * answered as extraction: `required` with several tools (which one?), a custom or hosted tool,
+ * `allowed_tools` in `required` mode.
+ */
+export function unansweredToolChoice(choice: unknown, offered: { functions: readonly string[]; tools: number }, param = "tool_choice"): UnsupportedParameter | null {
+  if (forcedFunction(choice, offered) !== null) return null;
+  if (choice === "required" && offered.tools > 1) {
+    return {
+      param,
+      message:
+        `This model cannot choose among tools: ${param} 'required' with ${offered.tools} tools asks it to pick one to call. ` +
+        `Name one function in ${param}, offer only one, or send 'auto' or 'none' (the tools are then ignored).`,
+    };
+  }
+  return forcedToolChoice(choice, param);
 }

@@ -114,8 +114,8 @@ function nameMarker(hit: Hit): string {
   return `[${hit.filename}${hit.page === null ? "" : `, p. ${hit.page}`}]`;
 }
 
-/** A references entry: `handbook.pdf, p. 4 — Leave policy`. */
-function referenceOf(hit: Hit): string {
+/** A references entry: `handbook.pdf, p. 4 — Leave policy` (also the JSON mode's Sources list). */
+export function referenceOf(hit: Hit): string {
   const page = hit.page === null ? "" : `, p. ${hit.page}`;
   const heading = hit.heading || hit.title;
   return `${hit.filename}${page}${heading ? ` — ${markdownSafe(heading)}` : ""}`;
@@ -155,7 +155,7 @@ class SourceNumbers {
  * whole sentences (never longer than `MAX_SENTENCE`, and together within `budget` characters when
  * possible), each made Markdown-safe on its own.
  */
-function bestSentences(text: string, question: string, count: number, budget = 400): string[] {
+export function bestSentences(text: string, question: string, count: number, budget = 400): string[] {
   const wanted = new Set(question.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
   const all = splitSentences(oneLine(text)).map(markdownSafe);
   // A sentence that ends in a colon introduces what follows it (a list, a block), which is not quoted.

@@ -3,6 +3,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { z } from "zod";
 import type { Clock } from "../util/clock.js";
 import { composeAnswer } from "./compose-answer.js";
+import { composeJsonAnswer, type JsonStyle } from "./compose-json.js";
 import type { DocumentIndex } from "./document-index.js";
 import { type InjectedFault, InjectedFaults, respondWithFault } from "./injected-faults.js";
 import { encodeCursor, readPage } from "./pagination.js";
@@ -40,6 +41,8 @@ export interface EmbeddedWorkspaceControl {
   };
   inject(fault: InjectedFault): void;
   clearFaults(): void;
+  /** How questions with the adapter's instruction block are answered from now on (a test's switch; default `trailing-sources`). */
+  answerJsonAs(style: JsonStyle): void;
 }
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -68,11 +71,15 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
       });
   const keys = options.apiKeys ? new Set(options.apiKeys) : null;
   const faults = new InjectedFaults();
+  let jsonStyle: JsonStyle = "trailing-sources";
   const control: EmbeddedWorkspaceControl = {
     creates: [],
     calls: { create: 0, list: 0, listWithCursor: 0, health: 0, workspaces: 0 },
     inject: (fault) => faults.inject(fault),
     clearFaults: () => faults.clear(),
+    answerJsonAs: (style) => {
+      jsonStyle = style;
+    },
   };
   const createSchema = z.looseObject({
     content: z.string(),
@@ -136,7 +143,7 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
       content: body.content,
       mode,
       startedAt: clock.now(),
-      script: composeAnswer({ prompt, mode, previousPrompt: previous?.content }, typeof options.index === "function" ? options.index() : options.index),
+      script: scriptOf(prompt, mode, previous?.content),
       fault: queryFault ?? null,
     });
     control.creates.push({ workspace, body });
@@ -219,6 +226,13 @@ export function createEmbeddedWorkspace(options: EmbeddedWorkspaceOptions): {
     }
     response.locals.workspace = workspace;
     next();
+  }
+
+  /** The turn's answer: JSON when the content carries the adapter's instruction block, prose otherwise. */
+  function scriptOf(prompt: string, mode: "ask" | "reason" | "build", previousContent: string | undefined) {
+    const index = typeof options.index === "function" ? options.index() : options.index;
+    const json = composeJsonAnswer({ content: prompt, mode, previousContent }, index, jsonStyle, clock.now());
+    return json ?? composeAnswer({ prompt, mode, previousPrompt: previousContent }, index);
   }
 
   return { app, control, realtime };

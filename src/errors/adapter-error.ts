@@ -99,6 +99,20 @@ export class UnsupportedParameterError extends AdapterError {
 }
 
 /**
+ * 400: the workspace's answer did not match the caller's schema, after the repair turn too
+ * (docs/structured-answers.md#failure-modes). OpenAI's `invalid_request_error` naming the parameter
+ * that asked (`response_format`, `text.format`, `tool_choice`), code `structured_output_failed`.
+ * A status no client retries by default, since each try asks the workspace twice more: not a 5xx
+ * (every SDK retries those), and not a 422, which LangChain JS retries up to six times (its
+ * `AsyncCaller` spares only 400–407, 409 and 413, and reads no `x-should-retry`).
+ */
+export class StructuredOutputError extends AdapterError {
+  constructor(message: string, param: string) {
+    super(400, "invalid_request_error", message, { param, code: "structured_output_failed" });
+  }
+}
+
+/**
  * 400: a valid request the API cannot carry out as asked (docs/responses-api.md#background-mode):
  * `background` without `store`, cancelling a response that finished, resuming a stream past its end,
  * `conversation` beside `previous_response_id`. OpenAI's status and shape; `param` names the field.

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { z } from "zod";
+import type { SchemaValidation } from "../structured/schema-validator.js";
 import type { AnswerRunner } from "./answer-runner.js";
 import { admit, type Admitted, type AdmissionOptions } from "./admission.js";
 import type { Authenticator, Identity } from "../auth/authenticate.js";
@@ -21,6 +22,8 @@ import { validateRequest } from "./validate-request.js";
 /** What every answer route (chat completions, Responses, MCP) is built from: the one runner, and the edge's admission. */
 export interface AnswerRouteOptions extends AdmissionOptions {
   runner: AnswerRunner;
+  /** The caller's JSON Schemas, checked and kept (docs/structured-answers.md#the-schema-is-untrusted). */
+  schemas: SchemaValidation;
   authenticate: Authenticator;
   facts: RequestContexts;
   sweeps: KeepAliveSweeps;

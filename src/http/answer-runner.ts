@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { TokenUsage } from "../answer/answer-events.js";
-import type { AnswerService } from "../answer/answer-service.js";
+import type { AnswerJob, AnswerService } from "../answer/answer-service.js";
+import { structuredAnswer } from "../answer/structured-answer.js";
 import { type LocalAnswerJob, localAnswer } from "../answer/local-answer.js";
 import type { RunningAnswer } from "../answer/running-answer.js";
 import type { Identity } from "../auth/authenticate.js";
@@ -8,6 +9,8 @@ import type { BackgroundResponses } from "../continuity/background/background-re
 import type { BackgroundRecord } from "../continuity/background/background-store.js";
 import type { Resumption } from "../continuity/background/resumption.js";
 import { type PlanInput, planQueries } from "../plan/plan-queries.js";
+import type { SchemaValidation } from "../structured/schema-validator.js";
+import type { StructuredRequest } from "../structured/structured-request.js";
 import { type AnswerStart, UNTRACED_ANSWER } from "../telemetry/answer-trace.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import type { Caller } from "../upstream/workspace-client.js";
@@ -30,6 +33,8 @@ export interface AnswerOrder {
   spanStart: Omit<AnswerStart, "mode" | "workspace" | "principal" | "account">;
   /** Aborts the answer's queries; by default when the client leaves (or never, for a delivery that outlives the response). */
   controller?: AbortController | undefined;
+  /** A structured answer's citation markers inside the JSON's strings (`X-Structured-Citations`): kept unless `strip`. */
+  markers?: "keep" | "strip" | undefined;
 }
 
 /** What a route decides once the queries' ids are known: the delivery, the id the client sees, and what to remember. */
@@ -43,6 +48,8 @@ export interface Prepared<Result> {
 /** What the runner is built from: one per adapter (`createApp`). */
 export interface AnswerRunnerOptions extends DeliveryContext {
   answers: AnswerService;
+  /** Validates structured answers against the caller's schema (docs/structured-answers.md). */
+  schemas: SchemaValidation;
   /** Counts a local answer's usage (`localAnswer`). */
   tokens: TokenCounter;
   /** Background answers: where a `background` delivery's logs live, and what `resume` takes over. */
@@ -99,12 +106,30 @@ export class AnswerRunner {
     const usageNeeded = delivery.reportsUsage || meter.countsTokens || trace.recording || counted;
     const job = { plan, caller: callerOf(identity, workspace), controller, usageNeeded, trace };
     // The queries are created under the answer's span: the upstream client finds it in the adapter's context.
-    const started = await trace.within(() => this.options.answers.start(job));
+    const first = await trace.within(() => this.options.answers.start(job));
+    const started = input.structured ? this.structured(first, job, input, input.structured, order.markers === "strip") : first;
     // Followed on the side for the audit trail when answers are audited (docs/governance.md#the-audit-trail).
     const answer = facts.follow(response, started, plan.prompt);
     const account = ledger && ((usage: TokenUsage) => ledger.charge(asker, workspace, plan.mode, usage));
     const run = metered(answer, { meter, account, trace, controller, usageNeeded, remember });
     return delivery.deliver(run, response, this.options);
+  }
+
+  /**
+   * A structured answer (docs/structured-answers.md#what-comes-back): the first turn judged against
+   * the caller's schema, and when it does not match, the repair turn asked in the same workspace
+   * thread (the same query id, under the same span, controller and caller), before the delivery
+   * gets one content block.
+   */
+  private structured(first: RunningAnswer, job: AnswerJob, input: PlanInput, request: StructuredRequest, strip: boolean) {
+    const [queryId] = first.queryIds;
+    const repair = (content: string) => {
+      const { mode, createFields, from } = input;
+      const continuing = { prompt: content, mode, choices: 1, continueQueryId: queryId, createFields, from };
+      const plan = planQueries(continuing, { modeField: this.options.modeField, newQueryId: this.options.ids.query });
+      return job.trace.within(() => this.options.answers.start({ ...job, plan }));
+    };
+    return structuredAnswer({ first, repair }, request, { validation: this.options.schemas, strip });
   }
 
   /**
@@ -137,9 +162,10 @@ export class AnswerRunner {
         return false;
       }
       const state = resumption.schema.safeParse(record.resume);
-      const resumed = state.success ? resumption.resume(state.data, adopted.frames) : null;
+      const refusal = state.success ? (resumption.refusal?.(state.data) ?? null) : "its stored state does not parse";
+      const resumed = state.success && !refusal ? resumption.resume(state.data, adopted.frames) : null;
       if (!resumed) {
-        const reason = state.success ? "its event log ends where the answer cannot be carried on (after its citations)" : "its stored state does not parse";
+        const reason = refusal ?? "its event log ends where the answer cannot be carried on (after its citations)";
         logger.warn({ responseId: record.id, reason }, "background answer could not be taken over");
         await adopted.refuse(reason);
         release();

@@ -22,6 +22,7 @@ import { type Ids, randomIds } from "../util/ids.js";
 import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import type { AnswerRouteOptions } from "./answer-request.js";
 import { AnswerRunner } from "./answer-runner.js";
+import { SchemaValidation } from "../structured/schema-validator.js";
 import { ChatUiHousekeeping } from "./chat-ui-housekeeping.js";
 import { corsHandler } from "./cors.js";
 import { errorMiddleware, sendError } from "./error-response.js";
@@ -105,8 +106,12 @@ function oauthRoutesOf(
 function answeringOf(dependencies: AppDependencies): AnswerRouteOptions {
   const { config, logger, facts, lifecycle, continuity } = dependencies;
   const ids = dependencies.ids ?? randomIds;
+  // The caller's schemas, checked once and kept by hash: by the routes (a 400), the runner (validating answers).
+  const { schemaMaxBytes: maxBytes, schemaMaxDepth: maxDepth } = config.answers.structured;
+  const schemas = new SchemaValidation({ maxBytes, maxDepth });
   const runner = new AnswerRunner({
     answers: dependencies.answers,
+    schemas,
     tokens: dependencies.tokens,
     background: continuity.background,
     lifecycle,
@@ -117,7 +122,7 @@ function answeringOf(dependencies: AppDependencies): AnswerRouteOptions {
     ledger: dependencies.usage?.ledger,
   });
   const { authenticate, limit, rateLimits, sweeps, clock } = dependencies;
-  return { runner, authenticate, limit, rateLimits, facts, sweeps, clock, ids, logger };
+  return { runner, schemas, authenticate, limit, rateLimits, facts, sweeps, clock, ids, logger };
 }
 
 /** Every route of the adapter, in one list (docs/architecture.md#modules). */

@@ -1,5 +1,7 @@
 import type { Mode } from "../core/modes.js";
 import { RequestValidationError } from "../errors/adapter-error.js";
+import { withInstructions } from "../structured/instruction-block.js";
+import type { StructuredRequest } from "../structured/structured-request.js";
 
 /** One upstream query to run for one choice. */
 export interface PlannedQuery {
@@ -28,6 +30,8 @@ export interface PlanInput {
   continueQueryId?: string | null | undefined;
   /** Extra fields for the create body (the request's escape hatch), merged in. */
   createFields?: Record<string, unknown> | null | undefined;
+  /** JSON asked for instead of prose: the content then carries the instruction block (docs/structured-answers.md). */
+  structured?: StructuredRequest | null | undefined;
   /** Where, in the dialect's request, `choices` and `createFields` came from: the `loc` of a 422. */
   from?: { choices: (string | number)[]; createFields: (string | number)[] };
 }
@@ -43,7 +47,8 @@ export interface PlanOptions {
  * field, and each choice is its own query with an id the adapter chooses
  * (docs/upstream-assumptions.md#query-ids-and-lost-creates), or the query a conversation
  * continues. Extra create fields are merged in; the keys the adapter sets itself are refused
- * rather than silently overwritten.
+ * rather than silently overwritten. A structured answer's question carries the instruction block
+ * (docs/structured-answers.md#what-is-sent-to-the-workspace): that is the content, and the prompt.
  */
 export function planQueries(input: PlanInput, options: PlanOptions): QueryPlan {
   const from = input.from ?? { choices: ["body", "n"], createFields: ["body", "query"] };
@@ -64,9 +69,10 @@ export function planQueries(input: PlanInput, options: PlanOptions): QueryPlan {
       })),
     );
   }
+  const prompt = input.structured ? withInstructions(input.prompt, input.structured) : input.prompt;
   const queries = Array.from({ length: input.choices }, (_, index) => {
     const queryId = (index === 0 && input.continueQueryId) || options.newQueryId();
-    return { index, queryId, createBody: { ...extra, content: input.prompt, id: queryId, [options.modeField]: input.mode } };
+    return { index, queryId, createBody: { ...extra, content: prompt, id: queryId, [options.modeField]: input.mode } };
   });
-  return { prompt: input.prompt, continued: Boolean(input.continueQueryId), mode: input.mode, queries };
+  return { prompt, continued: Boolean(input.continueQueryId), mode: input.mode, queries };
 }

@@ -9,7 +9,7 @@ import { folderOf, sourceFolders, sourceImports } from "./source-imports.js";
  */
 const LAYERS: readonly (readonly string[])[] = [
   ["core", "util", "metrics"],
-  ["errors", "telemetry", "tokens"],
+  ["errors", "telemetry", "tokens", "structured"],
   ["config", "plan"],
   ["auth"],
   ["upstream"],

@@ -23,6 +23,10 @@ export type BackgroundResume = z.infer<typeof backgroundResumeSchema>;
 export function responsesResumption(stored: Pick<StoredResponses, "storeTurn">, seconds: () => number): Resumption<BackgroundResume> {
   return {
     schema: backgroundResumeSchema,
+    // A structured answer is judged and repaired by the replica that asked (docs/structured-answers.md):
+    // following its query from here would deliver the workspace's text unvalidated.
+    refusal: (state) =>
+      state.turn.meta.textFormat || state.turn.meta.call ? "a structured answer is validated only by the replica that asked for it, so it cannot be carried on" : null,
     resume(state, frames) {
       const encoder = resumeStreamEncoder(state.turn.meta, seconds, frames);
       if (!encoder) return null;

@@ -23,6 +23,8 @@ export interface Resumed {
 export interface Resumption<State> {
   /** The dialect's state in the record (`BackgroundRecord.resume`): a record whose state does not parse is refused, never trusted. */
   readonly schema: z.ZodType<State>;
+  /** Why an answer with this state is never carried on (the answer then ends failed with it), or null. */
+  refusal?(state: State): string | null;
   /** The answer as far as `frames` went; null when the log cannot be carried on. */
   resume(state: State, frames: readonly SseFrame[]): Resumed | null;
 }

@@ -3,7 +3,7 @@ import { codePointLength } from "../../answer/code-points.js";
 import type { SourceLinker } from "../../answer/source-links.js";
 import { type CitationStyle, sourcesFooter } from "../../answer/sources-footer.js";
 import type { CitedSource } from "../../core/source-record.js";
-import type { ChatAnnotation, ChunkDelta, CompletionMessage } from "./chat-completion.js";
+import type { ChatAnnotation, ChunkDelta, CompletionMessage, ToolCall } from "./chat-completion.js";
 import { linkMarkers, type MarkerLinks, newMarkerLinks, shifted } from "./link-markers.js";
 
 /** Where steps go (docs/upstream-assumptions.md#steps). */
@@ -23,6 +23,8 @@ export interface ChatEncoding {
   citationStyle: CitationStyle;
   annotations: AnnotationFormat;
   links: SourceLinker;
+  /** The answer is this forced function's call, its text the arguments (docs/structured-answers.md#a-forced-function). */
+  call?: { id: string; name: string } | undefined;
 }
 
 /**
@@ -83,12 +85,19 @@ export function chatDeltas(choice: ChatChoice, event: AnswerEvent, encoding: Cha
       return [{ content: opening + event.text }];
     }
     case "text": {
+      if (encoding.call) {
+        choice.output += event.text;
+        return [{ tool_calls: [{ index: 0, ...toolCallOf(encoding.call, event.text) }] }];
+      }
       const closing = closeThink(choice);
       const text = choice.links ? linkMarkers(choice.links, event.text, encoding.links, false) : event.text;
       choice.output += text;
       return closing || text ? [{ content: closing + text }] : [];
     }
     case "cited": {
+      choice.sources = event.sources;
+      // A call has no content for annotations to point into: its sources stay beside it.
+      if (encoding.call) return [];
       const deltas: ChunkDelta[] = [];
       const rest = choice.links ? linkMarkers(choice.links, "", encoding.links, true) : "";
       const closing = closeThink(choice);
@@ -96,7 +105,6 @@ export function chatDeltas(choice: ChatChoice, event: AnswerEvent, encoding: Cha
       choice.output += rest;
       choice.footer = sourcesFooter(choice.output, event.sources, encoding.citationStyle, encoding.links);
       if (choice.footer) deltas.push({ content: choice.footer });
-      choice.sources = event.sources;
       choice.annotations = annotationsOf(choice, event.citations, encoding);
       return deltas;
     }
@@ -119,15 +127,16 @@ export function contentOf(choice: ChatChoice): string {
   return choice.prefix + choice.output + choice.footer;
 }
 
-/** The assistant message of a finished choice (docs/architecture.md#the-chat-completion-resource). */
+/** The assistant message of a finished choice (docs/architecture.md#the-chat-completion-resource): its content, or the forced function's call. */
 export function messageOf(choice: ChatChoice, encoding: ChatEncoding): CompletionMessage {
   const message: CompletionMessage = {
     role: "assistant",
-    content: contentOf(choice),
+    content: encoding.call ? null : contentOf(choice),
     refusal: null,
     annotations: choice.annotations,
     sources: choice.sources,
   };
+  if (encoding.call) message.tool_calls = [toolCallOf(encoding.call, choice.output)];
   if (encoding.stepsOutput === "reasoning") message.reasoning_content = choice.reasoning;
   return message;
 }
@@ -156,6 +165,15 @@ function annotationsOf(choice: ChatChoice, citations: readonly Citation[], encod
     const url = encoding.links(source ?? { filename: citation.filename, title: null, page: null, snippet: null }).url;
     return { type: "url_citation", url_citation: { url, title: source?.title ?? citation.filename, start_index: start, end_index: end } };
   });
+}
+
+/** Why a choice ended, as chat completions say it. */
+export function finishReasonOf(encoding: ChatEncoding): "stop" | "tool_calls" {
+  return encoding.call ? "tool_calls" : "stop";
+}
+
+function toolCallOf(call: { id: string; name: string }, args: string): ToolCall {
+  return { id: call.id, type: "function", function: { name: call.name, arguments: args } };
 }
 
 function closeThink(choice: ChatChoice): string {

@@ -44,14 +44,28 @@ export const usageSchema = z.object({
 /** Token usage of a completion. */
 export type Usage = z.infer<typeof usageSchema>;
 
+/** A function call of the answer: a forced function answered by extraction (docs/structured-answers.md#a-forced-function). */
+export const toolCallSchema = z.object({
+  id: z.string(),
+  type: z.literal("function"),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+/** One function call of a completion message. */
+export type ToolCall = z.infer<typeof toolCallSchema>;
+
+/** Why a choice ended: its text, or the forced function's call. */
+export const finishReasonSchema = z.enum(["stop", "tool_calls"]);
+
 /** The assistant message of a choice (docs/architecture.md#the-chat-completion-resource), OpenAI's fields plus the interface's. */
 export const completionMessageSchema = z.object({
   role: z.literal("assistant"),
-  content: z.string(),
+  /** Null when the answer is a function call (`tool_calls`). */
+  content: z.string().nullable(),
   refusal: z.null(),
   reasoning_content: z.string().optional(),
   annotations: z.array(annotationSchema),
   sources: z.array(completionSourceSchema),
+  tool_calls: z.array(toolCallSchema).optional(),
 });
 /** The assistant message of a choice. */
 export type CompletionMessage = z.infer<typeof completionMessageSchema>;
@@ -67,7 +81,7 @@ export const chatCompletionSchema = z.object({
       index: z.int(),
       message: completionMessageSchema,
       logprobs: z.null(),
-      finish_reason: z.literal("stop"),
+      finish_reason: finishReasonSchema,
     }),
   ),
   usage: usageSchema,
@@ -85,6 +99,8 @@ export const chunkDeltaSchema = z.object({
   reasoning_content: z.string().optional(),
   annotations: z.array(annotationSchema).optional(),
   sources: z.array(completionSourceSchema).optional(),
+  /** The forced function's call, whole in one delta once its arguments were validated. */
+  tool_calls: z.array(toolCallSchema.extend({ index: z.int() })).optional(),
 });
 /** The delta of one streamed choice. */
 export type ChunkDelta = z.infer<typeof chunkDeltaSchema>;
@@ -100,7 +116,7 @@ export const chatCompletionChunkSchema = z.object({
       index: z.int(),
       delta: chunkDeltaSchema,
       logprobs: z.null(),
-      finish_reason: z.literal("stop").nullable(),
+      finish_reason: finishReasonSchema.nullable(),
     }),
   ),
   usage: usageSchema.nullable().optional(),

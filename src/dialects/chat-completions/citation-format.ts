@@ -56,7 +56,8 @@ export function isStrictClient(request: IncomingMessage): boolean {
   return STRICT_CLIENTS.some((client) => client.userAgent.test(userAgent));
 }
 
-function headerValue<T extends string>(
+/** A header whose value must be one of `allowed` (case-insensitive): absent, or a 422 issue for another value. */
+export function headerValue<T extends string>(
   request: IncomingMessage,
   name: string,
   allowed: readonly T[],

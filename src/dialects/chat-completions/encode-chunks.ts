@@ -5,7 +5,7 @@ import type { AdapterError } from "../../errors/adapter-error.js";
 import { errorBody } from "../../errors/error-body.js";
 import type { ChatCompletionChunk, ChunkDelta } from "./chat-completion.js";
 import type { CitedSource } from "../../core/source-record.js";
-import { type ChatChoice, type ChatEncoding, chatDeltas, finalDelta, newChatChoice } from "./chat-choice.js";
+import { type ChatChoice, type ChatEncoding, chatDeltas, finalDelta, finishReasonOf, newChatChoice } from "./chat-choice.js";
 import { type CompletionMeta, chatSent, chatUsage, perplexityFields } from "./encode-completion.js";
 
 /** The first delta of every choice, as OpenAI sends it. */
@@ -68,7 +68,7 @@ export class ChatChunkEncoder implements StreamEncoder {
     );
     const last: ChatCompletionChunk = {
       ...this.base(),
-      choices: [{ index, delta: finalDelta(choice), logprobs: null, finish_reason: "stop" }],
+      choices: [{ index, delta: finalDelta(choice), logprobs: null, finish_reason: finishReasonOf(this.encoding) }],
       ...perplexityFields([choice], this.encoding),
     };
     frames.push({ data: last });
@@ -79,7 +79,7 @@ export class ChatChunkEncoder implements StreamEncoder {
     return { id: this.meta.id, object: "chat.completion.chunk" as const, created: this.meta.created, model: this.meta.model };
   }
 
-  private chunk(index: number, delta: ChunkDelta, finish: "stop" | null = null): SseFrame {
+  private chunk(index: number, delta: ChunkDelta, finish: "stop" | "tool_calls" | null = null): SseFrame {
     const chunk: ChatCompletionChunk = { ...this.base(), choices: [{ index, delta, logprobs: null, finish_reason: finish }] };
     return { data: chunk };
   }

@@ -1,7 +1,7 @@
 import type { BodyEncoder } from "../../answer/answer-encoder.js";
 import type { AnswerEvent, ChoiceSent, TokenUsage } from "../../answer/answer-events.js";
 import type { ChatCompletion, SearchResult, Usage } from "./chat-completion.js";
-import { type ChatChoice, type ChatEncoding, chatDeltas, contentOf, messageOf, newChatChoice, reasoningSent } from "./chat-choice.js";
+import { type ChatChoice, type ChatEncoding, chatDeltas, contentOf, finishReasonOf, messageOf, newChatChoice, reasoningSent } from "./chat-choice.js";
 
 /** The response-level facts of a completion or a stream of chunks. */
 export interface CompletionMeta {
@@ -63,7 +63,7 @@ export class ChatCompletionEncoder implements BodyEncoder<ChatCompletion> {
         index,
         message: messageOf(choice, this.encoding),
         logprobs: null,
-        finish_reason: "stop",
+        finish_reason: finishReasonOf(this.encoding),
       })),
       usage: chatUsage(usage),
       ...perplexityFields(this.choices, this.encoding),

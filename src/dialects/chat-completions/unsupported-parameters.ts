@@ -1,21 +1,4 @@
-import { forcedFunctionCall, forcedToolChoice, type UnsupportedParameter, unsupportedFormat } from "../unsupported-parameter.js";
-
-/**
- * What a chat completion request asks that the workspace cannot do (docs/architecture.md#honest-capabilities):
- * `response_format` `json_schema` or `json_object`, a `tool_choice` that forces a tool call, a legacy
- * `function_call` naming a function. Empty for everything else, tools offered with `auto` or `none`
- * and the sampling parameters included: those are accepted and have no effect.
- */
-export function unsupportedChatParameters(body: Readonly<Record<string, unknown>>): UnsupportedParameter[] {
-  const found: UnsupportedParameter[] = [];
-  const format = unsupportedFormat(body.response_format, "response_format", '{"type": "text"}');
-  if (format) found.push(format);
-  const tool = forcedToolChoice(body.tool_choice);
-  if (tool) found.push(tool);
-  const call = forcedFunctionCall(body.function_call);
-  if (call) found.push(call);
-  return found;
-}
+import { asksForJson, forcedFunctionCall, forcedToolChoice, unansweredToolChoice, type UnsupportedParameter } from "../unsupported-parameter.js";
 
 /** Whether the request forces a tool or function call (what a local reply, being text, cannot answer). */
 export function forcesChatToolCall(body: Readonly<Record<string, unknown>>): boolean {
@@ -24,5 +7,29 @@ export function forcesChatToolCall(body: Readonly<Record<string, unknown>>): boo
 
 /** Whether the request asks for JSON (`response_format` `json_schema` or `json_object`). */
 export function asksChatJson(body: Readonly<Record<string, unknown>>): boolean {
-  return unsupportedFormat(body.response_format, "response_format", "") !== null;
+  return asksForJson(body.response_format);
+}
+
+/** The functions a chat request offers (`tools` of type `function`), by name, and how many tools in all. */
+export function chatOfferedTools(body: Readonly<Record<string, unknown>>): { functions: string[]; tools: number } {
+  const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
+  const functions = tools.flatMap((tool) => {
+    const definition = typeof tool === "object" && tool !== null ? (tool as { type?: unknown; function?: { name?: unknown } }) : {};
+    return definition.type === "function" && typeof definition.function?.name === "string" ? [definition.function.name] : [];
+  });
+  return { functions, tools: tools.length };
+}
+
+/**
+ * What a chat completion request asks that the workspace cannot do (docs/architecture.md#honest-capabilities;
+ * docs/structured-answers.md): a `tool_choice` forcing anything but one function, a
+ * legacy `function_call` naming a function. JSON formats and a single forced function are answered.
+ */
+export function unansweredChatParameters(body: Readonly<Record<string, unknown>>): UnsupportedParameter[] {
+  const found: UnsupportedParameter[] = [];
+  const tool = unansweredToolChoice(body.tool_choice, chatOfferedTools(body));
+  if (tool) found.push(tool);
+  const call = forcedFunctionCall(body.function_call);
+  if (call) found.push(call);
+  return found;
 }

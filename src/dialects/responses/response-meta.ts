@@ -27,6 +27,10 @@ export const responseMetaSchema = z.object({
   background: z.boolean().optional(),
   /** The conversation the response belongs to (docs/responses-api.md#conversations), echoed as `conversation: {id}`. */
   conversation: z.string().nullable().optional(),
+  /** The JSON format asked for (`text.format` `json_schema` or `json_object`), echoed as sent (docs/structured-answers.md). */
+  textFormat: z.looseObject({ type: z.string() }).optional(),
+  /** A forced function, answered as its call (docs/structured-answers.md#a-forced-function): the output is a `function_call` item. */
+  call: z.object({ name: z.string() }).optional(),
 });
 /** What a response echoes of its request, and its identity. */
 export type ResponseMeta = z.infer<typeof responseMetaSchema>;
@@ -34,6 +38,8 @@ export type ResponseMeta = z.infer<typeof responseMetaSchema>;
 /** The response's echo of its request: what applies is echoed, OpenAI's defaults otherwise. */
 export function metaOf(id: string, body: ResponseRequest, createdAt: number, previousResponseId: string | null): ResponseMeta {
   const reasoning = body.reasoning ?? {};
+  const format: unknown = body.text?.format;
+  const asksJson = isFormat(format) && (format.type === "json_schema" || format.type === "json_object");
   return {
     id,
     createdAt,
@@ -54,5 +60,10 @@ export function metaOf(id: string, body: ResponseRequest, createdAt: number, pre
       effort: typeof reasoning.effort === "string" ? reasoning.effort : null,
       summary: typeof reasoning.summary === "string" ? reasoning.summary : null,
     },
+    ...(asksJson ? { textFormat: format } : {}),
   };
+}
+
+function isFormat(value: unknown): value is { type: string } {
+  return typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
 }

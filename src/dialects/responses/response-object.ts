@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { citedSourceSchema } from "../../core/source-record.js";
 
 /**
  * A citation in an answer (the Responses API's own `file_citation`): `index` is the code-point
@@ -49,8 +50,25 @@ export const reasoningItemSchema = z.object({
 /** The reasoning item. */
 export type ReasoningItem = z.infer<typeof reasoningItemSchema>;
 
+/**
+ * A forced function answered by extraction (docs/structured-answers.md#a-forced-function): the
+ * call whose `arguments` are the validated JSON; the sources ride beside it (no content for
+ * annotations to point into), as chat's `message.sources` do.
+ */
+export const functionCallItemSchema = z.object({
+  type: z.literal("function_call"),
+  id: z.string(),
+  call_id: z.string(),
+  name: z.string(),
+  arguments: z.string(),
+  status: z.enum(["in_progress", "completed", "incomplete"]),
+  sources: z.array(citedSourceSchema),
+});
+/** The function call item. */
+export type FunctionCallItem = z.infer<typeof functionCallItemSchema>;
+
 /** An output item of a response. */
-export type OutputItem = OutputMessage | ReasoningItem;
+export type OutputItem = OutputMessage | ReasoningItem | FunctionCallItem;
 
 /** Token usage as the Responses API reports it (docs/upstream-assumptions.md#usage). */
 export const responseUsageSchema = z.object({
@@ -75,13 +93,14 @@ export const responseObjectSchema = z.object({
   instructions: z.string().nullable(),
   max_output_tokens: z.int().nullable(),
   model: z.string(),
-  output: z.array(z.union([outputMessageSchema, reasoningItemSchema])),
+  output: z.array(z.union([outputMessageSchema, reasoningItemSchema, functionCallItemSchema])),
   parallel_tool_calls: z.boolean(),
   previous_response_id: z.string().nullable(),
   reasoning: z.object({ effort: z.string().nullable(), summary: z.string().nullable() }),
   store: z.boolean(),
   temperature: z.number().nullable(),
-  text: z.object({ format: z.object({ type: z.literal("text") }) }),
+  /** `{type: "text"}`, or the JSON format a structured answer was asked in, as sent. */
+  text: z.object({ format: z.looseObject({ type: z.string() }) }),
   tool_choice: z.unknown(),
   tools: z.array(z.unknown()),
   top_p: z.number().nullable(),

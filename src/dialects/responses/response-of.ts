@@ -1,7 +1,7 @@
 import type { TokenUsage } from "../../answer/answer-events.js";
 import type { AdapterError } from "../../errors/adapter-error.js";
 import type { ResponseMeta } from "./response-meta.js";
-import type { OutputItem, OutputMessage, OutputText, ReasoningItem, ResponseObject, ResponseUsage } from "./response-object.js";
+import type { FunctionCallItem, OutputItem, OutputMessage, OutputText, ReasoningItem, ResponseObject, ResponseUsage } from "./response-object.js";
 import type { ResponseState } from "./response-state.js";
 
 /** How a response ended: completed with its usage, failed with its error, or cancelled by its caller. */
@@ -10,8 +10,8 @@ export type ResponseEnd =
   | { status: "failed"; error: AdapterError; at: number }
   | { status: "cancelled"; at: number };
 
-/** An output item's id: the response's own id under the item's prefix (`rs_…`, `msg_…`). */
-export const itemIdOf = (meta: ResponseMeta, kind: "rs" | "msg") => `${kind}_${meta.id.slice("resp_".length)}`;
+/** An output item's id: the response's own id under the item's prefix (`rs_…`, `msg_…`, `fc_…`; a call's `call_id` is `call_…`). */
+export const itemIdOf = (meta: ResponseMeta, kind: "rs" | "msg" | "fc" | "call") => `${kind}_${meta.id.slice("resp_".length)}`;
 
 /** The reasoning item as it stands. */
 export function reasoningItem(meta: ResponseMeta, state: ResponseState): ReasoningItem {
@@ -26,6 +26,17 @@ export function outputText(state: ResponseState): OutputText {
 /** The message item as it stands: completed once its citations came. */
 export function messageItem(meta: ResponseMeta, state: ResponseState): OutputMessage {
   return { type: "message", id: itemIdOf(meta, "msg"), status: state.messageDone ? "completed" : "in_progress", role: "assistant", content: [outputText(state)] };
+}
+
+/** The forced function's call as it stands (docs/structured-answers.md#a-forced-function): its arguments are the answer's text. */
+export function functionCallItem(meta: ResponseMeta, state: ResponseState, name: string): FunctionCallItem {
+  const status = state.messageDone ? "completed" : "in_progress";
+  return { type: "function_call", id: itemIdOf(meta, "fc"), call_id: itemIdOf(meta, "call"), name, arguments: state.text, status, sources: state.sources };
+}
+
+/** The answer's item: the message, or the forced function's call. */
+export function answerItem(meta: ResponseMeta, state: ResponseState): OutputMessage | FunctionCallItem {
+  return meta.call ? functionCallItem(meta, state, meta.call.name) : messageItem(meta, state);
 }
 
 /** Usage as the Responses API reports it. */
@@ -62,7 +73,7 @@ export function responseOf(
     reasoning: meta.reasoning,
     store: meta.store,
     temperature: meta.temperature,
-    text: { format: { type: "text" } },
+    text: { format: meta.textFormat ?? { type: "text" } },
     tool_choice: meta.toolChoice,
     tools: meta.tools,
     top_p: meta.topP,
@@ -76,5 +87,5 @@ export function responseOf(
 }
 
 function outputOf(meta: ResponseMeta, state: ResponseState): OutputItem[] {
-  return state.order.map((kind) => (kind === "reasoning" ? reasoningItem(meta, state) : messageItem(meta, state)));
+  return state.order.map((kind) => (kind === "reasoning" ? reasoningItem(meta, state) : answerItem(meta, state)));
 }

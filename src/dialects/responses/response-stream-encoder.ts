@@ -1,9 +1,9 @@
 import type { StreamEncoder } from "../../answer/answer-encoder.js";
 import type { AnswerEvent, TokenUsage } from "../../answer/answer-events.js";
 import type { SseFrame } from "../../core/sse-frame.js";
-import { type AdapterError, GatewayTimeoutError, QueryFailedError } from "../../errors/adapter-error.js";
+import { type AdapterError, GatewayTimeoutError, QueryFailedError, StructuredOutputError } from "../../errors/adapter-error.js";
 import { ResponseEncoding } from "./response-encoding.js";
-import { itemIdOf, messageItem, outputText, reasoningItem, responseOf } from "./response-of.js";
+import { functionCallItem, itemIdOf, messageItem, outputText, reasoningItem, responseOf } from "./response-of.js";
 import { applyEvent, openMessage } from "./response-state.js";
 
 /**
@@ -11,7 +11,8 @@ import { applyEvent, openMessage } from "./response-state.js";
  * `sequence_number`: `response.created` and `response.in_progress`; the reasoning item's summary
  * as it grows; the message item's text as it grows; one `response.output_text.annotation.added`
  * per citation; the items' `done` events; `response.completed` with the whole response and its
- * usage. A FAILED query or a deadline is `response.failed`; any other failure after the stream
+ * usage. A forced function's answer is its `function_call` item instead of the message, its
+ * arguments as `response.function_call_arguments.delta` and `.done` (docs/structured-answers.md). A FAILED query or a deadline is `response.failed`; any other failure after the stream
  * began an `error` event. No custom event types: the openai SDK's stream helper throws on them.
  */
 export class ResponseStreamEncoder extends ResponseEncoding implements StreamEncoder {
@@ -52,6 +53,8 @@ export class ResponseStreamEncoder extends ResponseEncoding implements StreamEnc
       );
       return frames;
     }
+    const { call } = this.meta;
+    if (call) return this.encodeCall(event, call.name);
     if (event.type === "text") {
       frames.push(...this.startMessage());
       applyEvent(state, event);
@@ -79,25 +82,49 @@ export class ResponseStreamEncoder extends ResponseEncoding implements StreamEnc
   }
 
   fail(error: AdapterError): SseFrame[] {
-    if (error instanceof QueryFailedError || error instanceof GatewayTimeoutError) {
+    // The answer itself failed (a FAILED query, a deadline, JSON that never matched the schema): the response fails.
+    if (error instanceof QueryFailedError || error instanceof GatewayTimeoutError || error instanceof StructuredOutputError) {
       return [this.frame("response.failed", { response: responseOf(this.meta, this.state, { status: "failed", error, at: this.now() }) })];
     }
     return [this.frame("error", { code: error.code, message: error.message, param: error.param })];
+  }
+
+  /** A forced function's call: opened with its first arguments, done with its sources (`cited`, the answer's end). */
+  private encodeCall(event: AnswerEvent, name: string): SseFrame[] {
+    const { state } = this;
+    if (event.type !== "text" && event.type !== "cited") return [];
+    const frames = state.messageOpen ? [] : this.closeReasoning();
+    const position = () => ({ item_id: itemIdOf(this.meta, "fc"), output_index: this.indexOf("message") });
+    if (!state.messageOpen) {
+      openMessage(state);
+      frames.push(this.frame("response.output_item.added", { output_index: this.indexOf("message"), item: functionCallItem(this.meta, state, name) }));
+    }
+    applyEvent(state, event);
+    if (event.type === "text") return [...frames, this.frame("response.function_call_arguments.delta", { ...position(), delta: event.text })];
+    return [
+      ...frames,
+      this.frame("response.function_call_arguments.done", { ...position(), name, arguments: state.text }),
+      this.frame("response.output_item.done", { output_index: this.indexOf("message"), item: functionCallItem(this.meta, state, name) }),
+    ];
+  }
+
+  /** Closes the reasoning item, if open: the answer's item follows. */
+  private closeReasoning(): SseFrame[] {
+    const { state } = this;
+    if (!state.reasoningOpen) return [];
+    const position = { item_id: itemIdOf(this.meta, "rs"), output_index: this.indexOf("reasoning"), summary_index: 0 };
+    return [
+      this.frame("response.reasoning_summary_text.done", { ...position, text: state.reasoning }),
+      this.frame("response.reasoning_summary_part.done", { ...position, part: { type: "summary_text", text: state.reasoning } }),
+      this.frame("response.output_item.done", { output_index: position.output_index, item: reasoningItem(this.meta, state) }),
+    ];
   }
 
   /** Closes the reasoning item, then opens the message item (once). */
   private startMessage(): SseFrame[] {
     const { state } = this;
     if (state.messageOpen) return [];
-    const frames: SseFrame[] = [];
-    if (state.reasoningOpen) {
-      const position = { item_id: itemIdOf(this.meta, "rs"), output_index: this.indexOf("reasoning"), summary_index: 0 };
-      frames.push(
-        this.frame("response.reasoning_summary_text.done", { ...position, text: state.reasoning }),
-        this.frame("response.reasoning_summary_part.done", { ...position, part: { type: "summary_text", text: state.reasoning } }),
-        this.frame("response.output_item.done", { output_index: position.output_index, item: reasoningItem(this.meta, state) }),
-      );
-    }
+    const frames = this.closeReasoning();
     openMessage(state);
     const at = this.indexOf("message");
     frames.push(

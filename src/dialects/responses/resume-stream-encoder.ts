@@ -19,9 +19,9 @@ export function resumeStreamEncoder(
     const data = frame.data as { type?: string; delta?: string };
     if (data.type === "response.reasoning_summary_text.delta") {
       count += encoder.encode({ type: "reasoning", choice: 0, text: data.delta ?? "", steps: [] }).length;
-    } else if (data.type === "response.output_text.delta") {
+    } else if (data.type === "response.output_text.delta" || data.type === "response.function_call_arguments.delta") {
       count += encoder.encode({ type: "text", choice: 0, text: data.delta ?? "" }).length;
-    } else if (data.type === "response.output_text.done") {
+    } else if (data.type === "response.output_text.done" || data.type === "response.function_call_arguments.done") {
       return null;
     }
   }

@@ -1,20 +1,6 @@
-import { forcedToolChoice, type UnsupportedParameter, unsupportedFormat } from "../unsupported-parameter.js";
+import { asksForJson, forcedToolChoice, unansweredToolChoice, type UnsupportedParameter } from "../unsupported-parameter.js";
 
 const formatOf = (text: unknown): unknown => (typeof text === "object" && text !== null ? (text as { format?: unknown }).format : undefined);
-
-/**
- * What a Responses request asks that the workspace cannot do (docs/architecture.md#honest-capabilities):
- * `text.format` `json_schema` or `json_object`, a `tool_choice` that forces a tool call. Empty for
- * everything else (tools offered with `auto` or `none`, sampling parameters).
- */
-export function unsupportedResponseParameters(body: Readonly<Record<string, unknown>>): UnsupportedParameter[] {
-  const found: UnsupportedParameter[] = [];
-  const format = unsupportedFormat(formatOf(body.text), "text.format", '{"type": "text"}');
-  if (format) found.push(format);
-  const tool = forcedToolChoice(body.tool_choice);
-  if (tool) found.push(tool);
-  return found;
-}
 
 /** Whether the request forces a tool call (what a local reply, being text, cannot answer). */
 export function forcesResponseToolCall(body: Readonly<Record<string, unknown>>): boolean {
@@ -23,5 +9,24 @@ export function forcesResponseToolCall(body: Readonly<Record<string, unknown>>):
 
 /** Whether the request asks for JSON (`text.format` `json_schema` or `json_object`). */
 export function asksResponseJson(body: Readonly<Record<string, unknown>>): boolean {
-  return unsupportedFormat(formatOf(body.text), "text.format", "") !== null;
+  return asksForJson(formatOf(body.text));
+}
+
+/** The functions a Responses request offers (`tools` of type `function`), by name, and how many tools in all. */
+export function responseOfferedTools(body: Readonly<Record<string, unknown>>): { functions: string[]; tools: number } {
+  const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
+  const functions = tools.flatMap((tool) => {
+    const definition = typeof tool === "object" && tool !== null ? (tool as { type?: unknown; name?: unknown }) : {};
+    return definition.type === "function" && typeof definition.name === "string" ? [definition.name] : [];
+  });
+  return { functions, tools: tools.length };
+}
+
+/**
+ * What a Responses request asks that the workspace cannot do (docs/architecture.md#honest-capabilities;
+ * docs/structured-answers.md): a `tool_choice` forcing anything but one function.
+ */
+export function unansweredResponseParameters(body: Readonly<Record<string, unknown>>): UnsupportedParameter[] {
+  const tool = unansweredToolChoice(body.tool_choice, responseOfferedTools(body));
+  return tool ? [tool] : [];
 }

@@ -9,7 +9,12 @@ import { ChatChunkEncoder } from "../../dialects/chat-completions/encode-chunks.
 import { ChatCompletionEncoder, completionId } from "../../dialects/chat-completions/encode-completion.js";
 import { extractPrompt, plainMessages } from "../../dialects/chat-completions/extract-prompt.js";
 import { localReply } from "../../chat-ui-tasks/local-reply.js";
-import { asksChatJson, forcesChatToolCall, unsupportedChatParameters } from "../../dialects/chat-completions/unsupported-parameters.js";
+import { recognizeChatUiTask } from "../../chat-ui-tasks/recognize-task.js";
+import { asksChatJson, forcesChatToolCall, unansweredChatParameters } from "../../dialects/chat-completions/unsupported-parameters.js";
+import { readChatStructured, structuredEncoding } from "../../dialects/chat-completions/structured-request.js";
+import { structuredMarkers } from "../../dialects/structured-markers.js";
+import type { StructuredRequest } from "../../structured/structured-request.js";
+import { InvalidRequestError } from "../../errors/adapter-error.js";
 import { admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest } from "../answer-request.js";
 import type { Prepared } from "../answer-runner.js";
 import { json } from "../delivery/json-delivery.js";
@@ -53,8 +58,14 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     return { stepsOutput: config.answers.stepsOutput, citationStyle, annotations, links: sourceLinker(linkSettings, workspace) };
   }
 
-  /** The delivery of an answer to `body`: a completion, or a stream of chunks. */
-  function deliveryOf(body: ChatCompletionRequest, encoding: ChatEncoding, id: string): Prepared<unknown> {
+  /** The delivery of an answer to `body`: a completion, or a stream of chunks (the JSON alone, for a structured answer). */
+  function deliveryOf(
+    body: ChatCompletionRequest,
+    chosen: ChatEncoding,
+    id: string,
+    structured: StructuredRequest | null = null,
+  ): Prepared<unknown> {
+    const encoding = structuredEncoding(chosen, structured, id);
     const created = Math.floor(options.clock.now() / 1000);
     const meta = { id: completionId(id), created, model: body.model, choices: body.n ?? 1 };
     const includeUsage = body.stream_options?.include_usage === true;
@@ -76,7 +87,17 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
       await runner.answerLocally(response, { prompt, text, choices: body.n ?? 1, id }, delivery);
       return;
     }
-    refuseUnsupported(unsupportedChatParameters(body), response, options.parameters);
+    // What it asks in structure, its schema checked (a 400) before anything is asked (docs/structured-answers.md).
+    const asked = readChatStructured(body, (value) => options.schemas.check(value));
+    // A chat UI's housekeeping (a title, tags) is never a workspace turn: forcing a function on one is refused, not extracted.
+    const housekeeping = asked?.kind === "function" && recognizeChatUiTask(messages) !== null;
+    const unanswered = [...unansweredChatParameters(body), ...(housekeeping ? [HOUSEKEEPING_CALL] : [])];
+    refuseUnsupported(unanswered, response, options.parameters);
+    const structured = housekeeping ? null : asked;
+    if (structured && (body.n ?? 1) > 1) {
+      throw new InvalidRequestError("A structured answer has one choice: send n 1 (or leave it out).", { param: "n", code: "invalid_value" });
+    }
+    const markers = structured ? structuredMarkers(request, config.answers.structured.citations) : undefined;
     const { admission } = await admitValidRequest(response, valid, options);
     const encoding = encodingOf(request, workspace);
     const { prompt, messageIndex } = extractPrompt(body.messages);
@@ -84,16 +105,23 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     const hints = { conversationId: conversationIdFrom(request.headers, config.continuity.conversationIdHeaders), messages };
     const choices = body.n ?? 1;
     const continueQueryId = body.query_id ?? (choices === 1 ? await options.threads.find(scope, hints) : null);
-    const input = { prompt, mode: model.mode, choices, continueQueryId, createFields: body.query };
+    const input = { prompt, mode: model.mode, choices, continueQueryId, createFields: body.query, structured };
     const spanStart = { operation: "chat", model: body.model, stream: body.stream === true } as const;
-    await runner.run({ response, identity, workspace, meter: admission.meter, input, spanStart }, ([queryId = ""]) => ({
-      ...deliveryOf(body, encoding, queryId),
+    await runner.run({ response, identity, workspace, meter: admission.meter, input, spanStart, markers }, ([queryId = ""]) => ({
+      ...deliveryOf(body, encoding, queryId, structured),
       remember: (sent) => options.threads.remember(scope, hints, { promptIndex: messageIndex, answer: sent[0]?.content ?? "", queryId }),
     }));
   }
 
   return answerHandler(handle, options);
 }
+
+/** The refusal of a forced function on a chat UI's housekeeping request (docs/chat-ui-tasks.md). */
+const HOUSEKEEPING_CALL = {
+  param: "tool_choice",
+  message:
+    "This is a chat UI's housekeeping request (a title, tags, follow-ups): the adapter answers these in text and never asks the workspace, so it cannot answer them as a forced function call. Send tool_choice 'auto' or leave it out.",
+};
 
 /** The route of `POST /v1/chat/completions`, with its OpenAPI operation. */
 export function chatCompletionsRoute(options: ChatRouteOptions): Route {

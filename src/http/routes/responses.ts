@@ -13,7 +13,9 @@ import { ResponseStreamEncoder } from "../../dialects/responses/response-stream-
 import { type ReadInput, readInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
 import { metaOf, type ResponseMeta } from "../../dialects/responses/response-meta.js";
 import { type ResponseRequest, responseRequestSchema } from "../../dialects/responses/response-request.js";
-import { asksResponseJson, forcesResponseToolCall, unsupportedResponseParameters } from "../../dialects/responses/unsupported-parameters.js";
+import { asksResponseJson, forcesResponseToolCall, unansweredResponseParameters } from "../../dialects/responses/unsupported-parameters.js";
+import { readResponseStructured } from "../../dialects/responses/structured-request.js";
+import { structuredMarkers } from "../../dialects/structured-markers.js";
 import { InvalidRequestError } from "../../errors/adapter-error.js";
 import { type AdmittedRequest, admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest, type ValidAnswerRequest } from "../answer-request.js";
 import type { Admitted } from "../admission.js";
@@ -76,20 +78,24 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const framed = body.instructions ? [{ role: "system", text: body.instructions }, ...input.messages] : input.messages;
     const task = options.housekeeping.localTask(framed, forcesResponseToolCall(body));
     if (task) return answerTask(response, valid, task, id, input);
-    refuseUnsupported(unsupportedResponseParameters(body), response, options.parameters);
+    const structured = structuredOf(body, response);
+    const markers = structured ? structuredMarkers(request, config.answers.structured.citations) : undefined;
     const admitted = await admitValidRequest(response, valid, options);
     const { identity, model, workspace, admission } = admitted;
     const continuation = await continuationOf(request, admitted, conversationId, input);
     const { conversation, hints } = continuation;
-    const echoed = { conversation, ...(body.background ? { background: true } : {}) };
+    // A forced function is answered as its call: the output is one function_call item.
+    const call = structured?.kind === "function" ? { call: { name: structured.name ?? "" } } : {};
+    const echoed = { conversation, ...(body.background ? { background: true } : {}), ...call };
     const meta = { ...metaOf(id, body, seconds(), continuation.previousResponseId), ...echoed };
     const { continueQueryId } = continuation;
     const { prompt } = input;
-    const plan = { prompt, mode: model.mode, choices: 1, continueQueryId, createFields: body.query, from: CREATE_FIELDS };
+    const createFields = body.query;
+    const plan = { prompt, mode: model.mode, choices: 1, continueQueryId, createFields, from: CREATE_FIELDS, structured };
     const spanStart = { operation: "chat", model: body.model, stream: body.stream === true } as const;
     const promptIndex = input.messages.findLastIndex((message) => message.role === "user");
     const scope = { principal: identity.principal, workspace };
-    await runner.run({ response, identity, workspace, meter: admission.meter, input: plan, spanStart }, ([queryId = ""]) => {
+    await runner.run({ response, identity, workspace, meter: admission.meter, input: plan, spanStart, markers }, ([queryId = ""]) => {
       const turn: Turn = { id, ...scope, queryId, meta, input: continuation.items, conversation };
       const { delivery, encoder } = deliveryOf(body, meta, { mode: model.mode, prompt: input.prompt, turn }, admission);
       const remember = async (sent: ChoiceSent[]) => {
@@ -98,6 +104,18 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
       };
       return { delivery, respondedAs: id, remember };
     });
+  }
+
+  /**
+   * What the request asks in structure (docs/structured-answers.md), its schema checked (a 400)
+   * before anything is asked; what stays unanswerable refused (or, with `LENIENT_PARAMETERS=on`,
+   * ignored). In the background too: the runner judges it there as anywhere (a replica taking it
+   * over refuses it, `responsesResumption`).
+   */
+  function structuredOf(body: ResponseRequest, response: ServerResponse) {
+    const structured = readResponseStructured(body, (value) => options.schemas.check(value));
+    refuseUnsupported(unansweredResponseParameters(body), response, options.parameters);
+    return structured;
   }
 
   /** Answered by the adapter (docs/chat-ui-tasks.md), and not stored: no query a later response could continue. */

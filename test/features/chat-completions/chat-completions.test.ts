@@ -285,17 +285,18 @@ describe("GET /v1/models", () => {
     expect(anonymous.status).toBe(401);
   });
 
-  it("says what every model supports in LiteLLM's model-info fields: chat in text, streamed, no tools, schemas or images", async () => {
+  it("says what every model supports in LiteLLM's model-info fields: chat in text, streamed, JSON schemas validated, one forced function, no images", async () => {
     const body = (await (await fetch(`${stack.url}/v1/models`, { headers: headers() })).json()) as { data: Record<string, unknown>[] };
     const one = (await (await fetch(`${stack.url}/v1/models/acme/build`, { headers: headers() })).json()) as Record<string, unknown>;
     for (const model of [...body.data, one]) {
       expect(model).toMatchObject({
         mode: "chat",
-        supported_openai_params: ["stream", "stream_options", "n"],
+        supported_openai_params: ["stream", "stream_options", "n", "response_format", "tools", "tool_choice"],
         supports_function_calling: false,
         supports_parallel_function_calling: false,
-        supports_tool_choice: false,
-        supports_response_schema: false,
+        supports_tool_choice: true,
+        supports_response_schema: true,
+        structured_outputs: "validated",
         supports_vision: false,
         supports_pdf_input: false,
         supports_audio_input: false,

@@ -23,7 +23,7 @@ describe("the Markdown sources footer", () => {
     const annotation = message.annotations[0];
     expect(annotation?.type).toBe("file_citation");
     if (annotation?.type !== "file_citation") return;
-    expect([...message.content].slice(annotation.start_index ?? 0, annotation.end_index ?? 0).join("")).toBe("[1]");
+    expect([...(message.content ?? "")].slice(annotation.start_index ?? 0, annotation.end_index ?? 0).join("")).toBe("[1]");
   });
 
   it("lists every source when none is cited, and nothing when the output has its own references", () => {

@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import pino from "pino";
+import { SchemaValidation } from "../../../src/structured/schema-validator.js";
 import { describe, expect, it } from "vitest";
 import type { BodyEncoder, StreamEncoder } from "../../../src/answer/answer-encoder.js";
 import type { AnswerEvent, ChoiceSent, TokenUsage } from "../../../src/answer/answer-events.js";
@@ -154,6 +155,7 @@ function runnerOf(answers: AnswerService, trace?: AnswerTrace, ledger?: UsageLed
     tokens: new O200kTokenCounter(),
     background: {} as BackgroundResponses,
     ledger,
+    schemas: new SchemaValidation({ maxBytes: 65_536, maxDepth: 24 }),
   });
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RequestValidationError } from "../../../src/errors/adapter-error.js";
 import { planQueries } from "../../../src/plan/plan-queries.js";
+import { withInstructions } from "../../../src/structured/instruction-block.js";
 
 const ids = () => {
   let next = 0;
@@ -30,6 +31,13 @@ describe("planQueries", () => {
         { index: 1, queryId: "q2", createBody: { content: "Leave?", id: "q2", mode: "reason" } },
       ],
     });
+  });
+
+  it("adds the instruction block of a structured answer to the question: the content sent, and the prompt counted", () => {
+    const structured = { kind: "json_object", name: null, description: null, schema: null, param: "response_format" } as const;
+    const plan = planQueries({ prompt: "Leave?", mode: "ask", choices: 1, structured }, options());
+    expect(plan.prompt).toBe(withInstructions("Leave?", structured));
+    expect(plan.queries[0]?.createBody.content).toBe(plan.prompt);
   });
 
   it("continues an existing query, and merges extra create fields under the configured mode field", () => {

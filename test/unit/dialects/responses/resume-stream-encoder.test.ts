@@ -13,6 +13,8 @@ import { responseRequestSchema } from "../../../../src/dialects/responses/respon
 
 // A background `{model: "reason"}` request's echo, as the route makes it.
 const meta = { ...metaOf("resp_abc", responseRequestSchema({ maxMessages: 10 }).parse({ model: "reason", input: "Leave?" }), 1, null), background: true };
+// The same, answering a forced function (docs/structured-answers.md#a-forced-function): its item is the call.
+const callMeta = { ...meta, call: { name: "record_note" } };
 const now = () => 2;
 
 const events: AnswerEvent[] = [
@@ -28,7 +30,10 @@ function framesOf(encoder: ResponseStreamEncoder, list: AnswerEvent[]): SseFrame
   return list.flatMap((event) => encoder.encode(event));
 }
 
-describe("resumeStreamEncoder", () => {
+describe.each([
+  ["a message", meta],
+  ["a function call", callMeta],
+])("resumeStreamEncoder, the answer %s", (_name, meta) => {
   for (const cut of [0, 1, 2, 3, 4]) {
     it(`carries on after ${cut} events with the frames the first encoder would have written`, () => {
       const original = new ResponseStreamEncoder(meta, now);

@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import pino from "pino";
+import { SchemaValidation } from "../../../../src/structured/schema-validator.js";
 import { describe, expect, it } from "vitest";
 import type { AnswerEvent } from "../../../../src/answer/answer-events.js";
 import type { AnswerJob, AnswerService } from "../../../../src/answer/answer-service.js";
@@ -95,6 +96,7 @@ function replica(name: string, store: MemoryBackgroundStore, answers: AnswerServ
     logger,
     modeField: "mode",
     ids: { ...randomIds, query: () => "q-1" },
+    schemas: new SchemaValidation({ maxBytes: 65_536, maxDepth: 24 }),
   });
   return { responses, runner };
 }
@@ -196,6 +198,25 @@ describe("background answers", () => {
       expect((await types(store)).at(-1)).toBe("response.completed");
       expect(stored).toEqual([turn]);
       await waitFor(() => taken.released() === 1, "the admission to be given back");
+    });
+
+    it.each([
+      ["a JSON format", { textFormat: { type: "json_object" } }],
+      ["a forced function", { call: { name: "record_note" } }],
+    ])("is refused when it is a structured answer (%s), which only the replica that asked validates: it ends failed, and nothing is followed", async (_name, structured) => {
+      const now = { ms: Date.now() };
+      const { store, record } = await orphan(now);
+      now.ms += 61_000;
+      const { service, asked } = fakeAnswers([]);
+      const two = replica("two", store, service);
+      const resumption = responsesResumption({ storeTurn: async () => undefined }, seconds);
+      const held = admission();
+      const structuredRecord = { ...record, resume: { ...resume, turn: { ...turn, meta: { ...meta, ...structured } } } };
+      expect(await two.runner.resume(structuredRecord, { identity, admission: held.admitted }, resumption)).toBe(false);
+      expect(held.released()).toBe(1);
+      expect(asked.follows).toEqual([]);
+      expect((await store.get(ID))?.response).toMatchObject({ status: "failed", error: { message: expect.stringContaining("a structured answer is validated only by the replica") } });
+      expect((await types(store)).at(-1)).toBe("response.failed");
     });
 
     it("is refused when the state its record keeps does not parse: it ends failed, and nothing is followed", async () => {
