@@ -32,7 +32,9 @@ export function inspectJson(body: unknown, maxDepth: number): ValidationIssue[] 
       continue;
     }
     if (Array.isArray(value)) {
-      for (let index = value.length - 1; index >= 0; index -= 1) stack.push({ value: value[index], key: index, parent: visit, depth: depth + 1 });
+      for (let index = value.length - 1; index >= 0; index -= 1) {
+        stack.push({ value: value[index], key: index, parent: visit, depth: depth + 1 });
+      }
       continue;
     }
     for (const key of Object.keys(value)) {
