@@ -17,6 +17,7 @@ import { rateLimitCost } from "./rate-limits.mjs";
 import { replicaPolling } from "./replicas.mjs";
 import { tracingCost } from "./tracing.mjs";
 import { toolCallCost, waitingToolCalls } from "./mcp.mjs";
+import { cpuPerRequest, cpuSection } from "./cpu.mjs";
 import { oauthCost } from "./oauth.mjs";
 import { chatUiTaskCost } from "./chat-ui-tasks.mjs";
 import { backgroundCost } from "./background.mjs";
@@ -389,7 +390,7 @@ ${table([
 The adapter serves ${Math.round(latency.adapterShareOfBareProxy * 100)}% of the bare proxy's throughput (the median of the per-round ratios);
 the three processes share the machine's ${machine.cpus} cores with autocannon.
 
-${
+${cpuSection(results.cpu, table)}${
   replicas
     ? `## Replicas: list calls the workspace service sees
 
@@ -792,7 +793,7 @@ came, after the kill: its keys are served again that long after the kill, shortl
 }
 
 /** The headings of the sections a part measured alone (`BENCH_MERGE`) writes again. */
-const SECTION_HEADINGS = { failover: "## Redis Cluster failover" };
+const SECTION_HEADINGS = { failover: "## Redis Cluster failover", cpu: "## CPU per request, side by side" };
 
 /**
  * Writes `heading`'s section of docs/benchmarks.md from `results`: in place of the one there, or,
@@ -861,7 +862,7 @@ if (process.env.BENCH_DOCS_ONLY) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|mcp|chat-ui-tasks|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
+  // BENCH_ONLY=latency|cpu|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|mcp|chat-ui-tasks|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
   const only = process.env.BENCH_ONLY;
   const measured = {};
   const part = async (name, run) => {
@@ -872,6 +873,7 @@ try {
     return result;
   };
   const latency = await part("latency", throughputAndLatency);
+  const cpu = await part("cpu", () => cpuPerRequest(start, { seconds: SECONDS, rounds: 2 * REPEATS }));
   const waiting = await part("waiting", waitingQueries);
   const streams = await part("streams", () => idleStreams(Number(process.env.BENCH_STREAMS ?? 5000)));
   const tokens = await part("tokens", tokenCounting);
@@ -901,7 +903,7 @@ try {
     process.exit(0);
   }
 
-  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, mcp, chatUiTasks, oauth, background, failover };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, cpu, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, mcp, chatUiTasks, oauth, background, failover };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
   // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.
