@@ -1,11 +1,14 @@
 // A bare node:http pass-through proxy: every request is piped to the upstream's POST /queries and
 // the answer piped back, over a keep-alive pool. No parsing, no validation, no translation: the
-// practical floor for any Node adapter in front of the same upstream.
+// practical floor for any Node adapter in front of the same upstream. It reports its CPU time and
+// the requests it served on request (IPC), as the adapter's process does (bench/cpu.mjs).
 import { Agent, createServer, request as forward } from "node:http";
 
 const upstreamPort = Number(process.env.UPSTREAM_PORT);
 const agent = new Agent({ keepAlive: true, maxSockets: 128 });
+let requests = 0;
 const server = createServer((request, response) => {
+  requests += 1;
   const upstream = forward(
     {
       host: "127.0.0.1",
@@ -29,3 +32,9 @@ const server = createServer((request, response) => {
 });
 server.keepAliveTimeout = 60_000;
 server.listen(0, "127.0.0.1", () => process.send?.({ port: server.address().port }));
+process.on("message", (message) => {
+  if (message === "stats") {
+    const cpu = process.cpuUsage();
+    process.send?.({ stats: { cpuMicros: cpu.user + cpu.system, requests } });
+  }
+});

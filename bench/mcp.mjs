@@ -13,7 +13,7 @@ const question = "How much annual leave do employees get?";
 const auth = { authorization: "Bearer bench-key", "service-workspace": "bench", "content-type": "application/json" };
 
 /** A tools/call of `ask` as a 2025-11-25 client sends it (no initialize needed: the endpoint is stateless). */
-function legacyCall(progress) {
+export function legacyCall(progress) {
   const params = { name: "ask", arguments: { question }, ...(progress ? { _meta: { progressToken: 1 } } : {}) };
   return {
     headers: { ...auth, accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" },
@@ -22,7 +22,7 @@ function legacyCall(progress) {
 }
 
 /** The same call as a 2026-07-28 client sends it: the per-request `_meta` envelope and its headers. */
-function modernCall() {
+export function modernCall() {
   const meta = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1.0.0" },

@@ -18,6 +18,7 @@ import { governanceCost } from "./governance.mjs";
 import { replicaPolling } from "./replicas.mjs";
 import { tracingCost } from "./tracing.mjs";
 import { toolCallCost, waitingToolCalls } from "./mcp.mjs";
+import { cpuPerRequest, cpuSection } from "./cpu.mjs";
 import { oauthCost } from "./oauth.mjs";
 import { chatUiTaskCost } from "./chat-ui-tasks.mjs";
 import { structuredCost, structuredSection } from "./structured.mjs";
@@ -391,7 +392,7 @@ ${table([
 The adapter serves ${Math.round(latency.adapterShareOfBareProxy * 100)}% of the bare proxy's throughput (the median of the per-round ratios);
 the three processes share the machine's ${machine.cpus} cores with autocannon.
 
-${
+${cpuSection(results.cpu, table)}${
   replicas
     ? `## Replicas: list calls the workspace service sees
 
@@ -820,7 +821,7 @@ came, after the kill: its keys are served again that long after the kill, shortl
 }
 
 /** The headings of the sections a part measured alone (`BENCH_MERGE`) writes again. */
-const SECTION_HEADINGS = { failover: "## Redis Cluster failover", governance: "## Usage counting and the audit trail: what they cost", structured: "## Structured answers" };
+const SECTION_HEADINGS = { failover: "## Redis Cluster failover", cpu: "## CPU per request, side by side", governance: "## Usage counting and the audit trail: what they cost", structured: "## Structured answers" };
 
 /**
  * Writes `heading`'s section of docs/benchmarks.md from `results`: in place of the one there, or,
@@ -889,7 +890,7 @@ if (process.env.BENCH_DOCS_ONLY) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|mcp|chat-ui-tasks|structured|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
+  // BENCH_ONLY=latency|cpu|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|mcp|chat-ui-tasks|structured|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
   const only = process.env.BENCH_ONLY;
   const measured = {};
   const part = async (name, run) => {
@@ -900,6 +901,7 @@ try {
     return result;
   };
   const latency = await part("latency", throughputAndLatency);
+  const cpu = await part("cpu", () => cpuPerRequest(start, { seconds: SECONDS, rounds: 2 * REPEATS }));
   const waiting = await part("waiting", waitingQueries);
   const streams = await part("streams", () => idleStreams(Number(process.env.BENCH_STREAMS ?? 5000)));
   const tokens = await part("tokens", tokenCounting);
@@ -931,7 +933,7 @@ try {
     process.exit(0);
   }
 
-  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, governance, mcp, chatUiTasks, structured, oauth, background, failover };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, cpu, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, governance, mcp, chatUiTasks, structured, oauth, background, failover };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
   // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.

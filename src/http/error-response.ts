@@ -38,10 +38,20 @@ export function sendJsonRpcError(response: ServerResponse, error: AdapterError, 
 
 /** Writes a JSON body with its length (what `res.json` does, without Express). */
 export function sendJson(response: ServerResponse, body: unknown): void {
-  const text = JSON.stringify(body);
   response.setHeader("content-type", "application/json; charset=utf-8");
-  response.setHeader("content-length", Buffer.byteLength(text));
-  response.end(text);
+  endWithText(response, JSON.stringify(body));
+}
+
+/**
+ * Ends a response with `text` as its body, encoded to UTF-8 once: its length is the buffer's, and
+ * Node writes the head and the buffer together, where a string body is measured, then joined to
+ * the head and encoded again (an answer with one non-Latin-1 character makes that join a two-byte
+ * string twice the body's size; docs/benchmarks.md#what-shaped-these-numbers).
+ */
+export function endWithText(response: ServerResponse, text: string): void {
+  const bytes = Buffer.from(text, "utf8");
+  response.setHeader("content-length", bytes.length);
+  response.end(bytes);
 }
 
 /** A final JSON body no cache may keep (an answer, a background response's object). */

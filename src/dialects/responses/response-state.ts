@@ -41,7 +41,9 @@ export function applyEvent(state: ResponseState, event: AnswerEvent): void {
     openMessage(state);
     state.citations = event.citations;
     state.sources = event.sources;
-    state.annotations = event.citations.map((citation) => annotationOf(citation, event.sources[citation.source]));
+    // Several markers cite one source: its file id (a hash) is made once per answer.
+    const fileIds = new Map<string, string>();
+    state.annotations = event.citations.map((citation) => annotationOf(citation, event.sources[citation.source], fileIds));
     state.messageDone = true;
   }
 }
@@ -56,16 +58,22 @@ export function openMessage(state: ResponseState): void {
 /**
  * A stable, synthetic file id per source: `file-` and a hash of its name, title and page, so the
  * same source has the same id in every response, and two sections of one file stay two sources.
+ * `known` holds the ids already made for one answer, whose markers cite a source more than once.
  */
-export function fileIdOf(name: string, source?: CitedSource): string {
+export function fileIdOf(name: string, source?: CitedSource, known?: Map<string, string>): string {
   const key = [name.toLowerCase(), source?.title?.toLowerCase() ?? "", source?.page ?? ""].join("\u0000");
-  return `file-${hash("sha256", key, "hex").slice(0, 24)}`;
+  let id = known?.get(key);
+  if (id === undefined) {
+    id = `file-${hash("sha256", key, "hex").slice(0, 24)}`;
+    known?.set(key, id);
+  }
+  return id;
 }
 
-function annotationOf(citation: Citation, source: CitedSource | undefined): ResponseFileCitation {
+function annotationOf(citation: Citation, source: CitedSource | undefined, fileIds: Map<string, string>): ResponseFileCitation {
   const annotation: ResponseFileCitation = {
     type: "file_citation",
-    file_id: fileIdOf(citation.filename, source),
+    file_id: fileIdOf(citation.filename, source, fileIds),
     filename: citation.filename,
     index: citation.start,
   };

@@ -11,6 +11,7 @@ import {
 import type { Logger } from "pino";
 import type { JsonRpcMessage } from "../../dialects/mcp/json-rpc-message.js";
 import { type DirectToolCall, directToolCall, directToolCallResponse, EnvelopeMemo, type ServerIdentity } from "./direct-tool-call.js";
+import { endWithText } from "../error-response.js";
 import { toWebRequest, writeWebResponse } from "./web-exchange.js";
 
 /** One MCP request admitted at the edge: what its per-request server is built for. */
@@ -136,8 +137,7 @@ export class McpEndpoint<Exchange extends McpExchange> {
       if (response.destroyed) return;
       response.statusCode = 200;
       response.setHeader("content-type", "application/json");
-      response.setHeader("content-length", Buffer.byteLength(text));
-      response.end(text);
+      endWithText(response, text);
     } finally {
       if (key && this.cancellable.get(key) === exchange.controller) this.cancellable.delete(key);
     }

@@ -1,0 +1,189 @@
+// CPU per request, side by side in one run (`BENCH_ONLY=cpu npm run bench`, also part of `npm run
+// bench`): the bare node:http proxy (the floor: the same two HTTP hops), the adapter's chat
+// completion and Responses create, the chat completion traced at sampling 1.0 (OTLP/HTTP to a sink
+// in another process), and one MCP `ask` tool call on each revision, all against the instant
+// upstream at 50 connections. CPU is each server process's own (user + system, its worker threads
+// included, from its IPC stats) over the requests it served. The kinds take turns, in alternating
+// order round after round, so that each round's ratios share the shared machine's mood of the
+// moment; medians and ranges over rounds are reported.
+import { readdirSync, readFileSync } from "node:fs";
+import autocannon from "autocannon";
+import { cpus, loadavg, totalmem } from "node:os";
+import { LOADED_ADAPTER, statsOf } from "./processes.mjs";
+import { legacyCall, modernCall } from "./mcp.mjs";
+
+const round = (value, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const question = "How much annual leave do employees get?";
+const auth = { authorization: "Bearer bench-key", "service-workspace": "bench", "content-type": "application/json" };
+
+/** The rows of the table, in order: which process serves each and what it is sent. */
+function kindsOf({ proxy, adapter, traced }) {
+  return {
+    bareProxy: { server: proxy, url: `${proxy.url}/v1/chat/completions`, headers: auth, body: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }) },
+    chat: { server: adapter, url: `${adapter.url}/v1/chat/completions`, headers: auth, body: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }) },
+    responses: { server: adapter, url: `${adapter.url}/v1/responses`, headers: auth, body: JSON.stringify({ model: "ask", input: question }) },
+    chatTraced: { server: traced, url: `${traced.url}/v1/chat/completions`, headers: auth, body: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }) },
+    mcp20251125: { server: adapter, url: `${adapter.url}/mcp`, ...legacyCall(false) },
+    mcp20260728: { server: adapter, url: `${adapter.url}/mcp`, ...modernCall() },
+  };
+}
+
+/** The ratios reported per round (each round's own figures): name → [numerator, denominator]. */
+const RATIOS = {
+  chatOverBareProxy: ["chat", "bareProxy"],
+  responsesOverBareProxy: ["responses", "bareProxy"],
+  tracedOverChat: ["chatTraced", "chat"],
+  mcp20251125OverChat: ["mcp20251125", "chat"],
+  mcp20260728OverChat: ["mcp20260728", "chat"],
+};
+
+/** Measures every kind for `rounds` rounds of `seconds` each; every process `start` starts is the caller's to stop. */
+export async function cpuPerRequest(start, { seconds, rounds }) {
+  const loadBefore = loadavg()[0];
+  const upstream = await start("instant-upstream.mjs");
+  const sink = await start("otlp-sink.mjs");
+  const proxy = await start("bare-proxy.mjs", { UPSTREAM_PORT: String(upstream.port) });
+  // Whatever the shell exports, only the traced adapter traces.
+  const untraced = { UPSTREAM_URL: upstream.url, ...LOADED_ADAPTER, OTEL_EXPORTER_OTLP_ENDPOINT: "", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "" };
+  const adapter = await start("adapter-process.mjs", untraced);
+  const traced = await start("adapter-process.mjs", { ...untraced, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
+  const kinds = kindsOf({ proxy, adapter, traced });
+  const once = async (kind, duration) => {
+    const threadsBefore = threadTimes(kind.server.child.pid);
+    const before = await statsOf(kind.server.child);
+    const result = await autocannon({ url: kind.url, method: "POST", headers: kind.headers, body: kind.body, connections: 50, duration });
+    const after = await statsOf(kind.server.child);
+    const threadsAfter = threadTimes(kind.server.child.pid);
+    if (result.errors || result.non2xx) throw new Error(`${kind.url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
+    const requests = after.requests - before.requests;
+    const threads = threadsBefore && threadsAfter ? perRequest(threadsBefore, threadsAfter, requests) : undefined;
+    return { rps: result.requests.average, cpuUs: (after.cpuMicros - before.cpuMicros) / requests, threads };
+  };
+  for (const kind of Object.values(kinds)) await once(kind, 2); // warm-up, discarded
+  const names = Object.keys(kinds);
+  const figures = [];
+  for (let index = 0; index < rounds; index += 1) {
+    const turn = {};
+    for (const name of index % 2 === 0 ? names : [...names].reverse()) turn[name] = await once(kinds[name], seconds);
+    figures.push(turn);
+  }
+  for (const server of [upstream, sink, proxy, adapter, traced]) server.child.kill();
+  const spread = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
+  const rows = {};
+  for (const name of names) {
+    const cpu = spread(figures.map((turn) => turn[name].cpuUs));
+    rows[name] = {
+      cpuUsPerRequest: round(cpu.median),
+      cpuUsRange: [round(cpu.min), round(cpu.max)],
+      rps: round(median(figures.map((turn) => turn[name].rps))),
+      overBareProxy: round(median(figures.map((turn) => turn[name].cpuUs / turn.bareProxy.cpuUs)), 2),
+      ...(figures[0][name].threads
+        ? { threadsUs: Object.fromEntries(THREADS.map((thread) => [thread, round(median(figures.map((turn) => turn[name].threads[thread])))])) }
+        : {}),
+    };
+  }
+  const ratios = {};
+  for (const [name, [numerator, denominator]] of Object.entries(RATIOS)) {
+    const per = spread(figures.map((turn) => turn[numerator].cpuUs / turn[denominator].cpuUs));
+    ratios[name] = { median: round(per.median, 2), min: round(per.min, 2), max: round(per.max, 2) };
+  }
+  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
+  return { date: new Date().toISOString(), machine, seconds, rounds, loadAverage: [round(loadBefore, 1), round(loadavg()[0], 1)], rows, ratios };
+}
+
+/** The threads a server process's CPU time is told apart by (Linux names them; elsewhere nothing is split). */
+const THREADS = ["main", "gc", "tokens", "other"];
+
+/** Each thread's CPU time so far (user + system, µs) by kind, from /proc; undefined where there is no /proc. */
+function threadTimes(pid) {
+  const times = { main: 0, gc: 0, tokens: 0, other: 0 };
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // utime and stime, in clock ticks (100 a second on Linux).
+      const micros = (Number(fields[11]) + Number(fields[12])) * 10_000;
+      // V8's platform threads do the garbage collector's parallel and concurrent work; a worker_threads Worker is the token counter.
+      const kind = Number(task) === pid ? "main" : name === "V8Worker" ? "gc" : name === "WorkerThread" ? "tokens" : "other";
+      times[kind] += micros;
+    }
+  } catch {
+    return undefined;
+  }
+  return times;
+}
+
+function perRequest(before, after, requests) {
+  return Object.fromEntries(THREADS.map((thread) => [thread, (after[thread] - before[thread]) / requests]));
+}
+
+/** The rows' labels in docs/benchmarks.md. */
+const LABELS = {
+  bareProxy: "bare `node:http` proxy (the floor)",
+  chat: "adapter, chat completion",
+  responses: "adapter, Responses API",
+  chatTraced: "adapter, chat completion traced (sampling 1.0)",
+  mcp20251125: "MCP `ask` tool call, 2025-11-25",
+  mcp20260728: "MCP `ask` tool call, 2026-07-28",
+};
+
+/** The section of docs/benchmarks.md (empty for runs from before it existed). */
+export function cpuSection(cpu, table) {
+  if (!cpu) return "";
+  const { rows, ratios, machine } = cpu;
+  const ratio = (figures) => `${figures.median}× (${figures.min}–${figures.max})`;
+  return `## CPU per request, side by side
+
+One run, ${cpu.rounds} rounds of ${cpu.seconds} s at 50 connections per row, the rows taking turns in alternating order
+(measured ${cpu.date.slice(0, 16).replace("T", " ")} on ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGB} GB, Node ${machine.node}, load average ${cpu.loadAverage.join(" → ")}
+on the ${machine.cpus} cores shared with other work): each server process's CPU time (user and system, its worker threads
+included) over the requests it served, against the instant upstream (\`bench/cpu.mjs\`). Medians, and the range over the rounds.
+
+${table([
+  ["", "CPU per request", "range over rounds", "× the bare proxy", "requests/s"],
+  ["---", "---", "---", "---", "---"],
+  ...Object.entries(rows).map(([name, row]) => [LABELS[name] ?? name, `${row.cpuUsPerRequest} µs`, `${row.cpuUsRange[0]}–${row.cpuUsRange[1]} µs`, `${row.overBareProxy}×`, row.rps]),
+])}
+
+Per round, then the median (range): a chat completion ${ratio(ratios.chatOverBareProxy)} the bare proxy's CPU, a Responses create
+${ratio(ratios.responsesOverBareProxy)}; traced, a chat completion ${ratio(ratios.tracedOverChat)} an untraced one; an MCP \`ask\` ${ratio(ratios.mcp20251125OverChat)} a chat completion on
+2025-11-25 and ${ratio(ratios.mcp20260728OverChat)} on 2026-07-28. A structured answer has no row yet: structured outputs are not on this branch.
+${threadsTable(rows, table)}
+The ratio to the bare proxy moves with the machine's load: the proxy's own CPU per request falls further than the
+adapter's when the machine is quiet (on 2026-11-27 the same build measured 2.38× at a load average of 13–16 and 2.82×
+at 2). Compare builds in one run, taking turns.
+
+Where a chat completion's CPU went (2026-11-27, \`bench:profile\` and V8's sampling heap profiler at 50 connections,
+before the changes below): the event loop's time was spread thin — writing the response 14% (most of it the
+socket write itself), the upstream call through undici 15%, validating the request and the upstream's answer with
+zod 3.5%, citations 5%, the log line 2.6%, Prometheus 2–3%, SHA-256 digests (credential, thread key) 2.4%. A
+completion allocated about 116 KB: the response body joined to its head (13 KB), citations (14 KB), the upstream
+answer parsed and validated (10 KB), the log line (5 KB). The garbage collector's threads took 154 µs of a 729 µs
+request against the proxy's 43 µs of 261 µs. Changed: a JSON body is encoded to UTF-8 once and written as one
+buffer beside its head (−4% on a chat completion, paired rounds), a source's Responses file id is hashed once per
+answer rather than once per marker, the request's JSON inspection builds a path only for a value it reports.
+Tried and left out: counting short texts on the event loop instead of the token worker (812 against 581 µs: the
+11 MB rank table's cache misses on a loop that does everything else), a 64 MB young generation
+(\`--max-semi-space-size\`: within the noise).
+
+`;
+}
+
+/** Where each row's CPU went, by thread (from /proc; empty where the run had none). */
+function threadsTable(rows, table) {
+  const measured = Object.entries(rows).filter(([, row]) => row.threadsUs);
+  if (measured.length === 0) return "";
+  return `
+By thread (medians over the rounds, µs per request; ticks of 10 ms, so a few µs either way): the event loop, V8's
+platform threads (the garbage collector's parallel scavenges and concurrent marking), the token counter's worker,
+and the rest (libuv, the inspector, signals).
+
+${table([
+  ["", "event loop", "garbage collector threads", "token worker", "other"],
+  ["---", "---", "---", "---", "---"],
+  ...measured.map(([name, row]) => [LABELS[name] ?? name, ...THREADS.map((thread) => `${row.threadsUs[thread]} µs`)]),
+])}
+`;
+}
