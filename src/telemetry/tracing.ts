@@ -1,11 +1,48 @@
 import type { IncomingMessage } from "node:http";
 import type { Attributes, Link, Span, SpanKind } from "@opentelemetry/api";
+import type { SpanExporter } from "@opentelemetry/sdk-trace";
 
-/** How a span starts: its kind (SpanKind's numbers), attributes and links. */
+/**
+ * How a span starts: its kind (SpanKind's numbers), attributes and links. The attributes object
+ * and the links array become the span's own (built once by the caller, never copied): pass ones
+ * made for this span.
+ */
 export interface SpanStart {
   kind: SpanKind;
   attributes?: Attributes;
   links?: Link[];
+}
+
+/** Why spans were lost (the label of `adapter_trace_spans_dropped_total`, docs/observability.md#how-spans-leave). */
+export type DropReason = "queue_full" | "export_failed" | "worker_stopped";
+
+/** Spans lost so far, by reason. */
+export type DroppedSpans = Readonly<Record<DropReason, number>>;
+
+/** What starting tracing gave: the tracing (undefined when off), a line for the start-up log, ignored settings. */
+export interface TracingStart {
+  tracing: Tracing | undefined;
+  summary: string;
+  /** Settings the specification says to warn about and replace by their defaults. */
+  warnings: string[];
+}
+
+/** What tracing needs beside the environment. */
+export interface TracingOptions {
+  /** `service.version` of the resource. */
+  serviceVersion: string;
+  /**
+   * Told what the log should say about export: failed exports (the first failure, then at most
+   * one line a minute with how many failed meanwhile, and once when exports succeed again),
+   * spans dropped because the exporter cannot keep up (at most a line a minute), a stopped
+   * export worker.
+   */
+  onExportError?: (message: string) => void;
+  /**
+   * Replaces the OTLP export worker by an SDK exporter on the event loop (tests read spans from
+   * memory with the SDK's InMemorySpanExporter).
+   */
+  exporter?: SpanExporter;
 }
 
 /**
@@ -41,6 +78,8 @@ export interface Tracing {
   withoutLogSpan<T>(work: () => T): T;
   /** The trace fields of a log line written now (a pino mixin): `trace_id`, `span_id`, `trace_flags`, or none. */
   logFields(): Record<string, string>;
+  /** Spans lost so far (for `adapter_trace_spans_dropped_total`). */
+  readonly droppedSpans: DroppedSpans;
   /** Exports what is buffered (never rejects: a failed export is reported through `onExportError`). */
   flush(): Promise<void>;
   /** Exports what is buffered and stops (never rejects either). */
