@@ -2,12 +2,13 @@ import { parentPort, workerData } from "node:worker_threads";
 import { ExportResultCode } from "@opentelemetry/core";
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from "@opentelemetry/otlp-exporter-base/node-http";
 import { JsonTraceSerializer, ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
-import type { ExportWorkerData, ToExportWorker } from "./export-messages.js";
+import type { ExportWorkerData, FromExportWorker, ToExportWorker } from "./export-messages.js";
 import { ExportRequests } from "./otlp-request.js";
 import { type BodyExporter, SpanExport } from "./span-export.js";
+import { SpanRing } from "./span-ring.js";
 
 // The export worker (docs/observability.md#how-spans-leave): batches the encoded spans the event
-// loop hands over and sends them with the SDK's OTLP/HTTP transport — the URL and headers as the
+// loop writes into the ring they share and sends them with the SDK's OTLP/HTTP transport — the URL and headers as the
 // adapter read them; timeout, compression, certificates and the retries of failed exports as the
 // SDK's exporter does them from the other OTEL_EXPORTER_OTLP_* variables.
 
@@ -15,8 +16,10 @@ const data = workerData as ExportWorkerData;
 const port = parentPort;
 if (!port) throw new Error("export-worker.ts runs as a worker thread");
 const requests = new ExportRequests(data.protocol, data.resource, data.scope);
-const exporter = new SpanExport(requests, otlpExporter(data), data.batch, (message) => port.postMessage(message));
+const send = (message: FromExportWorker) => port.postMessage(message);
+const exporter = new SpanExport(new SpanRing(data.ring), requests, otlpExporter(data), data.batch, send);
 port.on("message", (message: ToExportWorker) => exporter.receive(message));
+exporter.start();
 
 /** The SDK's OTLP/HTTP export delegate (what its OTLPTraceExporter wraps), sending request bodies built here. */
 function otlpExporter({ protocol, url, headers }: ExportWorkerData): BodyExporter {

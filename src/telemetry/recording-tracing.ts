@@ -3,10 +3,9 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { hostname } from "node:os";
 import { Worker } from "node:worker_threads";
-import { type Attributes, type Link, ROOT_CONTEXT, SamplingDecision, type Span, type SpanContext, trace } from "@opentelemetry/api";
+import type { Attributes, Link, Span, SpanContext } from "@opentelemetry/api";
 import { parseTraceParent, TraceState } from "@opentelemetry/core";
 import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
-import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, type Sampler, TraceIdRatioBasedSampler } from "@opentelemetry/sdk-trace";
 import type { ExportWorkerData } from "./export-messages.js";
 import { readBatchSettings, readSpanLimits } from "./export-settings.js";
 import { InProcessExport } from "./in-process-export.js";
@@ -16,6 +15,8 @@ import { writeProtobufSpan } from "./otlp-span-protobuf.js";
 import { clockNow, RecordedSpan, type SpanSink, type TraceClock, UnsampledSpan } from "./recorded-span.js";
 import { SpanHandoff } from "./span-handoff.js";
 import { SpanIds } from "./span-ids.js";
+import { ringMemory } from "./span-ring.js";
+import { type SpanSampling, spanSampling } from "./span-sampling.js";
 import type { Environment } from "./tracing-environment.js";
 import { readTracingSettings, type TracingSettings } from "./tracing-settings.js";
 import { type DroppedSpans, KIND, logFieldsOf, type SpanStart, type Tracing, type TracingOptions, type TracingStart } from "./tracing.js";
@@ -23,7 +24,7 @@ import { type DroppedSpans, KIND, logFieldsOf, type SpanStart, type Tracing, typ
 /** The instrumentation scope every span of the adapter carries. */
 const SCOPE = "workspace-openai-adapter";
 
-/** The export worker holds encoded spans outside its heap (ArrayBuffers): a small heap does. */
+/** The export worker reads spans from shared memory and holds one request body: a small heap does. */
 const WORKER_LIMITS = { maxOldGenerationSizeMb: 64 };
 
 /** Where ended spans go, and how they are flushed. */
@@ -48,19 +49,23 @@ export async function createRecordingTracing(env: Environment, options: TracingO
   const resource = resourceAttributes(settings, options.serviceVersion);
   const report = options.onExportError ?? (() => undefined);
   const { protocol, url, headers } = settings;
-  const data: ExportWorkerData = { protocol, url, headers, resource, scope, batch };
+  const memory = ringMemory(batch.maxQueueSize);
   const sink = options.exporter
     ? new InProcessExport(options.exporter, resource, scope, batch, report)
     : new SpanHandoff({
       encode: settings.protocol === "http/json" ? (writer, span) => writeJsonSpan(writer, span, limits) : (writer, span) => writeProtobufSpan(writer, span, limits),
       batch,
+      memory,
       // The exporter in the worker reads the other OTEL_EXPORTER_OTLP_* variables (timeout, compression, certificates) from `env`.
-      startWorker: () => new Worker(exportWorkerUrl(), { workerData: data, env: { ...env }, resourceLimits: WORKER_LIMITS }),
+      startWorker: (ring) => {
+        const workerData: ExportWorkerData = { protocol, url, headers, resource, scope, batch, ring };
+        return new Worker(exportWorkerUrl(), { workerData, env: { ...env }, resourceLimits: WORKER_LIMITS });
+      },
       report,
     });
   const ratio = settings.sampler.endsWith("traceidratio") ? ` ${settings.ratio}` : "";
   return {
-    tracing: new RecordingTracing(sink, samplerOf(settings), settings.capturesContent),
+    tracing: new RecordingTracing(sink, spanSampling(settings), settings.capturesContent),
     summary:
       `tracing on: OTLP ${settings.protocol} to ${options.exporter ? "a test exporter" : settings.url}, ` +
       `sampler ${settings.sampler}${ratio}${settings.capturesContent ? ", message content captured" : ""}`,
@@ -77,7 +82,7 @@ class RecordingTracing implements Tracing {
 
   constructor(
     private readonly sink: SpanExportSink,
-    private readonly sampler: Sampler,
+    private readonly sampled: SpanSampling,
     readonly capturesContent: boolean,
   ) {}
 
@@ -142,15 +147,12 @@ class RecordingTracing implements Tracing {
   ): Span {
     const traceId = parent?.traceId ?? this.ids.traceId();
     const spanId = this.ids.spanId();
-    const context = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
     const own = attributes ?? {};
-    const sampled = this.sampler.shouldSample(context, traceId, name, kind, own, links ?? []);
-    const traceState = sampled.traceState ?? parent?.traceState;
+    const traceState = parent?.traceState;
     const state = traceState ? { traceState } : {};
-    if (sampled.decision !== SamplingDecision.RECORD_AND_SAMPLED) {
+    if (!this.sampled(traceId, name, kind, own, links ?? [], parent)) {
       return new UnsampledSpan({ traceId, spanId, traceFlags: 0, ...state });
     }
-    if (sampled.attributes) Object.assign(own, sampled.attributes);
     return new RecordedSpan(
       this.sink,
       name,
@@ -184,25 +186,6 @@ function resourceAttributes(settings: TracingSettings, serviceVersion: string): 
       }),
     )
     .merge(resourceFromAttributes(settings.resource)).attributes;
-}
-
-/** The sampler `OTEL_TRACES_SAMPLER` names (parent-based, always on, by default). */
-function samplerOf(settings: TracingSettings): Sampler {
-  const ratio = new TraceIdRatioBasedSampler(settings.ratio);
-  switch (settings.sampler) {
-    case "always_on":
-      return new AlwaysOnSampler();
-    case "always_off":
-      return new AlwaysOffSampler();
-    case "traceidratio":
-      return ratio;
-    case "parentbased_always_off":
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
-    case "parentbased_traceidratio":
-      return new ParentBasedSampler({ root: ratio });
-    default:
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
-  }
 }
 
 /**

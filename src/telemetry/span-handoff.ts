@@ -4,51 +4,41 @@ import type { FromExportWorker, ToExportWorker } from "./export-messages.js";
 import { exportFailures, queueFullReports } from "./export-reports.js";
 import { ProtobufWriter } from "./protobuf-writer.js";
 import type { FinishedSpan, SpanSink } from "./recorded-span.js";
+import { SpanRing, type SpanRingMemory } from "./span-ring.js";
 import type { DropReason, DroppedSpans } from "./tracing.js";
 
-/** What the hand-off needs: how to encode a span, the batch settings, the worker, and where to report. */
+/** What the hand-off needs: how to encode a span, the batch settings, the ring, the worker, and where to report. */
 export interface HandoffOptions {
-  /** Appends one span, encoded for the export protocol, to the chunk being filled. */
+  /** Writes one span, encoded for the export protocol, at the writer's position. */
   encode(writer: ProtobufWriter, span: FinishedSpan): void;
   batch: BatchSettings;
-  /** Starts the export worker (again, after one stopped). */
-  startWorker(): Worker;
+  memory: SpanRingMemory;
+  /** Starts the export worker on the ring (again, after one stopped). */
+  startWorker(memory: SpanRingMemory): Worker;
   /** A line for the log: export failures, drops, a worker that stopped (each already rate-limited). */
   report(message: string): void;
 }
 
-/** The bytes a chunk starts with, and the size at which it is handed over whatever its span count. */
-const CHUNK_BYTES = 64 * 1024;
-const HANDOFF_BYTES = 48 * 1024;
-/** At most this long between a span's end and its hand-over (less when OTEL_BSP_SCHEDULE_DELAY is shorter). */
-const HANDOFF_MS = 100;
-/** Encoded spans held at most (on both threads), however large they are (prompts, with content captured). */
-export const MAX_QUEUED_BYTES = 32 * 1024 * 1024;
 const FIRST_RESTART_MS = 1000;
 const LAST_RESTART_MS = 60_000;
 
 /**
  * Where ended spans go on the event loop (docs/observability.md#how-spans-leave): each is encoded
- * at once into a chunk (so it dies young), and chunks are handed to the export worker, their
- * buffers transferred, when a batch's worth is in, when a chunk is full, or 100 ms after its
- * first span. Memory is bounded: at most `OTEL_BSP_MAX_QUEUE_SIZE` spans (and 32 MiB) are in
- * the chunk, on their way or in the worker; the worker says when it is done with a batch. Beyond
- * that a span is dropped and counted. If the worker stops, what it held is counted lost and a
- * new one is started (after 1 s, doubling up to a minute); the adapter goes on meanwhile.
+ * at once, into a scratch buffer reused for every span, and copied into the ring the export worker
+ * reads (`SpanRing`); the worker is woken only when the ring stops being empty and when a batch's
+ * worth waits. Memory is bounded by the ring: at most `OTEL_BSP_MAX_QUEUE_SIZE` spans (and the
+ * ring's bytes) wait; a span that finds it full is dropped and counted. If the worker stops, the
+ * spans of the export it had under way are counted lost; what waits in the ring is kept, and a new
+ * worker starts after 1 s (doubling up to a minute while it keeps stopping). The adapter goes on
+ * meanwhile, the ring filling up to its bound.
  */
 export class SpanHandoff implements SpanSink {
-  private writer = new ProtobufWriter(CHUNK_BYTES);
-  private chunkSpans = 0;
-  /** Chunks waiting for a worker (while one starts again). */
-  private waiting: { writer: ProtobufWriter; spans: number }[] = [];
-  private waitingSpans = 0;
-  private waitingBytes = 0;
-  /** Handed to the worker, not yet reported done. */
-  private sentSpans = 0;
-  private sentBytes = 0;
+  private readonly scratch = new ProtobufWriter(16 * 1024);
+  private readonly ring: SpanRing;
+  /** Whether the worker was woken for the batch's worth waiting now. */
+  private batchWoken = false;
   private worker: Worker | undefined;
   private restartMs = FIRST_RESTART_MS;
-  private timer: NodeJS.Timeout | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly flushes = new Map<number, () => void>();
   private nextFlush = 0;
@@ -58,6 +48,7 @@ export class SpanHandoff implements SpanSink {
   private readonly queueFull: (dropped: number) => void;
 
   constructor(private readonly options: HandoffOptions) {
+    this.ring = new SpanRing(options.memory);
     this.failed = exportFailures(options.report);
     this.queueFull = queueFullReports(options.report, `OTEL_BSP_MAX_QUEUE_SIZE=${options.batch.maxQueueSize} spans wait at most`);
     this.start();
@@ -69,30 +60,32 @@ export class SpanHandoff implements SpanSink {
 
   ended(span: FinishedSpan): void {
     if (this.stopped) return;
-    const held = this.sentSpans + this.waitingSpans + this.chunkSpans;
-    if (held >= this.options.batch.maxQueueSize || this.sentBytes + this.waitingBytes + this.writer.pos >= MAX_QUEUED_BYTES) {
-      this.lost.queue_full += 1;
-      this.queueFull(this.lost.queue_full);
-      return;
-    }
-    const start = this.writer.pos;
+    const { scratch } = this;
+    scratch.pos = 0;
     try {
-      this.options.encode(this.writer, span);
+      this.options.encode(scratch, span);
     } catch (error) {
       // A span that cannot be encoded is lost alone, never the request that made it.
-      this.writer.pos = start;
       this.lost.export_failed += 1;
       this.failed(error instanceof Error ? error : new Error(String(error)));
       return;
     }
-    this.chunkSpans += 1;
-    if (this.chunkSpans >= this.options.batch.maxExportBatchSize || this.writer.pos >= HANDOFF_BYTES) this.handOver();
-    else this.timer ??= setTimeout(() => this.handOver(), Math.min(HANDOFF_MS, this.options.batch.scheduledDelayMillis)).unref();
+    if (!this.ring.push(scratch.buffer, scratch.pos)) {
+      this.lost.queue_full += 1;
+      this.queueFull(this.lost.queue_full);
+      return;
+    }
+    const waiting = this.ring.waiting;
+    if (waiting < this.options.batch.maxExportBatchSize) this.batchWoken = false;
+    // The first span starts the worker's schedule delay; a batch's worth is sent at once.
+    if (waiting === 1 || (waiting >= this.options.batch.maxExportBatchSize && !this.batchWoken)) {
+      this.batchWoken = waiting > 1;
+      this.ring.notify();
+    }
   }
 
-  /** Hands everything over and resolves once the worker has exported it (at the latest after OTEL_BSP_EXPORT_TIMEOUT). */
+  /** Resolves once the worker has exported every span ended before (at the latest after OTEL_BSP_EXPORT_TIMEOUT). */
   flush(): Promise<void> {
-    this.handOver();
     const worker = this.worker;
     if (!worker) return Promise.resolve();
     return new Promise((resolve) => {
@@ -116,32 +109,8 @@ export class SpanHandoff implements SpanSink {
     await worker?.terminate();
   }
 
-  private handOver(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.chunkSpans > 0) {
-      this.waiting.push({ writer: this.writer, spans: this.chunkSpans });
-      this.waitingSpans += this.chunkSpans;
-      this.waitingBytes += this.writer.pos;
-      this.writer = new ProtobufWriter(CHUNK_BYTES);
-      this.chunkSpans = 0;
-    }
-    const worker = this.worker;
-    if (!worker) return;
-    for (const { writer, spans } of this.waiting) {
-      // An unpooled buffer of its own (Buffer.allocUnsafeSlow): its whole ArrayBuffer moves to the worker.
-      const buffer = writer.buffer.buffer as ArrayBuffer;
-      this.sentSpans += spans;
-      this.sentBytes += writer.pos;
-      this.post(worker, { kind: "spans", buffer, length: writer.pos, spans }, [buffer]);
-    }
-    this.waiting = [];
-    this.waitingSpans = 0;
-    this.waitingBytes = 0;
-  }
-
-  private post(worker: Worker, message: ToExportWorker, transfer: ArrayBuffer[] = []): void {
-    worker.postMessage(message, transfer);
+  private post(worker: Worker, message: ToExportWorker): void {
+    worker.postMessage(message);
   }
 
   private received(message: FromExportWorker): void {
@@ -149,8 +118,6 @@ export class SpanHandoff implements SpanSink {
       this.flushed(message.id);
       return;
     }
-    this.sentSpans -= message.spans;
-    this.sentBytes -= message.bytes;
     if (message.error === undefined) this.restartMs = FIRST_RESTART_MS;
     else this.lost.export_failed += message.spans;
     this.failed(message.error === undefined ? undefined : new Error(message.error));
@@ -163,24 +130,22 @@ export class SpanHandoff implements SpanSink {
   }
 
   private start(): void {
-    const worker = this.options.startWorker();
+    this.ring.inFlight = 0;
+    const worker = this.options.startWorker(this.options.memory);
     worker.unref();
     let reason = "it exited";
     worker.on("message", (message: FromExportWorker) => this.received(message));
     worker.on("error", (error) => (reason = error.message));
     worker.on("exit", () => this.stoppedWorker(worker, reason));
     this.worker = worker;
-    this.handOver();
   }
 
-  /** The worker stopped (it failed, or was stopped from outside): what it held is lost; a new one starts later. */
+  /** The worker stopped (it failed, or was stopped from outside): the export it had under way is lost; a new one starts later. */
   private stoppedWorker(worker: Worker, reason: string): void {
     if (this.worker !== worker) return;
     this.worker = undefined;
-    const lost = this.sentSpans;
+    const lost = this.ring.inFlight;
     this.lost.worker_stopped += lost;
-    this.sentSpans = 0;
-    this.sentBytes = 0;
     for (const id of [...this.flushes.keys()]) this.flushed(id);
     if (this.stopped) return;
     this.options.report(`the trace export worker stopped (${reason}): ${lost} span${lost === 1 ? "" : "s"} lost; starting it again in ${this.restartMs / 1000} s`);
