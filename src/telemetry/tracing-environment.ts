@@ -84,7 +84,7 @@ export const TRACING_VARIABLES: readonly TracingVariable[] = [
   {
     name: "OTEL_BSP_MAX_QUEUE_SIZE",
     shown: "`2048`",
-    meaning: "Spans held at most while waiting to be sent (and 32 MiB of them); beyond it spans are dropped and counted (`adapter_trace_spans_dropped_total`)",
+    meaning: "Spans waiting at most to be sent, besides the batch being sent; beyond it spans are dropped and counted (`adapter_trace_spans_dropped_total`)",
   },
   { name: "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", shown: "`512`", meaning: "Spans sent at most in one export; a batch leaves as soon as it is full" },
   { name: "OTEL_BSP_SCHEDULE_DELAY", shown: "`5000`", meaning: "Milliseconds a smaller batch waits before it is sent" },
