@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Attributes, Link, Span, SpanKind } from "@opentelemetry/api";
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
+import { UnsampledSpan } from "./recorded-span.js";
 
 /**
  * How a span starts: its kind (SpanKind's numbers), attributes and links. The attributes object
@@ -103,3 +104,26 @@ export const KIND = { internal: 0, server: 1, client: 2, producer: 3, consumer: 
 
 /** SpanStatusCode's error value, copied for the same reason. */
 export const STATUS_ERROR = 2;
+
+/** The context of nothing traced: the W3C trace context's invalid ids, never propagated. */
+const NO_SPAN = new UnsampledSpan({ traceId: "0".repeat(32), spanId: "0".repeat(16), traceFlags: 0 });
+const NOTHING_DROPPED: DroppedSpans = { queue_full: 0, export_failed: 0, worker_stopped: 0 };
+
+/**
+ * Tracing that records nothing, for the parts that take a `Tracing` when tracing is off (the
+ * OpenTelemetry API's no-op tracer pattern): its spans are one span of invalid ids that records
+ * nothing, no context is entered, and no upstream call finds a parent span, so none is traced.
+ */
+export const NOOP_TRACING: Tracing = {
+  capturesContent: false,
+  droppedSpans: NOTHING_DROPPED,
+  startServerSpan: () => NO_SPAN,
+  startSpan: () => NO_SPAN,
+  withParentSpan: (_span, work) => work(),
+  parentSpan: () => undefined,
+  withLogSpan: (_span, work) => work(),
+  withoutLogSpan: (work) => work(),
+  logFields: () => ({}),
+  flush: () => Promise.resolve(),
+  shutdown: () => Promise.resolve(),
+};
