@@ -16,13 +16,15 @@ export interface BodyExporter {
  * called concurrently); an export that has not answered in `exportTimeoutMillis` counts as failed.
  * Reading a batch frees its room in the ring at once (the request body holds a copy), so the ring
  * and the one export under way are all the memory spans take. Between batches the worker sleeps
- * on the ring, woken when spans start waiting and when a batch's worth does. A flush sends
+ * on the ring for the schedule delay, woken early only when a batch's worth waits (so a span
+ * waits at most one delay, and a quiet adapter wakes the worker once a delay). A flush sends
  * everything written before it, at once.
  */
 export class SpanExport {
   private exporting = false;
   private sleeping = false;
-  private timer: NodeJS.Timeout | undefined;
+  /** The schedule delay ran out while spans waited: they leave however few. */
+  private due = false;
   /** Flushes waiting, each for every span written before it. */
   private readonly flushes: { id: number; upTo: number }[] = [];
   private read = 0;
@@ -45,22 +47,16 @@ export class SpanExport {
     this.next();
   }
 
-  /** Exports a batch now if one is due, or sets the timer for the next, and sleeps on the ring meanwhile. */
+  /** Exports a batch now if one is due, or sleeps on the ring until one is. */
   private next(): void {
     // Read before looking at the ring: a wake-up given after this is not missed.
     const seen = this.ring.wake;
     if (!this.exporting) this.answerFlushes();
     if (this.exporting) return;
     const waiting = this.ring.waiting;
-    if (waiting >= this.batch.maxExportBatchSize || (waiting > 0 && this.flushes.length > 0)) {
+    if (waiting >= this.batch.maxExportBatchSize || (waiting > 0 && (this.due || this.flushes.length > 0))) {
       this.exportBatch();
       return;
-    }
-    if (waiting > 0) {
-      this.timer ??= setTimeout(() => {
-        this.timer = undefined;
-        if (!this.exporting && this.ring.waiting > 0) this.exportBatch();
-      }, this.batch.scheduledDelayMillis);
     }
     this.sleep(seen);
   }
@@ -68,15 +64,15 @@ export class SpanExport {
   private sleep(seen: number): void {
     if (this.sleeping) return;
     this.sleeping = true;
-    void this.ring.waitFor(seen).then(() => {
+    void this.ring.waitFor(seen, this.batch.scheduledDelayMillis).then((woken) => {
       this.sleeping = false;
+      if (woken === "timed-out") this.due = true;
       this.next();
     });
   }
 
   private exportBatch(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.due = false;
     let body: Uint8Array = new Uint8Array();
     const spans = this.ring.read(this.batch.maxExportBatchSize, (views) => (body = this.requests.build(views)));
     this.read += spans;

@@ -25,8 +25,8 @@ const LAST_RESTART_MS = 60_000;
 /**
  * Where ended spans go on the event loop (docs/observability.md#how-spans-leave): each is encoded
  * at once, into a scratch buffer reused for every span, and copied into the ring the export worker
- * reads (`SpanRing`); the worker is woken only when the ring stops being empty and when a batch's
- * worth waits. Memory is bounded by the ring: at most `OTEL_BSP_MAX_QUEUE_SIZE` spans (and the
+ * reads (`SpanRing`); the worker is woken only when a batch's worth waits (it looks at the ring
+ * each schedule delay otherwise). Memory is bounded by the ring: at most `OTEL_BSP_MAX_QUEUE_SIZE` spans (and the
  * ring's bytes) wait; a span that finds it full is dropped and counted. If the worker stops, the
  * spans of the export it had under way are counted lost; what waits in the ring is kept, and a new
  * worker starts after 1 s (doubling up to a minute while it keeps stopping). The adapter goes on
@@ -75,11 +75,10 @@ export class SpanHandoff implements SpanSink {
       this.queueFull(this.lost.queue_full);
       return;
     }
-    const waiting = this.ring.waiting;
-    if (waiting < this.options.batch.maxExportBatchSize) this.batchWoken = false;
-    // The first span starts the worker's schedule delay; a batch's worth is sent at once.
-    if (waiting === 1 || (waiting >= this.options.batch.maxExportBatchSize && !this.batchWoken)) {
-      this.batchWoken = waiting > 1;
+    // A batch's worth is sent at once; fewer leave when the worker's schedule delay runs out.
+    if (this.ring.waiting < this.options.batch.maxExportBatchSize) this.batchWoken = false;
+    else if (!this.batchWoken) {
+      this.batchWoken = true;
       this.ring.notify();
     }
   }

@@ -113,9 +113,9 @@ export class SpanRing {
     return views.length;
   }
 
-  /** Waits (the reader's side) until `wake` is no longer `seen`, or `timeoutMs` passed. */
-  async waitFor(seen: number, timeoutMs?: number): Promise<void> {
+  /** Waits (the reader's side) until `wake` is no longer `seen` (`ok`, `not-equal`), or `timeoutMs` passed (`timed-out`). */
+  async waitFor(seen: number, timeoutMs: number): Promise<"ok" | "not-equal" | "timed-out"> {
     const waited = Atomics.waitAsync(this.control, WAKE, seen, timeoutMs);
-    if (waited.async) await waited.value;
+    return waited.async ? await waited.value : waited.value;
   }
 }
