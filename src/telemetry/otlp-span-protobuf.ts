@@ -1,4 +1,5 @@
 import type { Attributes, Link } from "@opentelemetry/api";
+import { AttributeCache } from "./attribute-cache.js";
 import type { SpanLimits } from "./export-settings.js";
 import { type ProtobufWriter, WIRE } from "./protobuf-writer.js";
 import { epochTime, type FinishedSpan, serializedState, type SpanEvent, type TraceClock } from "./recorded-span.js";
@@ -15,8 +16,11 @@ const IS_REMOTE = 0x200;
 /** ScopeSpans' field of its spans: each span is written as one. */
 export const SCOPE_SPANS_SPAN_FIELD = 2;
 
-/** Writes `span` as a `spans` field of ScopeSpans, within the limits (what is over them is dropped and counted). */
-export function writeProtobufSpan(writer: ProtobufWriter, span: FinishedSpan, limits: SpanLimits): void {
+/**
+ * Writes `span` as a `spans` field of ScopeSpans, within the limits (what is over them is dropped
+ * and counted). With a cache (the encoder's own), the span's attributes seen before cost a copy.
+ */
+export function writeProtobufSpan(writer: ProtobufWriter, span: FinishedSpan, limits: SpanLimits, cache?: AttributeCache): void {
   writer.tag(SCOPE_SPANS_SPAN_FIELD, WIRE.bytes);
   const start = writer.begin();
   const { traceId, spanId, traceFlags, traceState } = span.context;
@@ -41,7 +45,8 @@ export function writeProtobufSpan(writer: ProtobufWriter, span: FinishedSpan, li
   writeTime(writer, span.clock, span.startTime);
   writer.tag(8, WIRE.fixed64);
   writeTime(writer, span.clock, span.endTime);
-  const droppedAttributes = writeAttributes(writer, span.attributes, 9, limits.attributeCount, limits.attributeValueLength);
+  const { attributeCount, attributeValueLength } = limits;
+  const droppedAttributes = writeAttributes(writer, span.attributes, 9, attributeCount, attributeValueLength, cache);
   writer.tag(10, WIRE.varint);
   writer.varint(droppedAttributes);
   // Over the limit, the oldest events and links are the ones dropped (as the SDK's span drops them).
@@ -70,13 +75,17 @@ export function writeProtobufSpan(writer: ProtobufWriter, span: FinishedSpan, li
   writer.end(start);
 }
 
-/** Writes the attributes as repeated KeyValue fields numbered `field`: at most `count` of them; returns how many were dropped. */
+/**
+ * Writes the attributes as repeated KeyValue fields numbered `field`: at most `count` of them;
+ * returns how many were dropped. With a cache, keys and the values seen again cost a copy.
+ */
 export function writeAttributes(
   writer: ProtobufWriter,
   attributes: Attributes,
   field: number,
   count: number,
   length: number,
+  cache?: AttributeCache,
 ): number {
   let written = 0;
   let dropped = 0;
@@ -89,14 +98,25 @@ export function writeAttributes(
     }
     written += 1;
     writer.tag(field, WIRE.bytes);
+    const cached = cache?.key(key);
+    const remembered = cached?.values && AttributeCache.remembers(value) && (typeof value !== "string" || value.length <= length);
+    const known = remembered ? cached?.values?.get(value) : undefined;
+    if (known) {
+      writer.bytes(known);
+      continue;
+    }
     const pair = writer.begin();
-    writer.tag(1, WIRE.bytes);
-    writer.string(key);
-    writer.tag(2, WIRE.bytes);
+    if (cached) writer.raw(cached.prefix);
+    else {
+      writer.tag(1, WIRE.bytes);
+      writer.string(key);
+      writer.tag(2, WIRE.bytes);
+    }
     const any = writer.begin();
     writeAnyValue(writer, value, length);
     writer.end(any);
-    writer.end(pair);
+    const body = writer.end(pair);
+    if (cached && remembered) AttributeCache.remember(cached, value, writer.buffer.subarray(body, writer.pos));
   }
   return dropped;
 }

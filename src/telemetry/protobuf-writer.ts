@@ -147,12 +147,15 @@ export class ProtobufWriter {
     return this.pos++;
   }
 
-  /** Ends the length-delimited field begun at `start`: writes its length there, moving its bytes on when the length takes more than a byte. */
-  end(start: number): void {
+  /**
+   * Ends the length-delimited field begun at `start`: writes its length there, moving its bytes on
+   * when the length takes more than a byte. Returns where its bytes start.
+   */
+  end(start: number): number {
     const length = this.pos - start - 1;
     if (length < 128) {
       this.buffer[start] = length;
-      return;
+      return start + 1;
     }
     let size = 2;
     while (length >= 2 ** (7 * size)) size += 1;
@@ -166,6 +169,7 @@ export class ProtobufWriter {
       rest >>>= 7;
     }
     this.buffer[at] = rest;
+    return start + size;
   }
 
   private utf8(value: string): void {

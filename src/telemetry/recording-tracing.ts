@@ -6,6 +6,7 @@ import { Worker } from "node:worker_threads";
 import type { Attributes, Link, Span, SpanContext } from "@opentelemetry/api";
 import { parseTraceParent, TraceState } from "@opentelemetry/core";
 import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
+import { AttributeCache } from "./attribute-cache.js";
 import type { ExportWorkerData } from "./export-messages.js";
 import { readBatchSettings, readSpanLimits } from "./export-settings.js";
 import { InProcessExport } from "./in-process-export.js";
@@ -50,10 +51,12 @@ export async function createRecordingTracing(env: Environment, options: TracingO
   const report = options.onExportError ?? (() => undefined);
   const { protocol, url, headers } = settings;
   const memory = ringMemory(batch.maxQueueSize);
+  // The attributes every span repeats (keys, and the operation, model, route, status) are encoded once.
+  const attributes = new AttributeCache();
   const sink = options.exporter
     ? new InProcessExport(options.exporter, resource, scope, batch, report)
     : new SpanHandoff({
-      encode: settings.protocol === "http/json" ? (writer, span) => writeJsonSpan(writer, span, limits) : (writer, span) => writeProtobufSpan(writer, span, limits),
+      encode: settings.protocol === "http/json" ? (writer, span) => writeJsonSpan(writer, span, limits) : (writer, span) => writeProtobufSpan(writer, span, limits, attributes),
       batch,
       memory,
       // The exporter in the worker reads the other OTEL_EXPORTER_OTLP_* variables (timeout, compression, certificates) from `env`.

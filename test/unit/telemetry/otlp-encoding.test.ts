@@ -3,6 +3,7 @@ import { JsonTraceSerializer, ProtobufTraceSerializer } from "@opentelemetry/otl
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SPAN_LIMITS, readSpanLimits } from "../../../src/telemetry/export-settings.js";
+import { AttributeCache } from "../../../src/telemetry/attribute-cache.js";
 import { readableSpan } from "../../../src/telemetry/in-process-export.js";
 import { ExportRequests } from "../../../src/telemetry/otlp-request.js";
 import { writeJsonSpan } from "../../../src/telemetry/otlp-span-json.js";
@@ -61,12 +62,37 @@ function recordedSpans(): FinishedSpan[] {
   return ended;
 }
 
-/** The request body the adapter sends for `spans` in `protocol`. */
-function adapterBody(protocol: "http/protobuf" | "http/json", spans: readonly FinishedSpan[]): Buffer {
+/**
+ * Spans that repeat attributes as the adapter's do, span after span: the same keys with the same
+ * values, a key whose values keep changing (an id, a count), long strings, and values of every type.
+ */
+function repeatingSpans(count: number): FinishedSpan[] {
+  const ended: FinishedSpan[] = [];
+  const sink = { ended: (span: FinishedSpan) => ended.push(span) };
+  for (let index = 0; index < count; index += 1) {
+    const context = { traceId: "0af7651916cd43dd8448eb211c80319c", spanId: (0x1000 + index).toString(16).padStart(16, "0"), traceFlags: 1 };
+    const span = new RecordedSpan(sink, "chat acme", 0, context, undefined, CLOCK, {
+      "gen_ai.operation.name": "chat",
+      "gen_ai.request.model": index % 3 === 0 ? "acme" : "acme/reason",
+      "gen_ai.request.stream": index % 2 === 0,
+      "gen_ai.response.id": `chatcmpl-${index}`,
+      "gen_ai.usage.output_tokens": index,
+      "http.response.status_code": -200,
+      "workspace_adapter.temperature": 0.25,
+      "workspace_adapter.note": "ü".repeat(70),
+      "workspace_adapter.modes": ["quick", "reason"],
+    }, undefined);
+    span.end(1000.5 + index);
+  }
+  return ended;
+}
+
+/** The request body the adapter sends for `spans` in `protocol` (with the encoder's attribute cache, when given). */
+function adapterBody(protocol: "http/protobuf" | "http/json", spans: readonly FinishedSpan[], cache?: AttributeCache): Buffer {
   const chunk = new ProtobufWriter(16);
   for (const span of spans) {
     if (protocol === "http/json") writeJsonSpan(chunk, span, DEFAULT_SPAN_LIMITS);
-    else writeProtobufSpan(chunk, span, DEFAULT_SPAN_LIMITS);
+    else writeProtobufSpan(chunk, span, DEFAULT_SPAN_LIMITS, cache);
   }
   return Buffer.from(new ExportRequests(protocol, RESOURCE, SCOPE).build([chunk.written()]));
 }
@@ -82,6 +108,15 @@ describe("the OTLP encoding of spans", () => {
   it("is byte for byte the SDK's protobuf (every value type, events, links, trace state, status, long and non-ASCII strings)", () => {
     const spans = recordedSpans();
     expect(adapterBody("http/protobuf", spans).toString("hex")).toBe(sdkBody("http/protobuf", spans).toString("hex"));
+  });
+
+  it("is the same with the encoder's attribute cache, span after span (values remembered, ids and long strings written each time)", () => {
+    const cache = new AttributeCache();
+    const spans = [...recordedSpans(), ...repeatingSpans(80), ...recordedSpans()];
+    // Twice through one cache: the second pass copies what the first remembered.
+    for (let pass = 0; pass < 2; pass += 1) {
+      expect(adapterBody("http/protobuf", spans, cache).toString("hex")).toBe(sdkBody("http/protobuf", spans).toString("hex"));
+    }
   });
 
   it("is the SDK's JSON, text for text", () => {
