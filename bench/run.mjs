@@ -834,7 +834,13 @@ came, after the kill: its keys are served again that long after the kill, shortl
 }
 
 /** The headings of the sections a part measured alone (`BENCH_MERGE`) writes again. */
-const SECTION_HEADINGS = { failover: "## Redis Cluster failover", cpu: "## CPU per request, side by side", governance: "## Usage counting and the audit trail: what they cost", structured: "## Structured answers" };
+const SECTION_HEADINGS = {
+  tracing: "## Tracing",
+  failover: "## Redis Cluster failover",
+  cpu: "## CPU per request, side by side",
+  governance: "## Usage counting and the audit trail: what they cost",
+  structured: "## Structured answers",
+};
 
 /**
  * Writes `heading`'s section of docs/benchmarks.md from `results`: in place of the one there, or,
