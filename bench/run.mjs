@@ -505,21 +505,23 @@ function readTracingRun() {
 }
 
 /**
- * Where tracing's cost goes, from the profiles of `TRACED=1 npm run bench:profile` against
- * `npm run bench:profile` (written by hand: a profile is read, not measured by the run).
+ * Where tracing's cost goes: measured with variants of bench/tracing.mjs and a loop of one
+ * request's tracing calls (written by hand: these are experiments, not parts of the run).
  */
 const TRACING_NOTES = [
-  "Where tracing's cost goes (profiled on 2026-11-26, `TRACED=1 npm run bench:profile` against the untraced",
-  "profile, plain answers, 3 spans a request; the samples are wall-clock on a loaded machine, so read the shares,",
-  "not the microseconds): on the event loop, the tracing modules' own work (recording the spans, writing each one's",
-  "OTLP protobuf as it ends, copying it into the ring) is about 30 % of what tracing adds, its garbage about 10 %,",
-  "log lines made longer by their trace and span ids about 5 %; the rest is spread thin (the `traceparent` of the",
-  "upstream call, the context that carries the answer's span to it), no item above a few microseconds, and the",
-  "profile's start-up (OpenTelemetry's modules loaded) spread over its requests. The export",
-  "worker (batching, request bodies, the HTTP export) was busy about 5 % of the run, off the event loop. A streamed",
-  "answer whose client did not ask for usage is counted for its span after the last frame, in the token worker,",
-  "only for sampled requests. The usual answer is seconds long, so this is CPU, not latency; at high request rates,",
-  "sample (`OTEL_TRACES_SAMPLER=parentbased_traceidratio`, `OTEL_TRACES_SAMPLER_ARG=0.1`).",
+  "Where tracing's cost goes (measured on 2026-11-27, plain answers, 3 spans a request, load average about 8 on",
+  "2 cores): with every span dropped by the sampler (`OTEL_TRACES_SAMPLER=always_off`), tracing on still cost",
+  "1.165× tracing off (1.124 to 1.211, 75 µs more a request); with, besides, the two AsyncLocalStorage runs that",
+  "carry the request's span to its upstream calls and its log lines replaced by plain calls (an experiment on the",
+  "built code, which loses the calls' parent and the log lines' ids), 1.051× (0.991 to 1.082, 19 µs). So about half",
+  "of what tracing adds at full sampling is that context following a request's asynchronous work (Node 24's",
+  "AsyncContextFrame included); the rest is recording, encoding and exporting the sampled spans. A loop of one",
+  "request's tracing calls alone costs about 5 µs of CPU with the spans dropped and 20 µs sampled (the protobuf",
+  "encoding, about 4 µs a span, and the copy into the ring included); the export worker was busy about 5 % of a",
+  "profiled run (`TRACED=1 npm run bench:profile`), off the event loop. A streamed answer whose client did not ask",
+  "for usage is counted for its span after the last frame, in the token worker, only for sampled requests. The usual",
+  "answer is seconds long, so this is CPU, not latency; at high request rates, sample",
+  "(`OTEL_TRACES_SAMPLER=parentbased_traceidratio`, `OTEL_TRACES_SAMPLER_ARG=0.1`).",
 ].join("\n");
 
 /**
