@@ -1,4 +1,4 @@
-import type { Attributes, Link } from "@opentelemetry/api";
+import type { Attributes, Link, SpanContext } from "@opentelemetry/api";
 import { AttributeCache } from "./attribute-cache.js";
 import type { SpanLimits } from "./export-settings.js";
 import { type ProtobufWriter, WIRE } from "./protobuf-writer.js";
@@ -23,16 +23,8 @@ export const SCOPE_SPANS_SPAN_FIELD = 2;
 export function writeProtobufSpan(writer: ProtobufWriter, span: FinishedSpan, limits: SpanLimits, cache?: AttributeCache): void {
   writer.tag(SCOPE_SPANS_SPAN_FIELD, WIRE.bytes);
   const start = writer.begin();
-  const { traceId, spanId, traceFlags, traceState } = span.context;
-  writer.tag(1, WIRE.bytes);
-  writer.hex(traceId);
-  writer.tag(2, WIRE.bytes);
-  writer.hex(spanId);
-  const state = serializedState(traceState);
-  if (state) {
-    writer.tag(3, WIRE.bytes);
-    writer.string(state);
-  }
+  const { traceFlags } = span.context;
+  writeContext(writer, span.context);
   if (span.parent) {
     writer.tag(4, WIRE.bytes);
     writer.hex(span.parent.spanId);
@@ -187,16 +179,8 @@ function writeEvent(writer: ProtobufWriter, clock: TraceClock, event: SpanEvent,
 function writeLink(writer: ProtobufWriter, link: Link, limits: SpanLimits): void {
   writer.tag(13, WIRE.bytes);
   const start = writer.begin();
-  const { traceId, spanId, traceFlags, traceState, isRemote } = link.context;
-  writer.tag(1, WIRE.bytes);
-  writer.hex(traceId);
-  writer.tag(2, WIRE.bytes);
-  writer.hex(spanId);
-  const state = serializedState(traceState);
-  if (state) {
-    writer.tag(3, WIRE.bytes);
-    writer.string(state);
-  }
+  const { traceFlags, isRemote } = link.context;
+  writeContext(writer, link.context);
   const { attributes } = link;
   const dropped = attributes ? writeAttributes(writer, attributes, 4, limits.attributePerLink, limits.attributeValueLength) : 0;
   writer.tag(5, WIRE.varint);
@@ -204,6 +188,19 @@ function writeLink(writer: ProtobufWriter, link: Link, limits: SpanLimits): void
   writer.tag(6, WIRE.fixed32);
   writer.fixed32((traceFlags & 0xff) | HAS_IS_REMOTE | (isRemote ? IS_REMOTE : 0));
   writer.end(start);
+}
+
+/** A span's or a link's trace id (field 1), span id (2) and trace state (3, when there is one): the same fields in both messages. */
+function writeContext(writer: ProtobufWriter, context: SpanContext): void {
+  writer.tag(1, WIRE.bytes);
+  writer.hex(context.traceId);
+  writer.tag(2, WIRE.bytes);
+  writer.hex(context.spanId);
+  const state = serializedState(context.traceState);
+  if (state) {
+    writer.tag(3, WIRE.bytes);
+    writer.string(state);
+  }
 }
 
 function writeTime(writer: ProtobufWriter, clock: TraceClock, time: number): void {
