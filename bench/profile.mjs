@@ -1,5 +1,7 @@
 // `npm run bench:profile`: the adapter under 50 connections for 10 s with --cpu-prof, then the
 // functions that took most of its CPU time (self time), from the profile in bench/results/.
+// Knobs: BENCH_SECONDS, STREAM=1 (streamed answers), TRACED=1 (tracing on at sampling 1.0,
+// exporting OTLP/HTTP protobuf to the sink bench/tracing.mjs uses), TOP (functions listed).
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { loadAdapter, startProcess } from "./processes.mjs";
 
@@ -8,9 +10,12 @@ const profiles = new URL("results/profiles/", here);
 mkdirSync(profiles, { recursive: true });
 const start = startProcess;
 const upstream = await start("instant-upstream.mjs", {});
+const sink = process.env.TRACED === "1" ? await start("otlp-sink.mjs", {}) : undefined;
+// Whatever the shell exports, only TRACED=1 traces.
+const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: sink?.url ?? "", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "" };
 const adapter = await start(
   "adapter-process.mjs",
-  { UPSTREAM_URL: upstream.url, DEFAULT_WORKSPACE: "bench", LOG_LEVEL: "info", LOG_FORMAT: "json", MAX_CONCURRENT_PER_WORKSPACE: "100000" },
+  { UPSTREAM_URL: upstream.url, DEFAULT_WORKSPACE: "bench", LOG_LEVEL: "info", LOG_FORMAT: "json", MAX_CONCURRENT_PER_WORKSPACE: "100000", ...tracing },
   ["--cpu-prof", `--cpu-prof-dir=${profiles.pathname}`],
 );
 const result = await loadAdapter(adapter.url, { seconds: Number(process.env.BENCH_SECONDS ?? 10), stream: process.env.STREAM === "1" });
@@ -20,6 +25,7 @@ await new Promise((resolve) => {
   adapter.child.send("exit");
 });
 upstream.child.kill();
+sink?.child.kill();
 // One profile per thread: CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile; thread 0 is the event loop.
 const ours = readdirSync(profiles).filter((name) => name.endsWith(".cpuprofile") && name.split(".")[3] === String(adapter.child.pid));
 for (const name of ours.sort((a, b) => Number(a.split(".")[4]) - Number(b.split(".")[4]))) {

@@ -505,31 +505,54 @@ function readTracingRun() {
 }
 
 /**
+ * Where tracing's cost goes: measured with variants of bench/tracing.mjs and a loop of one
+ * request's tracing calls (written by hand: these are experiments, not parts of the run).
+ */
+const TRACING_NOTES = [
+  "Where tracing's cost goes (measured on 2026-11-27, plain answers, 3 spans a request, load average about 8 on",
+  "2 cores): with every span dropped by the sampler (`OTEL_TRACES_SAMPLER=always_off`), tracing on still cost",
+  "1.165× tracing off (1.124 to 1.211, 75 µs more a request); with, besides, the two AsyncLocalStorage runs that",
+  "carry the request's span to its upstream calls and its log lines replaced by plain calls (an experiment on the",
+  "built code, which loses the calls' parent and the log lines' ids), 1.051× (0.991 to 1.082, 19 µs). So about half",
+  "of what tracing adds at full sampling is that context following a request's asynchronous work (Node 24's",
+  "AsyncContextFrame included); the rest is recording, encoding and exporting the sampled spans. A loop of one",
+  "request's tracing calls alone costs about 5 µs of CPU with the spans dropped and 20 µs sampled (the protobuf",
+  "encoding, about 4 µs a span, and the copy into the ring included); the export worker was busy about 5 % of a",
+  "profiled run (`TRACED=1 npm run bench:profile`), off the event loop. A streamed answer whose client did not ask",
+  "for usage is counted for its span after the last frame, in the token worker, only for sampled requests. The usual",
+  "answer is seconds long, so this is CPU, not latency; at high request rates, sample",
+  "(`OTEL_TRACES_SAMPLER=parentbased_traceidratio`, `OTEL_TRACES_SAMPLER_ARG=0.1`).",
+].join("\n");
+
+/**
  * The tracing section of docs/benchmarks.md: this run's tracing off against on (when it measured
- * them), and the last run of bench/tracing.mjs alone, which also compares tracing off with the
- * code before tracing existed.
+ * them), and the last run of bench/tracing.mjs alone, which also measures an older checkout (the
+ * code before a change), untraced and traced, taking turns with this one.
  */
 function tracingSection(tracing, alone) {
   if (!tracing && !alone) return "";
   const row = (name, figures) => [name, `${figures.rps}/s`, `${figures.cpuUsPerRequest} µs`, `${figures.loopUsPerRequest} µs`];
-  const rows = (measured) => [
-    ...(measured.targets.before ? [row("before tracing existed", measured.targets.before)] : []),
-    row("tracing off", measured.targets.off),
-    row("tracing on, sampling 1.0", measured.targets.on),
+  const rows = (measured, base) => [
+    ...(measured.targets.before ? [row(`${base}: tracing off`, measured.targets.before)] : []),
+    ...(measured.targets.beforeOn ? [row(`${base}: tracing on, sampling 1.0`, measured.targets.beforeOn)] : []),
+    row(measured.targets.before ? "this code: tracing off" : "tracing off", measured.targets.off),
+    row(measured.targets.before ? "this code: tracing on, sampling 1.0" : "tracing on, sampling 1.0", measured.targets.on),
   ];
-  const ratios = (measured) =>
-    `tracing on used ${measured.onOverOff.median}× the CPU per request of tracing off (median of the ${measured.rounds} rounds' ratios, ` +
-    `from ${measured.onOverOff.min} to ${measured.onOverOff.max}): ${measured.addedCpuUsPerRequest} µs more per request` +
-    (measured.offOverBefore
-      ? `; tracing off used ${measured.offOverBefore.median}× the CPU per request of the code before tracing (from ${measured.offOverBefore.min} to ${measured.offOverBefore.max})`
-      : "");
+  const range = (ratio) => `${ratio.median}× (from ${ratio.min} to ${ratio.max})`;
+  const ratios = (measured, base) =>
+    [
+      `tracing on used ${range(measured.onOverOff)} the CPU per request of tracing off (median of the ${measured.rounds} rounds' ratios): ${measured.addedCpuUsPerRequest} µs more per request`,
+      ...(measured.beforeOnOverBefore ? [`${base} traced used ${range(measured.beforeOnOverBefore)} its untraced CPU per request`] : []),
+      ...(measured.offOverBefore ? [`tracing off here used ${range(measured.offOverBefore)} the CPU per request of ${base} untraced`] : []),
+      ...(measured.onOverBeforeOn ? [`tracing on here used ${range(measured.onOverBeforeOn)} the CPU per request of ${base} traced`] : []),
+    ].join("; ");
   const header = ["| adapter | requests/s | process CPU per request | event loop per request |", "|---|---|---|---|"].join("\n");
-  const part = (title, measured) => `${title}
+  const part = (title, measured, base = "before") => `${title}
 
 ${header}
-${table(rows(measured))}
+${table(rows(measured, base))}
 
-${ratios(measured)}.
+${ratios(measured, base)}.
 `;
   const intro = [
     "## Tracing",
@@ -537,30 +560,22 @@ ${ratios(measured)}.
     "`bench/tracing.mjs`: the chat route against the instant upstream at 50 connections, with tracing off and with",
     "tracing on at sampling 1.0 (every request traced: server, answer and create spans, exported as OTLP/HTTP",
     "protobuf to a sink in another process), taking turns in alternating order round after round; what is",
-    "compared is each round's pair, process CPU time per request (steadier than requests/s on a shared",
-    "machine). Tracing off loads nothing of the SDK and costs a check per traced point.",
+    "compared is each round's pair, process CPU time per request (all threads: the export worker's too;",
+    "steadier than requests/s on a shared machine). Tracing off loads nothing of OpenTelemetry and costs a",
+    "check per traced point.",
     "",
   ];
   const sections = [...intro];
   if (tracing) sections.push(part(`This run (${tracing.rounds} rounds of ${tracing.seconds} s):`, tracing));
   if (alone) {
-    const against = alone.base ? `Against the code before tracing (${alone.base}), measured` : "Measured";
+    const base = alone.base ?? "before";
+    const against = alone.base ? `Against ${alone.base}, taking turns with it, measured` : "Measured";
     const load = alone.machine.loadAverage.join(" → ");
     sections.push(`${against} alone on ${alone.date.slice(0, 10)} (commit ${alone.commit}, load average ${load} on ${alone.machine.cpus} cores):`, "");
-    sections.push(part(`Plain answers (${alone.plain.rounds} rounds of ${alone.plain.seconds} s):`, alone.plain));
-    sections.push(part(`Streamed answers (${alone.streamed.rounds} rounds of ${alone.streamed.seconds} s):`, alone.streamed));
+    sections.push(part(`Plain answers (${alone.plain.rounds} rounds of ${alone.plain.seconds} s):`, alone.plain, base));
+    sections.push(part(`Streamed answers (${alone.streamed.rounds} rounds of ${alone.streamed.seconds} s):`, alone.streamed, base));
   }
-  sections.push(
-    "Where tracing's cost goes (measured on 2026-11-23, plain answers, 3 spans a request): creating, filling and",
-    "ending the spans about 15 µs (a loop of the same calls alone); the AsyncLocalStorage that gives log lines their",
-    "ids about 20 µs on Node 20 (its promise hooks touch every promise; Node 22 and later carry the context cheaply);",
-    "with a discarding exporter the whole came to about 95 µs, so the OTLP protobuf encoding and the HTTP export of",
-    "the batches take the rest, and the garbage of both shows as GC. A streamed answer whose client did not ask",
-    "for usage is counted for the span after its last frame: about 100 µs more, only for sampled requests. The",
-    "usual answer is seconds long, so this is CPU, not latency; at high request rates, sample",
-    "(`OTEL_TRACES_SAMPLER=parentbased_traceidratio`, `OTEL_TRACES_SAMPLER_ARG=0.1`).",
-    "",
-  );
+  sections.push(TRACING_NOTES, "");
   return `${sections.join("\n")}\n`;
 }
 
@@ -821,7 +836,13 @@ came, after the kill: its keys are served again that long after the kill, shortl
 }
 
 /** The headings of the sections a part measured alone (`BENCH_MERGE`) writes again. */
-const SECTION_HEADINGS = { failover: "## Redis Cluster failover", cpu: "## CPU per request, side by side", governance: "## Usage counting and the audit trail: what they cost", structured: "## Structured answers" };
+const SECTION_HEADINGS = {
+  tracing: "## Tracing",
+  failover: "## Redis Cluster failover",
+  cpu: "## CPU per request, side by side",
+  governance: "## Usage counting and the audit trail: what they cost",
+  structured: "## Structured answers",
+};
 
 /**
  * Writes `heading`'s section of docs/benchmarks.md from `results`: in place of the one there, or,

@@ -4,9 +4,9 @@
 // instant upstream at 50 connections. The machine is shared and noisy, so the targets take turns
 // in alternating order round after round (off, on, then on, off, …), and what is compared is each
 // round's pair: process CPU time per request (steadier than requests/s) and requests/s.
-// BENCH_BASE=/path/to/an/older/checkout (built) adds that checkout's adapter as `before`, for the
-// comparison of tracing off against the code before tracing existed (BENCH_BASE_LABEL names it,
-// e.g. its commit). Run alone, it writes bench/results/tracing.json, which docs/benchmarks.md shows
+// BENCH_BASE=/path/to/an/older/checkout (built) adds that checkout's adapter, untraced as `before`
+// and traced as `beforeOn`, taking turns with the others, for the comparison of this code against
+// it (BENCH_BASE_LABEL names it, e.g. its commit). Run alone, it writes bench/results/tracing.json, which docs/benchmarks.md shows
 // (`BENCH_DOCS_ONLY=1 node bench/run.mjs` rewrites the page). Knobs: BENCH_SECONDS (per run,
 // default 4), BENCH_ROUNDS (default 6), STREAM=1 (streamed answers).
 import { execFileSync } from "node:child_process";
@@ -36,7 +36,11 @@ export async function tracingCost({ seconds = 4, rounds = 6, stream = false, bas
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "",
     };
     const targets = {};
-    if (base) targets.before = await start(pathToFileURL(`${base}/bench/adapter-process.mjs`).href, common);
+    if (base) {
+      const baseAdapter = pathToFileURL(`${base}/bench/adapter-process.mjs`).href;
+      targets.before = await start(baseAdapter, common);
+      targets.beforeOn = await start(baseAdapter, { ...common, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
+    }
     targets.off = await start("adapter-process.mjs", common);
     targets.on = await start("adapter-process.mjs", { ...common, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
     const names = Object.keys(targets);
@@ -80,7 +84,7 @@ export async function tracingCost({ seconds = 4, rounds = 6, stream = false, bas
       targets: Object.fromEntries(names.map((name) => [name, summary(name)])),
       onOverOff: ratio("on", "off"),
       addedCpuUsPerRequest: round(median(figures.on.map((figure, index) => figure.cpuUs - figures.off[index].cpuUs)), 1),
-      ...(base ? { offOverBefore: ratio("off", "before") } : {}),
+      ...(base ? { offOverBefore: ratio("off", "before"), beforeOnOverBefore: ratio("beforeOn", "before"), onOverBeforeOn: ratio("on", "beforeOn") } : {}),
       exported: sinkStats,
     };
   } finally {

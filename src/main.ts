@@ -7,7 +7,8 @@ import { createAdapter } from "./server/create-adapter.js";
 import { startServer } from "./server/start-server.js";
 import { documentReader } from "./embedded-workspace/read-document.js";
 import { createLogger } from "./util/create-logger.js";
-import { startTracing, type TracingStart } from "./telemetry/start-tracing.js";
+import { startTracing } from "./telemetry/start-tracing.js";
+import type { TracingStart } from "./telemetry/tracing.js";
 import { TracingSettingsError } from "./telemetry/tracing-environment.js";
 import {
   defaultDocuments,

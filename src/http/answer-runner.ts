@@ -101,9 +101,10 @@ export class AnswerRunner {
       ? new AbortController()
       : abortWhenClientLeaves(response, facts));
     const { ledger } = this.options;
-    // Usage is counted when the client is told it, a token limit or the ledger charges it, a span or an audit record holds it.
+    // Usage is counted when the client is told it, a token limit or the ledger charges it, or an audit record holds it;
+    // a sampled span asks for it itself (AnswerTrace.delivered), an unsampled one never does.
     const counted = ledger !== undefined || facts.audited;
-    const usageNeeded = delivery.reportsUsage || meter.countsTokens || trace.recording || counted;
+    const usageNeeded = delivery.reportsUsage || meter.countsTokens || counted;
     const job = { plan, caller: callerOf(identity, workspace), controller, usageNeeded, trace };
     // The queries are created under the answer's span: the upstream client finds it in the adapter's context.
     const first = await trace.within(() => this.options.answers.start(job));

@@ -173,10 +173,25 @@ export class Metrics {
   readonly pollers: Gauge;
   readonly realtimeConnections: Gauge;
   readonly realtimeSubscriptions: Gauge;
+  readonly spansDropped: Counter;
 
   /** `sources` are read at scrape time: the gauges describe state owned elsewhere. */
   constructor(sources: MetricSources, options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    const droppedSpans = sources.droppedSpans;
+    this.spansDropped = new Counter({
+      name: "adapter_trace_spans_dropped_total",
+      help: "Spans tracing lost, by reason (queue_full: the exporter could not keep up and OTEL_BSP_MAX_QUEUE_SIZE spans were waiting; export_failed: the collector failed or refused them; worker_stopped: the export worker stopped while sending them)",
+      labelNames: ["reason"] as const,
+      registers: [this.registry],
+      collect() {
+        // Counted by tracing itself: the counter shows its totals (none with tracing off).
+        const dropped = droppedSpans?.();
+        if (!dropped) return;
+        this.reset();
+        for (const [reason, count] of Object.entries(dropped)) this.inc({ reason }, count);
+      },
+    });
     const gauge = (name: string, help: string, read: () => number) =>
       new Gauge({
         name,
@@ -273,4 +288,6 @@ export interface MetricSources {
   redisAvailable?: () => number;
   slotsInUse?: () => number;
   limitsShared?: () => number;
+  /** Spans tracing lost so far, by reason (none with tracing off). */
+  droppedSpans?: () => Readonly<Record<string, number>> | undefined;
 }

@@ -104,6 +104,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     redisAvailable: () => (backend.sharedStoreAvailable() ? 1 : 0),
     slotsInUse: () => backend.limitCounters?.slotsHeld ?? 0,
     limitsShared: () => (backend.limitCounters?.shared ? 1 : 0),
+    droppedSpans: () => tracing?.droppedSpans,
   });
   const version = packageVersion();
   // docs/governance.md#the-audit-trail: a subscriber of each request's end, like the log line.

@@ -43,8 +43,6 @@ interface CountedUsage {
  * methods do nothing, so no layer branches on whether it is traced.
  */
 export interface AnswerTrace {
-  /** Whether the span is recorded (sampled): what only a recorded span needs is skipped otherwise. */
-  readonly recording: boolean;
   /** Runs `work` (the answer's start) with the answer's span as the parent of the upstream calls it makes. */
   within<T>(work: () => T): T;
   /** Adds the answer's span to a poll's links (a poll serves the answers waiting on it). */
@@ -59,13 +57,20 @@ export interface AnswerTrace {
   startRealtime(wsUrl: string): ChannelTrace;
   /** The id the client sees (`chatcmpl-…`, `resp_…`). */
   respondedAs(id: string): void;
-  /** The answer was delivered: what each choice sent and its usage, counted or being counted. */
-  delivered(sent: readonly SentChoice[], usage: CountedUsage | Promise<CountedUsage> | undefined): void;
+  /**
+   * The answer was delivered: what each choice sent and its usage — counted, being counted, or
+   * (a function) to be counted only if the span is recorded (a streamed answer whose client did
+   * not ask for usage is counted for a sampled span alone).
+   */
+  delivered(sent: readonly SentChoice[], usage: DeliveredUsage): void;
   /** The answer failed (a FAILED query, a deadline, an upstream error). */
   fail(error: Error): void;
   /** The response closed: whether the client got it all. */
   end(completed: boolean): void;
 }
+
+/** An answer's usage as its delivery knows it: counted, being counted, to be counted on asking, or unknown. */
+export type DeliveredUsage = CountedUsage | Promise<CountedUsage> | (() => Promise<CountedUsage>) | undefined;
 
 /** A query's realtime subscription as tracing sees it: its publications, and how it ended. */
 export interface ChannelTrace {
@@ -81,7 +86,6 @@ export const UNTRACED_CHANNEL: ChannelTrace = { publication: ignore, end: ignore
 
 /** The trace of an answer nothing records (tracing off, an answer the adapter gives itself): every report costs a call that does nothing. */
 export const UNTRACED_ANSWER: AnswerTrace = {
-  recording: false,
   within: (work) => work(),
   linkInto: ignore,
   planned: ignore,
@@ -132,10 +136,6 @@ export class SpanAnswerTrace implements AnswerTrace {
     if (start.tool !== undefined) Object.assign(attributes, { [GEN_AI.toolName]: start.tool, [GEN_AI.toolType]: "function" });
     const name = start.operation === "execute_tool" ? `execute_tool ${start.tool ?? start.mode}` : `chat ${start.model}`;
     this.span = tracing.startSpan(name, { kind: KIND.internal, attributes }, parent);
-  }
-
-  get recording(): boolean {
-    return this.span.isRecording();
   }
 
   within<T>(work: () => T): T {
@@ -199,9 +199,11 @@ export class SpanAnswerTrace implements AnswerTrace {
 
   /**
    * The answer was delivered: what each choice sent (the output messages, opted in) and its
-   * usage, counted or being counted (the span ends once the count is in).
+   * usage, counted or being counted (the span ends once the count is in); a span the sampler
+   * dropped asks for nothing.
    */
-  delivered(sent: readonly SentChoice[], usage: CountedUsage | Promise<CountedUsage> | undefined): void {
+  delivered(sent: readonly SentChoice[], usage: DeliveredUsage): void {
+    if (!this.span.isRecording()) return;
     if (this.tracing.capturesContent) {
       const messages = sent.map((choice, index) => ({
         role: "assistant",
@@ -217,11 +219,12 @@ export class SpanAnswerTrace implements AnswerTrace {
         [GEN_AI.outputTokens]: counted.completionTokens,
         [GEN_AI.reasoningOutputTokens]: counted.reasoningTokens,
       });
-    if (!(usage instanceof Promise)) {
-      record(usage);
+    const counted = typeof usage === "function" ? usage() : usage;
+    if (!(counted instanceof Promise)) {
+      record(counted);
       return;
     }
-    this.pending = usage.then(record, () => undefined);
+    this.pending = counted.then(record, () => undefined);
   }
 
   /** The answer failed (a FAILED query, a deadline, an upstream error): `error.type` is the error's class. */

@@ -47,11 +47,11 @@ const UNTRACED_ATTEMPT: CallAttempt = { headers: undefined, end: () => undefined
  * (`Tracing.parentSpan`: an answer's, a poll's): a client span (semantic conventions for HTTP
  * clients: `{method} {path}` without the query string, a retry counted in
  * `http.request.resend_count`) whose context goes along as `traceparent`. Outside any span, or
- * with tracing off, nothing (`url` is not even built).
+ * with tracing off (`NOOP_TRACING` names none), nothing (`url` is not even built).
  */
-export function traceAttempt(tracing: Tracing | undefined, method: string, url: () => URL, attempt: number): CallAttempt {
-  const parent = tracing?.parentSpan();
-  if (!tracing || !parent) return UNTRACED_ATTEMPT;
+export function traceAttempt(tracing: Tracing, method: string, url: () => URL, attempt: number): CallAttempt {
+  const parent = tracing.parentSpan();
+  if (!parent) return UNTRACED_ATTEMPT;
   const span = startUpstreamSpan(tracing, parent, method, url(), attempt);
   return { headers: traceHeaders(span), end: (outcome) => endUpstreamSpan(span, outcome) };
 }

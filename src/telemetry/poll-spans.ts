@@ -1,13 +1,13 @@
 import type { Link, Span } from "@opentelemetry/api";
 import type { AnswerTrace } from "./answer-trace.js";
 import { ADAPTER, HTTP, SPAN } from "./names.js";
-import { KIND, STATUS_ERROR, traceparentOf, type Tracing } from "./tracing.js";
+import { KIND, NOOP_TRACING, STATUS_ERROR, traceparentOf, type Tracing } from "./tracing.js";
 
 /**
  * How a shared poller is traced (docs/observability.md): each list round a short trace of its own
  * (not one request's work), linked to the answers it polls for, its list calls its children; what
  * another replica's poll fed this one a span in that poll's trace. The poller holds one whatever
- * the settings: `pollTracer(undefined)` does nothing, so the poller never asks whether it traces.
+ * the settings: `pollTracer(NOOP_TRACING)` does nothing, so the poller never asks whether it traces.
  */
 export interface PollTracer {
   /** Starts a round, linked to the answers waiting (asked for only when a span is made). */
@@ -36,9 +36,12 @@ const UNTRACED_POLLS: PollTracer = {
   detached: (work) => work(),
 };
 
-/** The tracer of a poller: spans on `tracing`, or nothing when tracing is off. */
-export function pollTracer(tracing: Tracing | undefined): PollTracer {
-  if (!tracing) return UNTRACED_POLLS;
+/**
+ * The tracer of a poller: spans on `tracing`; with tracing off (`NOOP_TRACING`) one that does
+ * nothing, not even ask which answers wait.
+ */
+export function pollTracer(tracing: Tracing): PollTracer {
+  if (tracing === NOOP_TRACING) return UNTRACED_POLLS;
   return {
     startRound(workspace, waiting, othersWaiting) {
       const served = spansOf(waiting());

@@ -39,8 +39,9 @@ export interface TracingVariable {
 
 /**
  * The standard variables of tracing (the OpenTelemetry specification's names and meanings, not
- * the adapter's): no flag sets them, the environment alone. The SDK reads further standard ones
- * itself (export timeout, compression, certificates, batching, span limits).
+ * the adapter's): no flag sets them, the environment alone. Further standard ones are read too:
+ * the exporter's timeout, compression and certificates (by the SDK's transport in the export
+ * worker) and the span limits (`export-settings.ts`).
  */
 export const TRACING_VARIABLES: readonly TracingVariable[] = [
   {
@@ -80,6 +81,14 @@ export const TRACING_VARIABLES: readonly TracingVariable[] = [
     shown: "`false`",
     meaning: "`true` puts prompts and answers on the answer spans (`gen_ai.input.messages`, `gen_ai.output.messages`); off, no message content is recorded",
   },
+  {
+    name: "OTEL_BSP_MAX_QUEUE_SIZE",
+    shown: "`2048`",
+    meaning: "Spans waiting at most to be sent, besides the batch being sent; beyond it spans are dropped and counted (`adapter_trace_spans_dropped_total`)",
+  },
+  { name: "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", shown: "`512`", meaning: "Spans sent at most in one export; a batch leaves as soon as it is full" },
+  { name: "OTEL_BSP_SCHEDULE_DELAY", shown: "`5000`", meaning: "Milliseconds a smaller batch waits before it is sent" },
+  { name: "OTEL_BSP_EXPORT_TIMEOUT", shown: "`30000`", meaning: "Milliseconds after which an export that has not answered counts as failed (its spans lost)" },
   { name: "OTEL_SDK_DISABLED", shown: "`false`", meaning: "`true` turns tracing off whatever else is set" },
   { name: "OTEL_TRACES_EXPORTER", shown: "`otlp`", meaning: "`none` turns tracing off" },
 ];

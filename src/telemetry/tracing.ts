@@ -1,11 +1,49 @@
 import type { IncomingMessage } from "node:http";
 import type { Attributes, Link, Span, SpanKind } from "@opentelemetry/api";
+import type { SpanExporter } from "@opentelemetry/sdk-trace";
+import { UnsampledSpan } from "./recorded-span.js";
 
-/** How a span starts: its kind (SpanKind's numbers), attributes and links. */
+/**
+ * How a span starts: its kind (SpanKind's numbers), attributes and links. The attributes object
+ * and the links array become the span's own (built once by the caller, never copied): pass ones
+ * made for this span.
+ */
 export interface SpanStart {
   kind: SpanKind;
   attributes?: Attributes;
   links?: Link[];
+}
+
+/** Why spans were lost (the label of `adapter_trace_spans_dropped_total`, docs/observability.md#how-spans-leave). */
+export type DropReason = "queue_full" | "export_failed" | "worker_stopped";
+
+/** Spans lost so far, by reason. */
+export type DroppedSpans = Readonly<Record<DropReason, number>>;
+
+/** What starting tracing gave: the tracing (undefined when off), a line for the start-up log, ignored settings. */
+export interface TracingStart {
+  tracing: Tracing | undefined;
+  summary: string;
+  /** Settings the specification says to warn about and replace by their defaults. */
+  warnings: string[];
+}
+
+/** What tracing needs beside the environment. */
+export interface TracingOptions {
+  /** `service.version` of the resource. */
+  serviceVersion: string;
+  /**
+   * Told what the log should say about export: failed exports (the first failure, then at most
+   * one line a minute with how many failed meanwhile, and once when exports succeed again),
+   * spans dropped because the exporter cannot keep up (at most a line a minute), a stopped
+   * export worker.
+   */
+  onExportError?: (message: string) => void;
+  /**
+   * Replaces the OTLP export worker by an SDK exporter on the event loop (tests read spans from
+   * memory with the SDK's InMemorySpanExporter).
+   */
+  exporter?: SpanExporter;
 }
 
 /**
@@ -41,6 +79,8 @@ export interface Tracing {
   withoutLogSpan<T>(work: () => T): T;
   /** The trace fields of a log line written now (a pino mixin): `trace_id`, `span_id`, `trace_flags`, or none. */
   logFields(): Record<string, string>;
+  /** Spans lost so far (for `adapter_trace_spans_dropped_total`). */
+  readonly droppedSpans: DroppedSpans;
   /** Exports what is buffered (never rejects: a failed export is reported through `onExportError`). */
   flush(): Promise<void>;
   /** Exports what is buffered and stops (never rejects either). */
@@ -64,3 +104,26 @@ export const KIND = { internal: 0, server: 1, client: 2, producer: 3, consumer: 
 
 /** SpanStatusCode's error value, copied for the same reason. */
 export const STATUS_ERROR = 2;
+
+/** The context of nothing traced: the W3C trace context's invalid ids, never propagated. */
+const NO_SPAN = new UnsampledSpan({ traceId: "0".repeat(32), spanId: "0".repeat(16), traceFlags: 0 });
+const NOTHING_DROPPED: DroppedSpans = { queue_full: 0, export_failed: 0, worker_stopped: 0 };
+
+/**
+ * Tracing that records nothing, for the parts that take a `Tracing` when tracing is off (the
+ * OpenTelemetry API's no-op tracer pattern): its spans are one span of invalid ids that records
+ * nothing, no context is entered, and no upstream call finds a parent span, so none is traced.
+ */
+export const NOOP_TRACING: Tracing = {
+  capturesContent: false,
+  droppedSpans: NOTHING_DROPPED,
+  startServerSpan: () => NO_SPAN,
+  startSpan: () => NO_SPAN,
+  withParentSpan: (_span, work) => work(),
+  parentSpan: () => undefined,
+  withLogSpan: (_span, work) => work(),
+  withoutLogSpan: (work) => work(),
+  logFields: () => ({}),
+  flush: () => Promise.resolve(),
+  shutdown: () => Promise.resolve(),
+};

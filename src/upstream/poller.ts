@@ -1,7 +1,7 @@
 import type { AdapterError } from "../errors/adapter-error.js";
 import type { AnswerTrace } from "../telemetry/answer-trace.js";
 import { type PollRound, type PollTracer, pollTracer } from "../telemetry/poll-spans.js";
-import type { Tracing } from "../telemetry/tracing.js";
+import { NOOP_TRACING, type Tracing } from "../telemetry/tracing.js";
 import type { Clock } from "../util/clock.js";
 import { followPages, type PageRequest } from "./follow-pages.js";
 import type { Waiter } from "./mailbox.js";
@@ -25,8 +25,8 @@ export interface PollerOptions {
   onPollError?: (error: unknown) => void;
   /** Shares each workspace's polling with other replicas (with Redis); without it, each replica polls alone. */
   sharing?: PollSharing;
-  /** Traces each poll as a short trace of its own, linked to the answers it serves (docs/observability.md). */
-  tracing?: Tracing | undefined;
+  /** Traces each poll as a short trace of its own, linked to the answers it serves (docs/observability.md); `NOOP_TRACING` without. */
+  tracing?: Tracing;
 }
 
 /** The poller of one (credential, workspace): one list call per interval for all its waiters. */
@@ -49,7 +49,7 @@ export class WorkspacePoller {
     credentialKey: string,
     private readonly onIdle: () => void,
   ) {
-    this.tracer = pollTracer(options.tracing);
+    this.tracer = pollTracer(options.tracing ?? NOOP_TRACING);
     const group = `${credentialKey}:${caller.workspace}`;
     this.shared = options.sharing?.join(group, (items, trace) => this.deliverShared(items, trace), () => this.pollSoon()) ?? null;
   }

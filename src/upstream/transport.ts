@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher } from "undici";
 import { UpstreamError } from "../errors/adapter-error.js";
 import { traceAttempt } from "../telemetry/http-spans.js";
-import type { Tracing } from "../telemetry/tracing.js";
+import { NOOP_TRACING, type Tracing } from "../telemetry/tracing.js";
 import { getRetryPolicy } from "./get-retry-policy.js";
 
 /** One request to the upstream: `path` without the query string, which travels apart in `search`. */
@@ -86,7 +86,7 @@ export function createTransport(options: TransportOptions): Transport {
   const pathPrefix = target.pathname.replace(/\/+$/, "");
 
   async function send(outgoing: Outgoing, signal: AbortSignal | undefined): Promise<Exchange> {
-    const { tracing } = options;
+    const tracing = options.tracing ?? NOOP_TRACING;
     const started = performance.now();
     const endpoint = endpointOf(outgoing);
     const report = (outcome: string) => options.onCall?.({ endpoint, outcome, seconds: (performance.now() - started) / 1000 });

@@ -1,5 +1,6 @@
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { gunzipSync } from "node:zlib";
 
 /**
  * A loopback OTLP/HTTP trace receiver, standing in for a collector (none is installable here): it
@@ -47,6 +48,10 @@ export interface OtlpReceiver {
   waitFor(ready: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>;
   /** Makes the next exports fail with this status (or succeed again with null). */
   failWith(status: number | null): void;
+  /** Stalls: exports are read but not answered (a collector that hangs) until `stall(false)`, which answers them. */
+  stall(stalled: boolean): void;
+  /** Exports read but not answered yet (while stalled). */
+  readonly stalled: number;
   close(): Promise<void>;
 }
 
@@ -56,32 +61,38 @@ const KINDS = ["unspecified", "internal", "server", "client", "producer", "consu
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const exports: ReceivedExport[] = [];
   let failure: number | null = null;
+  let stalled: (() => void)[] | undefined;
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
-      const body = Buffer.concat(chunks);
-      const contentType = String(request.headers["content-type"] ?? "");
-      if (request.method !== "POST" || request.url !== "/v1/traces") {
-        response.writeHead(404).end();
-        return;
-      }
-      if (failure !== null) {
-        response.writeHead(failure).end();
-        return;
-      }
-      try {
-        const spans = contentType.includes("json") ? fromJson(JSON.parse(body.toString("utf8"))) : fromProtobuf(body);
-        exports.push({ contentType, headers: request.headers, spans });
-      } catch (error) {
-        response.writeHead(400, { "content-type": "text/plain" }).end(String(error));
-        return;
-      }
-      // An empty ExportTraceServiceResponse: zero bytes in protobuf, `{}` in JSON.
-      if (contentType.includes("json")) response.writeHead(200, { "content-type": "application/json" }).end("{}");
-      else response.writeHead(200, { "content-type": "application/x-protobuf" }).end();
+      if (stalled) stalled.push(() => answer(request, Buffer.concat(chunks), response));
+      else answer(request, Buffer.concat(chunks), response);
     });
   });
+  /** Reads an export (gzip-compressed when its content-encoding says so) and answers it. */
+  const answer = (request: IncomingMessage, raw: Buffer, response: ServerResponse) => {
+    const body = request.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw;
+    const contentType = String(request.headers["content-type"] ?? "");
+    if (request.method !== "POST" || request.url !== "/v1/traces") {
+      response.writeHead(404).end();
+      return;
+    }
+    if (failure !== null) {
+      response.writeHead(failure).end();
+      return;
+    }
+    try {
+      const spans = contentType.includes("json") ? fromJson(JSON.parse(body.toString("utf8"))) : fromProtobuf(body);
+      exports.push({ contentType, headers: request.headers, spans });
+    } catch (error) {
+      response.writeHead(400, { "content-type": "text/plain" }).end(String(error));
+      return;
+    }
+    // An empty ExportTraceServiceResponse: zero bytes in protobuf, `{}` in JSON.
+    if (contentType.includes("json")) response.writeHead(200, { "content-type": "application/json" }).end("{}");
+    else response.writeHead(200, { "content-type": "application/x-protobuf" }).end();
+  };
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   const all = () => exports.flatMap((received) => received.spans);
@@ -100,7 +111,18 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     failWith(status) {
       failure = status;
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    stall(on) {
+      const held = stalled ?? [];
+      stalled = on ? held : undefined;
+      if (!on) for (const release of held) release();
+    },
+    get stalled() {
+      return stalled?.length ?? 0;
+    },
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }
 

@@ -48,9 +48,8 @@ export function collect<Encoder extends CollectEncoder>(
         if (shutdown) return shutdown;
         if (!encoder.finished) return new ClientClosedError();
         const sent = encoder.sent();
-        const usage = run.usageNeeded ? run.usage(sent) : undefined;
-        usage?.catch(() => undefined);
-        trace.delivered(sent, usage);
+        if (run.usageNeeded) run.usage(sent).catch(() => undefined);
+        trace.delivered(sent, () => run.usage(sent));
         return encoder;
       } catch (error) {
         return options.shutdown() ?? toAdapterError(error);

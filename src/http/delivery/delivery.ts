@@ -39,9 +39,10 @@ export interface AnswerRun {
   readonly controller: AbortController;
   readonly remember: BeforeAnswerEnds | undefined;
   /**
-   * Whether the answer's usage is counted at all: the client is told it (`Delivery.reportsUsage`),
-   * the TPM limit charges it, or a sampled span records it. A delivery that does not report usage
-   * counts it after the last bytes only when this says so.
+   * Whether the answer's usage is counted whatever its trace: the client is told it
+   * (`Delivery.reportsUsage`), a token limit or the ledger charges it, or an audit record holds it. A delivery that does not report usage
+   * counts it after the last bytes when this says so, and otherwise hands its trace the count to
+   * ask for (a sampled span asks; an unsampled one never does).
    */
   readonly usageNeeded: boolean;
   /** The answer's usage over what it sent: counted once (memoised) and charged to the meter once. */

@@ -21,8 +21,8 @@ export interface StreamOptions {
  * each event's frames as it comes, usage when the encoder reports it, what to remember, the closing
  * frames. After the first frame, a failure is the dialect's failure frames, never a throw; a sink
  * that closes (the client left, the answer was cancelled) ends it quietly. An answer whose usage the
- * encoder does not report is still counted after its last frame when the run needs it (the TPM
- * limit, a sampled span).
+ * encoder does not report is still counted after its last frame when the TPM limit needs it, or
+ * when its span is sampled (the trace asks).
  */
 export async function streamInto(sink: FrameSink, run: AnswerRun, encoder: StreamEncoder, options: StreamOptions): Promise<void> {
   const { answer, trace } = run;
@@ -46,10 +46,10 @@ export async function streamInto(sink: FrameSink, run: AnswerRun, encoder: Strea
     const usage = encoder.needsUsage ? await run.usage(sent) : undefined;
     const closing = encoder.close(usage);
     // Charged as the stream ends even when the client did not ask for usage (the TPM limit).
-    const counting = usage === undefined && run.usageNeeded ? run.usage(sent) : undefined;
-    counting?.catch(() => undefined);
+    if (usage === undefined && run.usageNeeded) run.usage(sent).catch(() => undefined);
     await run.remember?.(sent);
-    if (await sink.end(closing)) trace.delivered(sent, usage ?? (trace.recording ? counting : undefined));
+    // A sampled span asks for the count (memoised: counted once); an unsampled one never does.
+    if (await sink.end(closing)) trace.delivered(sent, usage ?? (() => run.usage(sent)));
   } catch (error) {
     const failure = toAdapterError(error);
     if (sink.isClosed || failure instanceof ClientClosedError) return;

@@ -94,7 +94,6 @@ function fakeTrace() {
   const told: { delivered: unknown[][]; respondedAs: string[] } = { delivered: [], respondedAs: [] };
   const trace: AnswerTrace = {
     ...UNTRACED_ANSWER,
-    recording: true,
     delivered: (...args: unknown[]) => told.delivered.push(args),
     respondedAs: (id: string) => told.respondedAs.push(id),
   };
@@ -206,8 +205,9 @@ describe("AnswerRunner", () => {
     await runnerOf(service, trace).run(order, () => ({ delivery: sse(streamEncoder(false), sweep) }));
     expect(calls.starts[0]?.usageNeeded).toBe(true); // the TPM limit needs it
     expect(response.log).toEqual(["write data: open\n\n", 'write data: {"text":"Hello"}\n\n', "write data: [DONE]\n\n", "end"]);
-    const [[, counted]] = told.delivered as [[unknown, Promise<TokenUsage>]];
-    await expect(counted).resolves.toEqual(USAGE);
+    // The span is handed the count to ask for (a sampled span does): the one the TPM limit started.
+    const [[, counted]] = told.delivered as [[unknown, () => Promise<TokenUsage>]];
+    await expect(counted()).resolves.toEqual(USAGE);
     expect(calls.usage).toBe(1);
     expect(charges).toEqual([USAGE]);
   });
@@ -329,7 +329,7 @@ describe("collect (MCP tool results)", () => {
     expect(progress).toEqual(["started q-1", "text", "cited", "finished", "done"]);
     expect(response.headers["service-query-id"]).toBeUndefined();
     expect(calls.starts[0]?.usageNeeded).toBe(true);
-    await expect((told.delivered[0] as [unknown, Promise<TokenUsage>])[1]).resolves.toEqual(USAGE);
+    await expect((told.delivered[0] as [unknown, () => Promise<TokenUsage>])[1]()).resolves.toEqual(USAGE);
     expect([calls.usage, charges.length]).toEqual([1, 1]);
     expect(response.log).toEqual([]);
   });

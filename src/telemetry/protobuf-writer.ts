@@ -1,0 +1,190 @@
+/** Protobuf wire types. */
+export const WIRE = { varint: 0, fixed64: 1, bytes: 2, fixed32: 5 } as const;
+
+/**
+ * A protobuf writer into one growing buffer, for the OTLP messages the adapter sends (the wire
+ * format: varints, fixed-width little-endian numbers, length-delimited bytes). A nested message
+ * reserves one byte for its length and moves its bytes on in the rare case the length needs more.
+ * Strings are written by Buffer's native UTF-8 encoder straight into the buffer.
+ */
+export class ProtobufWriter {
+  buffer: Buffer;
+  pos = 0;
+
+  constructor(capacity: number) {
+    this.buffer = Buffer.allocUnsafeSlow(capacity);
+  }
+
+  /** Makes room for `bytes` more (doubling the buffer: a chunk of spans grows rarely). */
+  ensure(bytes: number): void {
+    const needed = this.pos + bytes;
+    if (needed <= this.buffer.length) return;
+    let size = this.buffer.length * 2;
+    while (size < needed) size *= 2;
+    const grown = Buffer.allocUnsafeSlow(size);
+    this.buffer.copy(grown, 0, 0, this.pos);
+    this.buffer = grown;
+  }
+
+  tag(field: number, wireType: number): void {
+    const key = (field << 3) | wireType;
+    if (key > 127) {
+      this.varint(key);
+      return;
+    }
+    this.ensure(1);
+    this.buffer[this.pos++] = key;
+  }
+
+  /** A non-negative integer up to 2^53, or a negative one as the ten bytes of its two's complement (int64). */
+  varint(value: number): void {
+    this.ensure(10);
+    const buffer = this.buffer;
+    if (value >= 0 && value <= 0xffffffff) {
+      let rest = value >>> 0;
+      while (rest > 127) {
+        buffer[this.pos++] = (rest & 127) | 128;
+        rest >>>= 7;
+      }
+      buffer[this.pos++] = rest;
+      return;
+    }
+    let low = Math.abs(value) >>> 0;
+    let high = (Math.abs(value) / 4294967296) >>> 0;
+    if (value < 0) {
+      low = ~low >>> 0;
+      high = ~high >>> 0;
+      low = (low + 1) >>> 0;
+      if (low === 0) high = (high + 1) >>> 0;
+    }
+    while (high > 0 || low > 127) {
+      buffer[this.pos++] = (low & 127) | 128;
+      low = ((low >>> 7) | (high << 25)) >>> 0;
+      high >>>= 7;
+    }
+    buffer[this.pos++] = low & 127;
+  }
+
+  fixed32(value: number): void {
+    this.ensure(4);
+    this.buffer.writeUInt32LE(value >>> 0, this.pos);
+    this.pos += 4;
+  }
+
+  /** A time as a fixed64 of nanoseconds since the epoch, from whole seconds and nanoseconds (no float holds it exactly). */
+  nanos(seconds: number, nanos: number): void {
+    this.ensure(8);
+    // seconds × 10^9 + nanos in two 32-bit halves, as the SDK's serializer computes it (writeHrTimeAsFixed64).
+    const lowSeconds = (seconds & 0xffff) * 1e9;
+    const highSeconds = ((seconds / 0x10000) >>> 0) * 1e9;
+    const low = (lowSeconds >>> 0) + (((highSeconds & 0xffff) * 0x10000) >>> 0) + nanos;
+    const high = Math.floor(lowSeconds / 4294967296) + ((highSeconds / 0x10000) >>> 0) + Math.floor(low / 4294967296);
+    this.buffer.writeUInt32LE(low >>> 0, this.pos);
+    this.buffer.writeUInt32LE(high >>> 0, this.pos + 4);
+    this.pos += 8;
+  }
+
+  double(value: number): void {
+    this.ensure(8);
+    this.buffer.writeDoubleLE(value, this.pos);
+    this.pos += 8;
+  }
+
+  /**
+   * A length-delimited UTF-8 string. Most are short and ASCII (keys, names, ids): those are copied
+   * a character at a time, cheaper than a call into the native encoder; the others go to it.
+   */
+  string(value: string): void {
+    const length = value.length;
+    if (length < 128) {
+      this.ensure(length + 1);
+      const buffer = this.buffer;
+      let at = this.pos + 1;
+      for (let index = 0; index < length; index += 1) {
+        const code = value.charCodeAt(index);
+        if (code > 127) {
+          this.utf8(value);
+          return;
+        }
+        buffer[at++] = code;
+      }
+      buffer[this.pos] = length;
+      this.pos = at;
+      return;
+    }
+    this.utf8(value);
+  }
+
+  /** A length-delimited field of the bytes a hex id stands for (trace and span ids, lowercase hex). */
+  hex(value: string): void {
+    const length = value.length >>> 1;
+    this.ensure(length + 1);
+    const buffer = this.buffer;
+    buffer[this.pos++] = length;
+    for (let index = 0; index < value.length; index += 2) {
+      buffer[this.pos++] = (hexDigit(value.charCodeAt(index)) << 4) | hexDigit(value.charCodeAt(index + 1));
+    }
+  }
+
+  /** Length-delimited raw bytes (an already encoded message). */
+  bytes(value: Uint8Array): void {
+    this.varint(value.length);
+    this.ensure(value.length);
+    this.buffer.set(value, this.pos);
+    this.pos += value.length;
+  }
+
+  /** Bytes as they are (already encoded fields). */
+  raw(value: Uint8Array): void {
+    this.ensure(value.length);
+    this.buffer.set(value, this.pos);
+    this.pos += value.length;
+  }
+
+  /** Starts a length-delimited field of at most `room` more bytes' worth of writing: returns where its length goes. */
+  begin(room = 0): number {
+    this.ensure(room + 1);
+    return this.pos++;
+  }
+
+  /**
+   * Ends the length-delimited field begun at `start`: writes its length there, moving its bytes on
+   * when the length takes more than a byte. Returns where its bytes start.
+   */
+  end(start: number): number {
+    const length = this.pos - start - 1;
+    if (length < 128) {
+      this.buffer[start] = length;
+      return start + 1;
+    }
+    let size = 2;
+    while (length >= 2 ** (7 * size)) size += 1;
+    this.ensure(size - 1);
+    this.buffer.copyWithin(start + size, start + 1, this.pos);
+    this.pos += size - 1;
+    let at = start;
+    let rest = length;
+    while (rest > 127) {
+      this.buffer[at++] = (rest & 127) | 128;
+      rest >>>= 7;
+    }
+    this.buffer[at] = rest;
+    return start + size;
+  }
+
+  private utf8(value: string): void {
+    const start = this.begin(value.length * 3);
+    this.pos += this.buffer.write(value, this.pos, "utf8");
+    this.end(start);
+  }
+
+  /** What was written, as a view of the buffer. */
+  written(): Buffer {
+    return this.buffer.subarray(0, this.pos);
+  }
+}
+
+/** A hex digit's value (0-9, a-f, A-F). */
+function hexDigit(code: number): number {
+  return code <= 57 ? code - 48 : (code | 32) - 87;
+}
