@@ -64,6 +64,11 @@ export class McpEndpoint<Exchange extends McpExchange> {
   /** 2026-07-28 envelopes found valid: checked once per client, not once per call. */
   private readonly envelopes = new EnvelopeMemo();
 
+  /** Who the server says it is (stamped on 2026-07-28 results the edge writes itself). */
+  get identity(): ServerIdentity {
+    return this.options.identity;
+  }
+
   constructor(private readonly options: McpEndpointOptions<Exchange>) {
     this.modern = createMcpHandler((context) => options.serverFor(exchangeOf<Exchange>(context.authInfo)), {
       legacy: "reject",

@@ -4,6 +4,7 @@ import { type Admitted, admit, type IdentifiedToolRequest, identifyToolRequest }
 import { type AnswerRouteOptions, answerHandler, readToolRequestBody } from "../answer-request.js";
 import { type SourceLinker, sourceLinker } from "../../answer/source-links.js";
 import type { Config } from "../../config/config.js";
+import type { BackgroundResponses } from "../../continuity/background/background-responses.js";
 import type { DocumentReader } from "../../core/document-reader.js";
 import type { Mode } from "../../core/modes.js";
 import { declaresAnswerCard } from "../../dialects/mcp/answer-card.js";
@@ -19,12 +20,17 @@ import { abortWhenClientLeaves } from "../request-body.js";
 import type { FastHandler } from "../route-table.js";
 import { readAnswerCard } from "./answer-card-file.js";
 import type { McpEndpoint, McpExchange } from "./mcp-endpoint.js";
+import { McpTasks } from "./mcp-tasks.js";
 import { progressSink } from "./progress-sink.js";
+import { answerTaskRequest } from "./task-replies.js";
+import { taskRequest } from "./task-request.js";
 import type { ToolCall } from "./tool-server.js";
 
 /** What the MCP endpoint needs. */
 export interface McpRouteOptions extends AnswerRouteOptions {
-  config: Pick<Config, "server" | "upstream" | "limits" | "answers" | "mcp">;
+  config: Pick<Config, "server" | "upstream" | "limits" | "answers" | "mcp" | "continuity">;
+  /** Background answers: where tasks live (docs/mcp.md#long-answers-as-tasks). */
+  continuity: { background: BackgroundResponses };
   /** The package version, for `serverInfo`. */
   version: string;
   /** The base URL of the adapter's document page, when it serves one (the embedded workspace). */
@@ -39,6 +45,8 @@ interface ToolExchange extends McpExchange, IdentifiedToolRequest {
   links: SourceLinker;
   /** The meter of a tool call that asks the workspace (docs/rate-limits.md). */
   admission: UsageMeter;
+  /** The request's whole admission (a task takes it over). */
+  admitted: Admitted;
   /** Whether this request's host shows the answer card (docs/mcp.md#the-answer-card). */
   card: boolean;
   /** The card's HTML, when this request's server serves it as a resource. */
@@ -63,10 +71,29 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
   // another 1/5, gives a waiting call a progress notification at least every SSE_KEEPALIVE_MS.
   const sweep = options.sweeps.of(Math.max(10, Math.floor((config.answers.sseKeepAliveMs * 4) / 5)));
   const linkSettings = { template: config.answers.sourceUrlTemplate, documentPage: options.documentPage };
+  // MCP_TASKS=off: no task is advertised or answered, and nothing of them is built.
+  const taskSettings = config.mcp.tasks;
+  const tasks = taskSettings
+    ? new McpTasks({
+        runner,
+        background: options.continuity.background,
+        // A task lives no longer than the background answer it is.
+        settings: { ...taskSettings, maxTtlMs: Math.min(taskSettings.maxTtlMs, config.continuity.responsesTtlSeconds * 1000) },
+        clock: options.clock,
+        ids: options.ids,
+        logger: options.logger,
+        links: (workspace) => sourceLinker(linkSettings, workspace),
+      })
+    : undefined;
+  const taskSweep = options.sweeps.of(config.answers.sseKeepAliveMs);
   // The SDK is loaded only where MCP is on (MCP=off costs nothing): here, while the adapter starts.
   const endpoint: Promise<McpEndpoint<ToolExchange>> = Promise.all([import("./mcp-endpoint.js"), import("./tool-server.js")]).then(
     ([{ McpEndpoint }, { checkedTools, createToolServer, serverIdentity }]) => {
-      const listings = { plain: checkedTools(listedTools()), card: checkedTools(listedTools({ card: true })) };
+      const withTasks = tasks !== undefined;
+      const listings = {
+        plain: checkedTools(listedTools({ card: false, tasks: withTasks })),
+        card: checkedTools(listedTools({ card: true, tasks: withTasks })),
+      };
       return new McpEndpoint<ToolExchange>({
         identity: serverIdentity(options.version),
         keepAliveMs: config.answers.sseKeepAliveMs,
@@ -83,6 +110,7 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
             revision: exchange.revision,
             tools: exchange.card ? listings.card : listings.plain,
             card: exchange.cardResource,
+            tasks: withTasks,
             run: (call) => runTool(call, exchange),
           }),
       });
@@ -126,9 +154,20 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
       response,
       links: sourceLinker(linkSettings, identified.workspace),
       admission: admission.meter,
+      admitted: admission,
       card: shown,
       cardResource: shown || readsResources(message) ? card : null,
     };
+    const asTask = tasks && taskRequest(request.headers, message, body);
+    if (tasks && asTask) {
+      const served = await endpoint;
+      const caller = { identity, workspace, admission };
+      const accept = request.headers.accept;
+      const task = { cardWorkspace: shown ? workspace : null };
+      const taskExchange = { response, caller, task, acceptsStream: typeof accept === "string" && accept.includes("text/event-stream"), signal: exchange.controller.signal };
+      await answerTaskRequest(asTask, taskExchange, { tasks, identity: served.identity, sweep: taskSweep });
+      return;
+    }
     await (await endpoint).serve(request, response, body, exchange);
   }
 
