@@ -4,7 +4,7 @@ import type { SourceLinker } from "../../answer/source-links.js";
 import type { Identity } from "../../auth/authenticate.js";
 import type { Config } from "../../config/config.js";
 import { type BackgroundResponses, hasEnded } from "../../continuity/background/background-responses.js";
-import type { BackgroundRecord } from "../../continuity/background/background-store.js";
+import { type BackgroundRecord, sequenceOf } from "../../continuity/background/background-store.js";
 import type { Resumption } from "../../continuity/background/resumption.js";
 import type { Mode } from "../../core/modes.js";
 import { TaskEncoder } from "../../dialects/mcp/task-encoder.js";
@@ -50,6 +50,9 @@ export interface NewTask extends TaskCaller {
   /** The workspace the result's `fetch` ids name, when the host shows the answer card. */
   cardWorkspace: string | null;
 }
+
+/** How often a waiting `tasks/result` looks whether its task's replica is still there. */
+const RECHECK_MS = 1000;
 
 /** What `cancel` found. */
 export type Cancelled = { cancelled: true; view: TaskView } | { cancelled: false; view: TaskView };
@@ -132,10 +135,27 @@ export class McpTasks {
     return { record, view };
   }
 
-  /** Waits until a task has ended (following its log, whichever replica writes it), or `signal` aborts. */
-  async untilEnded(taskId: string, signal: AbortSignal): Promise<void> {
-    for await (const _frame of this.options.background.follow(taskId, -1, signal)) {
-      // Followed to its terminal frame.
+  /**
+   * Waits until a task has ended (or `signal` aborts), following its log whichever replica writes
+   * it; every `RECHECK_MS` it looks again, and takes the task over when its replica is gone (a
+   * follower would otherwise wait on a log nobody writes).
+   */
+  async untilEnded(taskId: string, caller: TaskCaller, signal: AbortSignal): Promise<void> {
+    const { background, clock } = this.options;
+    let after = -1;
+    while (!signal.aborted) {
+      const found = await this.find(taskId, caller);
+      if (!found || found.view.status !== "working") return;
+      const pause = new AbortController();
+      const stop = () => pause.abort();
+      signal.addEventListener("abort", stop, { once: true });
+      const timer = clock.setTimeout(stop, RECHECK_MS);
+      try {
+        for await (const frame of background.follow(taskId, after, pause.signal)) after = sequenceOf(frame);
+      } finally {
+        clock.clearTimeout(timer);
+        signal.removeEventListener("abort", stop);
+      }
     }
   }
 

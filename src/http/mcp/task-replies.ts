@@ -133,7 +133,7 @@ async function answerResult(view: TaskView, id: RequestId, exchange: TaskExchang
     context.sweep.add(beating);
   }
   try {
-    await context.tasks.untilEnded(view.taskId, signal);
+    await context.tasks.untilEnded(view.taskId, exchange.caller, signal);
     if (signal.aborted || response.destroyed) return;
     const ended = await context.tasks.find(view.taskId, exchange.caller);
     const body = ended ? text(ended.view) : errorText(id, INVALID_PARAMS, `Task not found: ${view.taskId}`);
