@@ -139,7 +139,7 @@ export class McpEndpoint<Exchange extends McpExchange> {
     if (key) this.cancellable.set(key, exchange.controller);
     try {
       const text = directToolCallResponse(call, await runDirect(exchange, call), this.options.identity);
-      if (response.destroyed) return;
+      if (response.destroyed || response.headersSent) return;
       response.statusCode = 200;
       response.setHeader("content-type", "application/json");
       endWithText(response, text);

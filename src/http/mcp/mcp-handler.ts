@@ -37,10 +37,16 @@ export interface McpRouteOptions extends AnswerRouteOptions {
   documentPage?: (() => string) | undefined;
   /** The documents `fetch` returns whole (the embedded workspace's); without it, `fetch` returns the cited passage. */
   documents?: DocumentReader | undefined;
+  /**
+   * Behind OAuth (`/oauth/mcp`): the workspace refused the caller's key on a tool call; returns the
+   * 401 `invalid_token` to answer instead of a tool error, so that the client authorizes again.
+   */
+  upstreamRejected?: ((request: IncomingMessage) => Promise<AdapterError>) | undefined;
 }
 
 /** One MCP request past the edge: the exchange the SDK serves, and who asks in which workspace. */
 interface ToolExchange extends McpExchange, IdentifiedToolRequest {
+  request: IncomingMessage;
   response: ServerResponse;
   links: SourceLinker;
   /** The meter of a tool call that asks the workspace (docs/rate-limits.md). */
@@ -147,6 +153,7 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
     const shown = card !== null && (revision === MODERN_REVISION ? declaresAnswerCard(message.meta) : true);
     const exchange: ToolExchange = {
       ...identified,
+      request,
       principal: identified.identity.principal,
       revision,
       message,
@@ -164,7 +171,9 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
       const caller = { identity, workspace, admission };
       const accept = request.headers.accept;
       const task = { cardWorkspace: shown ? workspace : null };
-      const taskExchange = { response, caller, task, acceptsStream: typeof accept === "string" && accept.includes("text/event-stream"), signal: exchange.controller.signal };
+      const acceptsStream = typeof accept === "string" && accept.includes("text/event-stream");
+      const signal = exchange.controller.signal;
+      const taskExchange = { response, caller, task, acceptsStream, signal, refuseKey: (failure: AdapterError) => refuseKey(failure, exchange) };
       await answerTaskRequest(asTask, taskExchange, { tasks, identity: served.identity, sweep: taskSweep });
       return;
     }
@@ -210,10 +219,13 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
       const progress = call.progressToken === undefined ? undefined : progressSink(call, call.progressToken, mode, sweep);
       const delivery = collect(new AnswerToolEncoder(mode, exchange.links), { progress, shutdown: () => shutdown });
       const answered = await runner.run(order, () => ({ delivery }));
-      return answered instanceof AnswerToolEncoder ? { output: answered.output() } : { error: answered.message };
+      if (answered instanceof AnswerToolEncoder) return { output: answered.output() };
+      await refuseKey(answered, exchange);
+      return { error: answered.message };
     } catch (error) {
       const failure = shutdown ?? toAdapterError(error);
       if (failure.status >= 500 && !(failure instanceof ClientClosedError)) options.logger.warn({ err: { message: failure.message } }, "tool call failed");
+      await refuseKey(failure, exchange);
       return { error: failure.message };
     } finally {
       untrack();
@@ -222,7 +234,20 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
     }
   }
 
-  return { handler: answerHandler(handle, options), tools: listedTools({ card: card !== null }) };
+  /**
+   * A tool call whose key the workspace refused (its 401), behind OAuth: answered with the OAuth
+   * edge's 401 `invalid_token` (the grant revoked) rather than a tool error, when nothing of the
+   * response has gone yet (a call streaming progress has: it keeps its tool error).
+   */
+  async function refuseKey(failure: AdapterError, exchange: ToolExchange): Promise<void> {
+    const { upstreamRejected } = options;
+    const { response, message } = exchange;
+    if (!upstreamRejected || failure.status !== 401 || response.headersSent) return;
+    const refusal = await upstreamRejected(exchange.request);
+    if (!response.headersSent) sendJsonRpcError(response, refusal, message.kind === "tool-call" ? message.id : null);
+  }
+
+  return { handler: answerHandler(handle, options), tools: listedTools({ card: card !== null, tasks: tasks !== undefined }) };
 }
 
 /** Whether a request reads resources: served whenever the card is on, whatever the host declared (it asks for the card itself). */

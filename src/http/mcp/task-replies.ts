@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { taskWire } from "../../dialects/mcp/task-wire.js";
 import type { TaskView } from "../../dialects/mcp/task-state.js";
-import { toAdapterError } from "../../errors/adapter-error.js";
+import { type AdapterError, toAdapterError } from "../../errors/adapter-error.js";
 import { sendJsonRpcError } from "../error-response.js";
 import type { Beating, KeepAliveSweep } from "../sse-writer.js";
 import { directToolCallResponse, type ServerIdentity } from "./direct-tool-call.js";
@@ -31,6 +31,8 @@ export interface TaskExchange {
   acceptsStream: boolean;
   /** Aborted when the client leaves. */
   signal: AbortSignal;
+  /** Answers a task's creation the workspace refused the key of as the OAuth edge asks (`/oauth/mcp`); does nothing elsewhere. */
+  refuseKey(failure: AdapterError): Promise<void>;
   /** What a call that creates a task adds to the caller (its tool, the card's workspace). */
   task: Omit<NewTask, keyof TaskCaller | "response" | "tool" | "mode" | "input" | "ttlMs">;
 }
@@ -97,6 +99,7 @@ export async function answerTaskRequest(request: TaskRequest, exchange: TaskExch
     }
   } catch (error) {
     const failure = toAdapterError(error);
+    await exchange.refuseKey(failure);
     if (!response.headersSent) sendJsonRpcError(response, failure, request.id);
     else response.end();
   }
