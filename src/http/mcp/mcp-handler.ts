@@ -173,7 +173,8 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
       const task = { cardWorkspace: shown ? workspace : null };
       const acceptsStream = typeof accept === "string" && accept.includes("text/event-stream");
       const signal = exchange.controller.signal;
-      const taskExchange = { response, caller, task, acceptsStream, signal, refuseKey: (failure: AdapterError) => refuseKey(failure, exchange) };
+      const refuse = (failure: AdapterError) => refuseKey(failure, exchange);
+      const taskExchange = { response, caller, task, acceptsStream, signal, refuseKey: refuse };
       await answerTaskRequest(asTask, taskExchange, { tasks, identity: served.identity, sweep: taskSweep });
       return;
     }
