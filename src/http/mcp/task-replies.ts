@@ -41,8 +41,9 @@ export interface TaskExchange {
  * Answers a request about tasks (docs/mcp.md#long-answers-as-tasks), the bytes written here as the
  * direct tool calls' are: the created task at once (2025-11-25's `{task}`, 2026-07-28's flat one);
  * `tasks/get`; 2025's blocking `tasks/result` (an SSE stream with keep-alives while it waits, the
- * tool result tied to its task at the end); `tasks/cancel` (the cancelled task, or 2026's empty
- * acknowledgement; invalid params for an ended task); 2026's `tasks/update` acknowledged. A task
+ * tool result tied to its task at the end); `tasks/cancel` (2025: the cancelled task, invalid params
+ * for an ended one; 2026: the empty acknowledgement, for an ended one too); 2026's `tasks/update`
+ * acknowledged. A task
  * of another credential, or past its TTL, is invalid params "not found", as one that never was.
  */
 export async function answerTaskRequest(request: TaskRequest, exchange: TaskExchange, context: TaskReplyContext): Promise<void> {
@@ -86,11 +87,16 @@ export async function answerTaskRequest(request: TaskRequest, exchange: TaskExch
         return;
       case "tasks/cancel": {
         const outcome = found.view.status === "working" ? await context.tasks.cancel(found) : { cancelled: false, view: found.view };
+        // 2026-07-28: cooperative and idempotent, the same empty acknowledgement for an ended task.
+        if (request.era === "2026") {
+          reply({ resultType: "complete" });
+          return;
+        }
         if (!outcome.cancelled) {
           sendRpcError(response, request.id, INVALID_PARAMS, `Cannot cancel task ${request.taskId}: it has already ended (${outcome.view.status})`);
           return;
         }
-        reply(request.era === "2025" ? taskWire.task2025(outcome.view) : { resultType: "complete" });
+        reply(taskWire.task2025(outcome.view));
         return;
       }
       case "tasks/result":
