@@ -51,8 +51,6 @@ interface ToolExchange extends McpExchange, IdentifiedToolRequest {
   links: SourceLinker;
   /** The meter of a tool call that asks the workspace (docs/rate-limits.md). */
   admission: UsageMeter;
-  /** The request's whole admission (a task takes it over). */
-  admitted: Admitted;
   /** Whether this request's host shows the answer card (docs/mcp.md#the-answer-card). */
   card: boolean;
   /** The card's HTML, when this request's server serves it as a resource. */
@@ -161,7 +159,6 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
       response,
       links: sourceLinker(linkSettings, identified.workspace),
       admission: admission.meter,
-      admitted: admission,
       card: shown,
       cardResource: shown || readsResources(message) ? card : null,
     };
