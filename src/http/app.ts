@@ -95,7 +95,8 @@ function oauthRoutesOf(
 ): Route[] {
   const { client, logger, clock } = dependencies;
   const edge = createOAuthEdge({ settings, ...oauth, client, logger, clock });
-  const mcp = mcpHandlerOf(mcpRoutes({ ...dependencies, ...answering, authenticate: edge.authenticate }));
+  const behindOAuth = { authenticate: edge.authenticate, upstreamRejected: edge.keyRejected };
+  const mcp = mcpHandlerOf(mcpRoutes({ ...dependencies, ...answering, ...behindOAuth }));
   return oauthRoutes({ edge, mcp, logger: dependencies.logger });
 }
 

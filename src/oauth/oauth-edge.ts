@@ -55,6 +55,12 @@ export interface OAuthEdge {
   admit(request: IncomingMessage): Promise<GrantIdentity>;
   /** The identity `admit` found for a request (what the MCP endpoint authenticates with). */
   authenticate: Authenticator;
+  /**
+   * The workspace refused the grant's key during a request `admit` let through (a tool call's own
+   * upstream 401: the key was rotated since it was last checked): the grant is revoked, and the
+   * 401 `invalid_token` returned tells the client to authorize again (docs/mcp-oauth.md).
+   */
+  keyRejected(request: IncomingMessage): Promise<AdapterError>;
   /** RFC 9728 metadata of `/oauth/mcp` at the request's origin. */
   resourceMetadata(request: IncomingMessage): Record<string, unknown>;
   /** The consent page (GET) of a pending authorization. */
@@ -76,6 +82,8 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
   // One authorization server per origin: PUBLIC_URL's, or (without it) each loopback name the adapter is reached by.
   const servers = new Map<string, Promise<{ server: AuthorizationServer; consent: ReturnType<typeof consentStep> }>>();
   const identities = new WeakMap<IncomingMessage, GrantIdentity>();
+  /** The grant each admitted request came with (`keyRejected` revokes it). */
+  const grantsOf = new WeakMap<IncomingMessage, string>();
   const team = settings.team
     ? {
       key: settings.team.workspaceApiKey,
@@ -191,7 +199,7 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
       await server.revokeGrant(found.grantId);
       throw challenge(request, "The workspace no longer accepts the key given at consent: authorize again");
     }
-    return grant;
+    return { ...grant, grantId: found.grantId };
   }
 
   return {
@@ -207,7 +215,17 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
       const identity = { upstreamCredential: grant.key, principal, upstreamKey: hash, account: oauthAccount(principal) };
       const admitted = { identity, workspace: grant.workspace };
       identities.set(request, admitted);
+      grantsOf.set(request, grant.grantId);
       return admitted;
+    },
+    async keyRejected(request) {
+      const grantId = grantsOf.get(request);
+      if (grantId !== undefined) {
+        keyChecks.delete(grantId);
+        const { server } = await serverFor(request);
+        await server.revokeGrant(grantId).catch((error: unknown) => logger.warn({ err: error }, "a grant whose key was refused was not revoked"));
+      }
+      return challenge(request, "The workspace no longer accepts the key given at consent: authorize again");
     },
     authenticate(request) {
       const found = identities.get(request);

@@ -60,9 +60,18 @@ export class BackgroundResponses implements LogWriter {
     return this.running.size;
   }
 
-  /** A background response this caller may see (`owned`), or null when there is none of that id; a 503 when the store does not answer. */
-  async visible(id: string, principal: string, workspace: string | undefined): Promise<BackgroundRecord | null> {
-    const record = RESPONSE_ID.test(id) ? await this.lookup(() => this.options.store.get(id), id) : null;
+  /**
+   * A background answer this caller may see (`owned`), or null when there is none of that id (its
+   * id of the kind `pattern` says: a response's by default, an MCP task's `task_…`); a 503 when the
+   * store does not answer.
+   */
+  async visible(
+    id: string,
+    principal: string,
+    workspace: string | undefined,
+    pattern: RegExp = RESPONSE_ID,
+  ): Promise<BackgroundRecord | null> {
+    const record = pattern.test(id) ? await this.lookup(() => this.options.store.get(id), id) : null;
     return record && owned(record, principal, workspace) ? record : null;
   }
 

@@ -66,10 +66,21 @@ export const UNNUMBERED = -1;
 /** The sequence number a frame carries. */
 export const sequenceOf = (frame: SseFrame): number => (frame.data as { sequence_number: number }).sequence_number;
 
+/** The event types that end a background answer's log: the Responses stream's, and an MCP task's own (docs/mcp.md#long-answers-as-tasks). */
+const TERMINAL_TYPES: ReadonlySet<string> = new Set([
+  "response.completed",
+  "response.failed",
+  "response.incomplete",
+  "response.cancelled",
+  "error",
+  "task.completed",
+  "task.failed",
+]);
+
 /** Whether a frame ends a response's stream. */
 export function isTerminalFrame(frame: SseFrame): boolean {
   const type = (frame.data as { type?: string }).type;
-  return type === "response.completed" || type === "response.failed" || type === "response.incomplete" || type === "response.cancelled" || type === "error";
+  return type !== undefined && TERMINAL_TYPES.has(type);
 }
 
 interface HeldResponse {

@@ -16,6 +16,17 @@ const toolCallSchema = z.looseObject({
   method: z.literal("tools/call"),
   params: z.looseObject({ name: z.string(), arguments: z.unknown().optional(), _meta: metaSchema.optional() }),
 });
+/** The methods of MCP tasks (docs/mcp.md#long-answers-as-tasks): each names its task by `params.taskId`. */
+export const TASK_METHODS = ["tasks/get", "tasks/result", "tasks/cancel", "tasks/update"] as const;
+/** One of the task methods. */
+export type TaskMethod = (typeof TASK_METHODS)[number];
+const taskRequestSchema = z.looseObject({
+  id: requestIdSchema,
+  method: z.enum(TASK_METHODS),
+  params: z.looseObject({ taskId: z.string(), _meta: metaSchema.optional().catch(undefined) }),
+});
+/** A 2025-11-25 `tools/call`'s `params.task`: it asks for a task, for `ttl` milliseconds if it says. */
+const taskAskSchema = z.looseObject({ ttl: z.int().positive().optional().catch(undefined) });
 const cancellationSchema = z.looseObject({
   // A notification has no id: a `notifications/cancelled` with one is not a cancellation.
   id: z.never().optional(),
@@ -23,7 +34,7 @@ const cancellationSchema = z.looseObject({
   params: z.looseObject({ requestId: requestIdSchema }),
 });
 const initializeSchema = z.looseObject({ method: z.literal("initialize") });
-const messageSchema = z.discriminatedUnion("method", [toolCallSchema, cancellationSchema, initializeSchema]);
+const messageSchema = z.discriminatedUnion("method", [toolCallSchema, cancellationSchema, initializeSchema, taskRequestSchema]);
 /** Any other single message, for the `_meta` it carries (a 2026-07-28 request's client capabilities). */
 const otherSchema = z.looseObject({
   method: z.string(),
@@ -43,8 +54,11 @@ export type JsonRpcMessage =
       /** `_meta.progressToken`, when the call asked for progress. */
       progressToken: string | number | undefined;
       meta: Record<string, unknown> | undefined;
+      /** `params.task` (2025-11-25): the call asks to run as a task; `false` when it does not, `null` when what it sent is no task object. */
+      task: { ttl?: number | undefined } | false | null;
       request: ToolCallRequest;
     }
+  | { kind: "task"; id: string | number; method: TaskMethod; taskId: string; meta: Record<string, unknown> | undefined }
   | { kind: "cancellation"; requestId: string | number; meta: undefined }
   | { kind: "initialize"; meta: undefined }
   /** A batch, another method, or a message the schemas above do not fit (the SDK answers it). */
@@ -61,10 +75,15 @@ export function readJsonRpc(body: unknown): JsonRpcMessage {
     if (message.method === "tools/call") {
       const meta = message.params._meta;
       const { name } = message.params;
-      return { kind: "tool-call", id: message.id, name, progressToken: progressTokenOf(meta), meta, request: message };
+      const ask = message.params.task;
+      const task = ask === undefined ? false : (taskAskSchema.safeParse(ask).data ?? null);
+      return { kind: "tool-call", id: message.id, name, progressToken: progressTokenOf(meta), meta, task, request: message };
     }
-    if (message.method === "notifications/cancelled") return { kind: "cancellation", requestId: message.params.requestId, meta: undefined };
-    return { kind: "initialize", meta: undefined };
+    if (message.method === "initialize") return { kind: "initialize", meta: undefined };
+    if (message.method !== "notifications/cancelled") {
+      return { kind: "task", id: message.id, method: message.method, taskId: message.params.taskId, meta: message.params._meta };
+    }
+    return { kind: "cancellation", requestId: message.params.requestId, meta: undefined };
   }
   const other = otherSchema.safeParse(body);
   if (!other.success) return { kind: "other", method: undefined, meta: undefined };

@@ -60,6 +60,8 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
   mode: Mode | null;
   /** Answers one call whose arguments `input` parsed. Never throws: a failure is a tool result with `isError`. */
   run(args: z.output<Input>, context: ToolContext): Promise<CallToolResult>;
+  /** For a tool that may run as an MCP task (docs/mcp.md#long-answers-as-tasks): the question its arguments ask. */
+  asTask?: ((args: z.output<Input>) => AnswerToolInput) | undefined;
 }
 
 /** A tool's definition, its `run` typed by its own `input` schema. */
@@ -68,8 +70,9 @@ function tool<Input extends z.ZodType>(definition: ToolDefinition<Input>): ToolD
 }
 
 /** An answer tool (`ask`, `reason`, `build`): the workspace's answer in its mode, which the answer card shows. */
-function answerTool(mode: Mode, title: string, description: string): ToolDefinition<typeof answerToolInputSchema> {
+function answerTool(mode: Mode, title: string, description: string, task = false): ToolDefinition<typeof answerToolInputSchema> {
   return tool({
+    asTask: task ? (args) => args : undefined,
     name: mode,
     title,
     description,
@@ -99,11 +102,13 @@ export const TOOLS: readonly ToolDefinition[] = [
     "reason",
     "Reason over the workspace",
     "A thorough answer from the workspace's documents: the question broken down, the passages compared, the conclusion explained, every claim cited. Slower than `ask` (it can take minutes); prefer it when the question needs several documents or a careful comparison. Pass `query_id` to continue an earlier answer.",
+    true,
   ),
   answerTool(
     "build",
     "Write a document from the workspace",
     "Write a document (a draft, a summary, a brief) from the workspace's documents, with footnote citations. `question` says what to write. Slower than `ask`. Pass `query_id` to revise an earlier document.",
+    true,
   ),
   tool({
     name: "search",
@@ -143,6 +148,8 @@ export interface ListedTool {
   inputSchema: Record<string, unknown> & { type: "object" };
   outputSchema: Record<string, unknown> & { type: "object" };
   annotations: { title: string; readOnlyHint: true; openWorldHint: false; destructiveHint: false; idempotentHint: false };
+  /** 2025-11-25: whether a call may ask to run as a task (2026-07-28's codec leaves it out). */
+  execution?: { taskSupport: "optional" };
   _meta?: Record<string, unknown>;
 }
 
@@ -152,7 +159,7 @@ export interface ListedTool {
  * without `$schema`: the constructs used read the same in 2020-12 (the MCP default), and older
  * clients' validators (Ajv's default draft) compile them.
  */
-export function listedTools(options: { card: boolean } = { card: false }): ListedTool[] {
+export function listedTools(options: { card: boolean; tasks?: boolean } = { card: false }): ListedTool[] {
   return TOOLS.map((definition) => {
     const cardOutput = options.card ? definition.cardOutput : undefined;
     return {
@@ -169,6 +176,8 @@ export function listedTools(options: { card: boolean } = { card: false }): Liste
         destructiveHint: false,
         idempotentHint: false,
       },
+      // Never "required": the Agents SDK refuses such tools, and every call may stay synchronous.
+      ...(options.tasks && definition.asTask ? { execution: { taskSupport: "optional" as const } } : {}),
       ...(cardOutput ? { _meta: cardToolMeta() } : {}),
     };
   });
@@ -192,6 +201,8 @@ export function instructionsFor(workspace: string): string {
 export interface BoundToolCall {
   tool: ToolDefinition;
   run(context: ToolContext): Promise<CallToolResult>;
+  /** What it asks in which mode, when the tool may run as a task (`reason`, `build`). */
+  task: { mode: Mode; input: AnswerToolInput } | undefined;
 }
 
 /**
@@ -205,5 +216,7 @@ export function bindArguments<Input extends z.ZodType>(
 ): { call: BoundToolCall } | { error: z.ZodError } {
   const parsed = definition.input.safeParse(args, { reportInput });
   if (!parsed.success) return { error: parsed.error };
-  return { call: { tool: definition, run: (context) => definition.run(parsed.data, context) } };
+  const { asTask, mode } = definition;
+  const task = asTask && mode ? { mode, input: asTask(parsed.data) } : undefined;
+  return { call: { tool: definition, run: (context) => definition.run(parsed.data, context), task } };
 }

@@ -29,11 +29,28 @@ export interface BackgroundJob {
  * when it asked for a stream.
  */
 export function background(encoder: BackgroundEncoder, job: BackgroundJob): Delivery<void> {
+  const started = detached(encoder, job);
+  return {
+    ...started,
+    async deliver(run, response, context) {
+      const record = await started.deliver(run, response, context);
+      if (job.follow) await streamBackground(response, job.responses, record.id, -1, { ...context, sweep: job.follow });
+      else sendUncached(response, record.response);
+    },
+  };
+}
+
+/**
+ * A background answer started and left running (its record durable before this resolves), the
+ * request answered by the caller with the record it gives: the background delivery without its
+ * reply, for a dialect whose client is answered in its own shape (an MCP task, docs/mcp.md#long-answers-as-tasks).
+ */
+export function detached(encoder: BackgroundEncoder, job: Omit<BackgroundJob, "follow">): Delivery<BackgroundRecord> {
   return {
     reportsUsage: true,
     namesQueries: true,
     outlivesResponse: true,
-    async deliver(run, response, context) {
+    async deliver(run, _response, context) {
       const release = job.admission.handOver();
       const record = { ...job.record, response: encoder.current(null) };
       let log: BackgroundLog;
@@ -45,8 +62,7 @@ export function background(encoder: BackgroundEncoder, job: BackgroundJob): Deli
         throw error;
       }
       runInBackground(log, run, encoder, { logger: context.logger, release });
-      if (job.follow) await streamBackground(response, job.responses, record.id, -1, { ...context, sweep: job.follow });
-      else sendUncached(response, record.response);
+      return record;
     },
   };
 }

@@ -64,6 +64,11 @@ export class McpEndpoint<Exchange extends McpExchange> {
   /** 2026-07-28 envelopes found valid: checked once per client, not once per call. */
   private readonly envelopes = new EnvelopeMemo();
 
+  /** Who the server says it is (stamped on 2026-07-28 results the edge writes itself). */
+  get identity(): ServerIdentity {
+    return this.options.identity;
+  }
+
   constructor(private readonly options: McpEndpointOptions<Exchange>) {
     this.modern = createMcpHandler((context) => options.serverFor(exchangeOf<Exchange>(context.authInfo)), {
       legacy: "reject",
@@ -134,7 +139,7 @@ export class McpEndpoint<Exchange extends McpExchange> {
     if (key) this.cancellable.set(key, exchange.controller);
     try {
       const text = directToolCallResponse(call, await runDirect(exchange, call), this.options.identity);
-      if (response.destroyed) return;
+      if (response.destroyed || response.headersSent) return;
       response.statusCode = 200;
       response.setHeader("content-type", "application/json");
       endWithText(response, text);

@@ -4,6 +4,7 @@ import { type Admitted, admit, type IdentifiedToolRequest, identifyToolRequest }
 import { type AnswerRouteOptions, answerHandler, readToolRequestBody } from "../answer-request.js";
 import { type SourceLinker, sourceLinker } from "../../answer/source-links.js";
 import type { Config } from "../../config/config.js";
+import type { BackgroundResponses } from "../../continuity/background/background-responses.js";
 import type { DocumentReader } from "../../core/document-reader.js";
 import type { Mode } from "../../core/modes.js";
 import { declaresAnswerCard } from "../../dialects/mcp/answer-card.js";
@@ -19,22 +20,33 @@ import { abortWhenClientLeaves } from "../request-body.js";
 import type { FastHandler } from "../route-table.js";
 import { readAnswerCard } from "./answer-card-file.js";
 import type { McpEndpoint, McpExchange } from "./mcp-endpoint.js";
+import { McpTasks } from "./mcp-tasks.js";
 import { progressSink } from "./progress-sink.js";
+import { answerTaskRequest } from "./task-replies.js";
+import { taskRequest } from "./task-request.js";
 import type { ToolCall } from "./tool-server.js";
 
 /** What the MCP endpoint needs. */
 export interface McpRouteOptions extends AnswerRouteOptions {
-  config: Pick<Config, "server" | "upstream" | "limits" | "answers" | "mcp">;
+  config: Pick<Config, "server" | "upstream" | "limits" | "answers" | "mcp" | "continuity">;
+  /** Background answers: where tasks live (docs/mcp.md#long-answers-as-tasks). */
+  continuity: { background: BackgroundResponses };
   /** The package version, for `serverInfo`. */
   version: string;
   /** The base URL of the adapter's document page, when it serves one (the embedded workspace). */
   documentPage?: (() => string) | undefined;
   /** The documents `fetch` returns whole (the embedded workspace's); without it, `fetch` returns the cited passage. */
   documents?: DocumentReader | undefined;
+  /**
+   * Behind OAuth (`/oauth/mcp`): the workspace refused the caller's key on a tool call; returns the
+   * 401 `invalid_token` to answer instead of a tool error, so that the client authorizes again.
+   */
+  upstreamRejected?: ((request: IncomingMessage) => Promise<AdapterError>) | undefined;
 }
 
 /** One MCP request past the edge: the exchange the SDK serves, and who asks in which workspace. */
 interface ToolExchange extends McpExchange, IdentifiedToolRequest {
+  request: IncomingMessage;
   response: ServerResponse;
   links: SourceLinker;
   /** The meter of a tool call that asks the workspace (docs/rate-limits.md). */
@@ -63,10 +75,29 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
   // another 1/5, gives a waiting call a progress notification at least every SSE_KEEPALIVE_MS.
   const sweep = options.sweeps.of(Math.max(10, Math.floor((config.answers.sseKeepAliveMs * 4) / 5)));
   const linkSettings = { template: config.answers.sourceUrlTemplate, documentPage: options.documentPage };
+  // MCP_TASKS=off: no task is advertised or answered, and nothing of them is built.
+  const taskSettings = config.mcp.tasks;
+  const tasks = taskSettings
+    ? new McpTasks({
+        runner,
+        background: options.continuity.background,
+        // A task lives no longer than the background answer it is.
+        settings: { ...taskSettings, maxTtlMs: Math.min(taskSettings.maxTtlMs, config.continuity.responsesTtlSeconds * 1000) },
+        clock: options.clock,
+        ids: options.ids,
+        logger: options.logger,
+        links: (workspace) => sourceLinker(linkSettings, workspace),
+      })
+    : undefined;
+  const taskSweep = options.sweeps.of(config.answers.sseKeepAliveMs);
   // The SDK is loaded only where MCP is on (MCP=off costs nothing): here, while the adapter starts.
   const endpoint: Promise<McpEndpoint<ToolExchange>> = Promise.all([import("./mcp-endpoint.js"), import("./tool-server.js")]).then(
     ([{ McpEndpoint }, { checkedTools, createToolServer, serverIdentity }]) => {
-      const listings = { plain: checkedTools(listedTools()), card: checkedTools(listedTools({ card: true })) };
+      const withTasks = tasks !== undefined;
+      const listings = {
+        plain: checkedTools(listedTools({ card: false, tasks: withTasks })),
+        card: checkedTools(listedTools({ card: true, tasks: withTasks })),
+      };
       return new McpEndpoint<ToolExchange>({
         identity: serverIdentity(options.version),
         keepAliveMs: config.answers.sseKeepAliveMs,
@@ -83,6 +114,7 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
             revision: exchange.revision,
             tools: exchange.card ? listings.card : listings.plain,
             card: exchange.cardResource,
+            tasks: withTasks,
             run: (call) => runTool(call, exchange),
           }),
       });
@@ -119,6 +151,7 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
     const shown = card !== null && (revision === MODERN_REVISION ? declaresAnswerCard(message.meta) : true);
     const exchange: ToolExchange = {
       ...identified,
+      request,
       principal: identified.identity.principal,
       revision,
       message,
@@ -129,6 +162,19 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
       card: shown,
       cardResource: shown || readsResources(message) ? card : null,
     };
+    const asTask = tasks && taskRequest(request.headers, message, body);
+    if (tasks && asTask) {
+      const served = await endpoint;
+      const caller = { identity, workspace, admission };
+      const accept = request.headers.accept;
+      const task = { cardWorkspace: shown ? workspace : null };
+      const acceptsStream = typeof accept === "string" && accept.includes("text/event-stream");
+      const signal = exchange.controller.signal;
+      const refuse = (failure: AdapterError) => refuseKey(failure, exchange);
+      const taskExchange = { response, caller, task, acceptsStream, signal, refuseKey: refuse };
+      await answerTaskRequest(asTask, taskExchange, { tasks, identity: served.identity, sweep: taskSweep });
+      return;
+    }
     await (await endpoint).serve(request, response, body, exchange);
   }
 
@@ -171,10 +217,13 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
       const progress = call.progressToken === undefined ? undefined : progressSink(call, call.progressToken, mode, sweep);
       const delivery = collect(new AnswerToolEncoder(mode, exchange.links), { progress, shutdown: () => shutdown });
       const answered = await runner.run(order, () => ({ delivery }));
-      return answered instanceof AnswerToolEncoder ? { output: answered.output() } : { error: answered.message };
+      if (answered instanceof AnswerToolEncoder) return { output: answered.output() };
+      await refuseKey(answered, exchange);
+      return { error: answered.message };
     } catch (error) {
       const failure = shutdown ?? toAdapterError(error);
       if (failure.status >= 500 && !(failure instanceof ClientClosedError)) options.logger.warn({ err: { message: failure.message } }, "tool call failed");
+      await refuseKey(failure, exchange);
       return { error: failure.message };
     } finally {
       untrack();
@@ -183,7 +232,20 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
     }
   }
 
-  return { handler: answerHandler(handle, options), tools: listedTools({ card: card !== null }) };
+  /**
+   * A tool call whose key the workspace refused (its 401), behind OAuth: answered with the OAuth
+   * edge's 401 `invalid_token` (the grant revoked) rather than a tool error, when nothing of the
+   * response has gone yet (a call streaming progress has: it keeps its tool error).
+   */
+  async function refuseKey(failure: AdapterError, exchange: ToolExchange): Promise<void> {
+    const { upstreamRejected } = options;
+    const { response, message } = exchange;
+    if (!upstreamRejected || failure.status !== 401 || response.headersSent) return;
+    const refusal = await upstreamRejected(exchange.request);
+    if (!response.headersSent) sendJsonRpcError(response, refusal, message.kind === "tool-call" ? message.id : null);
+  }
+
+  return { handler: answerHandler(handle, options), tools: listedTools({ card: card !== null, tasks: tasks !== undefined }) };
 }
 
 /** Whether a request reads resources: served whenever the card is on, whatever the host declared (it asks for the card itself). */

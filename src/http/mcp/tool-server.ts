@@ -11,6 +11,7 @@ import {
 import type { z } from "zod";
 import { ANSWER_CARD_URI, cardContents, cardListing } from "../../dialects/mcp/answer-card.js";
 import { toolError } from "../../dialects/mcp/encode-tool-result.js";
+import { TASKS_CAPABILITY_2025, TASKS_EXTENSION } from "../../dialects/mcp/task-wire.js";
 import { type BoundToolCall, bindArguments, type ListedTool, TOOL_NAMES, toolNamed } from "../../dialects/mcp/tool-definitions.js";
 import type { ProgressParams } from "../../dialects/mcp/tool-progress.js";
 import { toValidationIssues } from "../validation-issues.js";
@@ -38,6 +39,8 @@ export interface ToolServerOptions {
   tools: readonly Tool[];
   /** The answer card's HTML, when this request's server serves it as a resource (docs/mcp.md#the-answer-card). */
   card: string | null;
+  /** Whether `reason` and `build` may run as tasks (docs/mcp.md#long-answers-as-tasks): the capability each revision reads. */
+  tasks: boolean;
   run: ToolRunner;
 }
 
@@ -77,7 +80,12 @@ export function checkedTools(listed: readonly ListedTool[]): Tool[] {
  * resources: the card's listing and HTML, no templates.
  */
 export function createToolServer(options: ToolServerOptions): Server {
-  const capabilities: ServerCapabilities = options.card === null ? { tools: {} } : { tools: {}, resources: {} };
+  const capabilities: ServerCapabilities = {
+    tools: {},
+    ...(options.card === null ? {} : { resources: {} }),
+    // 2025-11-25 reads `tasks`, 2026-07-28 the extension (each revision's codec drops the other's).
+    ...(options.tasks ? { tasks: TASKS_CAPABILITY_2025, extensions: { [TASKS_EXTENSION]: {} } } : {}),
+  };
   const server = new Server(serverIdentity(options.version), { capabilities, instructions: options.instructions });
   server.setRequestHandler("tools/list", () => ({ tools: [...options.tools] }));
   server.setRequestHandler("tools/call", async (request, context) => {

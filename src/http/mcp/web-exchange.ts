@@ -27,7 +27,8 @@ export async function writeWebResponse(
   response: ServerResponse,
   extraHeaders: Record<string, string> = {},
 ): Promise<void> {
-  if (response.destroyed) {
+  // Gone, or answered already (a tool call whose key the workspace refused: docs/mcp-oauth.md).
+  if (response.destroyed || response.headersSent) {
     await web.body?.cancel().catch(() => undefined);
     return;
   }

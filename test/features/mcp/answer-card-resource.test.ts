@@ -156,9 +156,11 @@ describe("2026-07-28, per request", () => {
       expect(on).toEqual(off);
     }
     const discovered = await modern(`${stack.url}/mcp`, "server/discover", {}, undefined, without);
-    expect(discovered.result?.capabilities).toEqual({ tools: {} });
+    // The tasks extension is the server's whatever the host declares (docs/mcp.md#long-answers-as-tasks); the card's resources are not.
+    const tasks = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+    expect(discovered.result?.capabilities).toEqual({ tools: {}, ...tasks });
     const declared = await modern(`${stack.url}/mcp`, "server/discover", {});
-    expect(declared.result?.capabilities).toEqual({ tools: {}, resources: {} });
+    expect(declared.result?.capabilities).toEqual({ tools: {}, resources: {}, ...tasks });
     const client = await connect(`${stack.url}/mcp`, "2026-07-28", false);
     const result = await client.callTool({ name: "ask", arguments: { question: "How are security incidents reported?" } });
     expect(result.structuredContent.sources.length).toBeGreaterThan(0);

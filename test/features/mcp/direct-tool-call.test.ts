@@ -70,6 +70,7 @@ async function serve(direct: boolean, servers: Server[]): Promise<Served> {
         revision: exchange.revision,
         tools: exchange.card ? tools.card : tools.plain,
         card: exchange.card ? "<!doctype html><title>card</title>" : null,
+        tasks: false,
         run: (call) => call.run(contextOf(exchange.card)),
       });
     },

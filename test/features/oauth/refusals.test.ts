@@ -228,6 +228,26 @@ describe("OAuth refusals: each with the RFC's error, never a 500 and never a cod
     expect((await client.listTools(second.access)).status).toBe(401);
   });
 
+  it("a key the workspace refuses on the tool call itself is a 401 invalid_token (the grant revoked), not a tool error", async () => {
+    const { access, refresh } = await client.tokens(API_KEY);
+    // Checked at the first request: the grant's key works; then it is rotated upstream before the next check.
+    expect((await client.listTools(access)).status).toBe(200);
+    stack.workspace.control.inject({ on: "create", kind: "status", status: 401 });
+    const response = await fetch(`${stack.url}/oauth/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${access}`, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "ask", arguments: { question: "How much annual leave do I get?" } } }),
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).toMatch(/^Bearer resource_metadata="[^"]+", scope="workspace", error="invalid_token"/);
+    const body = (await response.json()) as { id: number; error: { message: string } };
+    expect(body.id).toBe(7);
+    expect(body.error.message).toMatch(/no longer accepts the key/);
+    // The grant is gone: its access token and refresh token with it, so the client authorizes again.
+    expect((await client.listTools(access)).status).toBe(401);
+    expect((await client.refresh(refresh)).body.error).toBe("invalid_grant");
+  });
+
   it("a revoked access token is refused at once, with every token of its grant", async () => {
     const { access, refresh } = await client.tokens(API_KEY);
     const other = await new HandDrivenClient(stack.url).register();
