@@ -1,7 +1,8 @@
 // CPU per request, side by side in one run (`BENCH_ONLY=cpu npm run bench`, also part of `npm run
 // bench`): the bare node:http proxy (the floor: the same two HTTP hops), the adapter's chat
 // completion and Responses create, the chat completion traced at sampling 1.0 (OTLP/HTTP to a sink
-// in another process), and one MCP `ask` tool call on each revision, all against the instant
+// in another process), a structured answer (response_format json_schema, validated; bench/structured.mjs's
+// request), and one MCP `ask` tool call on each revision, all against the instant
 // upstream at 50 connections. CPU is each server process's own (user + system, its worker threads
 // included, from its IPC stats) over the requests it served. The kinds take turns, in alternating
 // order round after round, so that each round's ratios share the shared machine's mood of the
@@ -11,6 +12,7 @@ import autocannon from "autocannon";
 import { cpus, loadavg, totalmem } from "node:os";
 import { LOADED_ADAPTER, statsOf } from "./processes.mjs";
 import { legacyCall, modernCall } from "./mcp.mjs";
+import { bodies as structuredBodies } from "./structured.mjs";
 
 const round = (value, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -23,6 +25,7 @@ function kindsOf({ proxy, adapter, traced }) {
     bareProxy: { server: proxy, url: `${proxy.url}/v1/chat/completions`, headers: auth, body: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }) },
     chat: { server: adapter, url: `${adapter.url}/v1/chat/completions`, headers: auth, body: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }) },
     responses: { server: adapter, url: `${adapter.url}/v1/responses`, headers: auth, body: JSON.stringify({ model: "ask", input: question }) },
+    structured: { server: adapter, url: `${adapter.url}/v1/chat/completions`, headers: auth, body: structuredBodies.structured },
     chatTraced: { server: traced, url: `${traced.url}/v1/chat/completions`, headers: auth, body: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }) },
     mcp20251125: { server: adapter, url: `${adapter.url}/mcp`, ...legacyCall(false) },
     mcp20260728: { server: adapter, url: `${adapter.url}/mcp`, ...modernCall() },
@@ -34,6 +37,7 @@ const RATIOS = {
   chatOverBareProxy: ["chat", "bareProxy"],
   responsesOverBareProxy: ["responses", "bareProxy"],
   tracedOverChat: ["chatTraced", "chat"],
+  structuredOverChat: ["structured", "chat"],
   mcp20251125OverChat: ["mcp20251125", "chat"],
   mcp20260728OverChat: ["mcp20260728", "chat"],
 };
@@ -124,6 +128,7 @@ const LABELS = {
   bareProxy: "bare `node:http` proxy (the floor)",
   chat: "adapter, chat completion",
   responses: "adapter, Responses API",
+  structured: "adapter, structured answer (chat, json_schema, validated)",
   chatTraced: "adapter, chat completion traced (sampling 1.0)",
   mcp20251125: "MCP `ask` tool call, 2025-11-25",
   mcp20260728: "MCP `ask` tool call, 2026-07-28",
@@ -149,7 +154,11 @@ ${table([
 
 Per round, then the median (range): a chat completion ${ratio(ratios.chatOverBareProxy)} the bare proxy's CPU, a Responses create
 ${ratio(ratios.responsesOverBareProxy)}; traced, a chat completion ${ratio(ratios.tracedOverChat)} an untraced one; an MCP \`ask\` ${ratio(ratios.mcp20251125OverChat)} a chat completion on
-2025-11-25 and ${ratio(ratios.mcp20260728OverChat)} on 2026-07-28. A structured answer has no row yet: structured outputs are not on this branch.
+2025-11-25 and ${ratio(ratios.mcp20260728OverChat)} on 2026-07-28.${
+    ratios.structuredOverChat
+      ? ` A structured answer (a three-part question whose JSON answer is longer than the chat row's; [Structured answers](#structured-answers) compares it with the same answer in prose) ${ratio(ratios.structuredOverChat)} a chat completion.`
+      : " A structured answer has no row in this run."
+  }
 ${threadsTable(rows, table)}
 The ratio to the bare proxy moves with the machine's load: the proxy's own CPU per request falls further than the
 adapter's when the machine is quiet (on 2026-11-27 the same build measured 2.38× at a load average of 13–16 and 2.82×

@@ -25,7 +25,8 @@ const schema = object({
   incidents: { type: "array", items: object({ deadline: text, summary: text }) },
 });
 const responseFormat = { type: "json_schema", json_schema: { name: "policies", strict: true, schema } };
-const bodies = {
+/** The same chat completion asked in prose and as JSON for the schema (bench/cpu.mjs sends the structured one too). */
+export const bodies = {
   prose: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }),
   structured: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }], response_format: responseFormat }),
 };

@@ -18,7 +18,7 @@ function storeOf(backend: StoreBackend, retentionDays = 400): UsageStore {
 describeOnBothBackends("the usage store", (backend, name) => {
   const today = new Date().toISOString().slice(0, 10);
 
-  it.runIf(name === "redis")("leaves out of the totals what Redis gives back that does not parse: a field not of its shape, a count that is not one", async () => {
+  if (name === "redis") it("leaves out of the totals what Redis gives back that does not parse: a field not of its shape, a count that is not one", async () => {
     const store = storeOf(backend());
     const { keys, server } = redisOf(backend());
     const day = "2021-03-04";
