@@ -115,18 +115,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const realtime = realtimeOf(config.upstream, upstreamUrl, logger, metrics, tracing);
   const settings = { config, clock, logger, metrics, windowSeconds: effects.rateWindowSeconds ?? 60 };
   const backend: Backend = config.redis ? redisBackend(config.redis, settings) : memoryBackend(settings);
-  const watcher = new QueryWatcher({
-    client,
-    clock,
-    pollIntervalMinMs: config.upstream.pollIntervalMinMs,
-    pollIntervalMaxMs: config.upstream.pollIntervalMaxMs,
-    maxListPages: config.upstream.maxListPages,
-    onPoll: ({ pages }) => metrics.listCalls.inc(pages),
-    onPollError: (error) => logger.warn({ err: { message: (error as Error).message } }, "poll failed"),
-    ...(realtime ? { realtime } : {}),
-    ...(backend.pollSharing ? { sharing: backend.pollSharing } : {}),
-    tracing,
-  });
+  const watcher = watcherOf(config.upstream, { client, clock, metrics, logger, realtime, sharing: backend.pollSharing, tracing });
   const onLimited = (kind: string, workspace: string) => metrics.limited(kind, workspace);
   const { limitCounters } = backend;
   const rateLimits = config.limits.rate && limitCounters
@@ -205,6 +194,34 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         await backend.close();
       })()),
   };
+}
+
+/** The query watcher (docs/architecture.md#data-flow-of-one-request): its polls counted, their failures logged, shared where the backend can. */
+function watcherOf(
+  upstream: UpstreamSettings,
+  parts: {
+    client: WorkspaceClient;
+    clock: Clock;
+    metrics: Metrics;
+    logger: Logger;
+    realtime: RealtimeHub | undefined;
+    sharing: Backend["pollSharing"];
+    tracing: Tracing | undefined;
+  },
+): QueryWatcher {
+  const { client, clock, metrics, logger, realtime, sharing, tracing } = parts;
+  return new QueryWatcher({
+    client,
+    clock,
+    pollIntervalMinMs: upstream.pollIntervalMinMs,
+    pollIntervalMaxMs: upstream.pollIntervalMaxMs,
+    maxListPages: upstream.maxListPages,
+    onPoll: ({ pages }) => metrics.listCalls.inc(pages),
+    onPollError: (error) => logger.warn({ err: { message: (error as Error).message } }, "poll failed"),
+    ...(realtime ? { realtime } : {}),
+    ...(sharing ? { sharing } : {}),
+    tracing,
+  });
 }
 
 /** The workspace client (docs/architecture.md#data-flow-of-one-request), its calls counted and timed. */
