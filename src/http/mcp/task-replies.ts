@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import { taskWire } from "../../dialects/mcp/task-wire.js";
 import type { TaskView } from "../../dialects/mcp/task-state.js";
 import { type AdapterError, toAdapterError } from "../../errors/adapter-error.js";
-import { sendJsonRpcError } from "../error-response.js";
+import { endWithText, sendJsonRpcError } from "../error-response.js";
 import type { Beating, KeepAliveSweep } from "../sse-writer.js";
 import { directToolCallResponse, type ServerIdentity } from "./direct-tool-call.js";
 import type { McpTasks, NewTask, TaskCaller } from "./mcp-tasks.js";
@@ -157,8 +157,7 @@ function sendText(response: ServerResponse, text: string): void {
   if (response.destroyed) return;
   response.statusCode = 200;
   response.setHeader("content-type", "application/json");
-  response.setHeader("content-length", Buffer.byteLength(text));
-  response.end(text);
+  endWithText(response, text);
 }
 
 function errorText(id: RequestId, code: number, message: string, data?: Record<string, unknown>): string {
