@@ -3,6 +3,7 @@ import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
 import { type AdapterError, RequestValidationError, toAdapterError } from "../errors/adapter-error.js";
 import { errorBody } from "../errors/error-body.js";
+import { utf8Of } from "../util/utf8.js";
 import type { RequestContexts } from "./request-context.js";
 
 /** Writes an error response: status, headers, body. The one place errors become HTTP. */
@@ -43,13 +44,13 @@ export function sendJson(response: ServerResponse, body: unknown): void {
 }
 
 /**
- * Ends a response with `text` as its body, encoded to UTF-8 once: its length is the buffer's, and
+ * Ends a response with `text` as its body, encoded to UTF-8 once (`utf8Of`): its length is the buffer's, and
  * Node writes the head and the buffer together, where a string body is measured, then joined to
  * the head and encoded again (an answer with one non-Latin-1 character makes that join a two-byte
  * string twice the body's size; docs/benchmarks.md#cpu-per-request-side-by-side).
  */
 export function endWithText(response: ServerResponse, text: string): void {
-  const bytes = Buffer.from(text, "utf8");
+  const bytes = utf8Of(text);
   response.setHeader("content-length", bytes.length);
   response.end(bytes);
 }

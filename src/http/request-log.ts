@@ -3,6 +3,10 @@ import type { Metrics } from "../metrics/metrics.js";
 import { endRequestSpan } from "../telemetry/http-spans.js";
 import { logFieldsOf, type Tracing } from "../telemetry/tracing.js";
 import { pathOf, RequestContexts, type RequestSubscriber } from "./request-context.js";
+import { requestLineWriter } from "./request-log-line.js";
+
+/** The fields of a request's log line, in their order. */
+const LINE_FIELDS = ["requestId", "method", "path", "status", "key", "workspace", "mode", "queryIds", "continued", "tool", "chatUiTask", "completed", "ms"];
 
 /** Counts every request and its latency, by route template, mode and status (docs/observability.md). */
 export function requestMetrics(metrics: Metrics): RequestSubscriber {
@@ -28,6 +32,7 @@ export const endRequestSpans: RequestSubscriber = ({ context, request, response 
  * credential or prompt reaches the logs.
  */
 export function requestLog(logger: Logger): RequestSubscriber {
+  const writeLine = requestLineWriter(logger, LINE_FIELDS);
   return ({ context, request, response, seconds }) => {
     const { account, workspace, mode, queryIds, continued, tool, chatUiTask } = context.facts;
     const fields = {
@@ -45,7 +50,7 @@ export function requestLog(logger: Logger): RequestSubscriber {
       completed: response.writableFinished,
       ms: Math.round(seconds * 10_000) / 10,
     };
-    logger.info(context.span ? { ...fields, ...logFieldsOf(context.span) } : fields, "request");
+    writeLine(context.span ? { ...fields, ...logFieldsOf(context.span) } : fields, "request");
   };
 }
 

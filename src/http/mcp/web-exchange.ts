@@ -43,9 +43,10 @@ export async function writeWebResponse(
   }
   if (!(web.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
     // A JSON body is whole already: one write with its length, as every other route answers.
-    const text = await web.text();
-    response.setHeader("content-length", Buffer.byteLength(text));
-    response.end(text);
+    // Its bytes as the SDK encoded them: read as text, they would be decoded and encoded again.
+    const bytes = Buffer.from(await web.arrayBuffer());
+    response.setHeader("content-length", bytes.length);
+    response.end(bytes);
     return;
   }
   response.setHeader("x-accel-buffering", "no");
