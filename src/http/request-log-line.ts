@@ -29,7 +29,10 @@ type Internals = Record<symbol, unknown>;
  * these fields, a nested key or message prefix, a stream that wants pino's metadata: a multistream)
  * gets `logger.info` itself.
  */
-export function requestLineWriter(logger: Logger, keys: readonly string[]): (fields: Record<string, unknown>, message: string) => void {
+export function requestLineWriter(
+  logger: Logger,
+  keys: readonly string[],
+): (fields: Record<string, unknown>, message: string) => void {
   const parts = linePartsOf(logger, keys);
   if (!parts) return (fields, message) => logger.info(fields, message);
   const { stream, levelPrefix, time, chindings, mixin, end, messageKey } = parts;
