@@ -25,6 +25,23 @@ describe("createAuthenticator", () => {
     expect(() => authenticate(requestWith("Bearer ak-three"))).toThrow(/Invalid API key/);
     expect(() => authenticate(requestWith())).toThrow();
   });
+
+  it("refuses a key taken out of the key file at once, though its hash was remembered while it was valid", () => {
+    const keys = new KeyRing({ clientKeys: [], gatewayKeys: [], file: true });
+    keys.replaceFileKeys([{ name: "alice", key: "ak-file" }]);
+    const authenticate = createAuthenticator({ workspaceApiKey: "sk-upstream", keys });
+    for (let call = 0; call < 3; call += 1) expect(authenticate(requestWith("Bearer ak-file")).principal).not.toBe(credentialHash("ak-file"));
+    keys.replaceFileKeys([{ name: "bob", key: "ak-other" }]);
+    expect(() => authenticate(requestWith("Bearer ak-file"))).toThrow(/Invalid API key/);
+  });
+
+  it("hashes every one of many credentials right, however many it has remembered", () => {
+    const authenticate = createAuthenticator({});
+    for (let index = 0; index < 2500; index += 1) {
+      const credential = `sk-client-${index % 1300}`;
+      expect(authenticate(requestWith(`Bearer ${credential}`)).principal).toBe(credentialHash(credential));
+    }
+  });
 });
 
 describe("who asks (docs/governance.md#who-asks)", () => {
