@@ -4,7 +4,7 @@ import type { UpstreamUsage } from "../core/usage.js";
 import { ClientClosedError, QueryFailedError, toAdapterError } from "../errors/adapter-error.js";
 import type { PlannedQuery, QueryPlan } from "../plan/plan-queries.js";
 import type { AnswerTrace } from "../telemetry/answer-trace.js";
-import { countSoon, type TokenCounter } from "../tokens/token-counter.js";
+import { countSoon, EARLY_COUNT_CHARS, type TokenCounter } from "../tokens/token-counter.js";
 import { createQuery } from "../upstream/create-query.js";
 import type { QueryWatcher, WatchEnd } from "../upstream/query-watcher.js";
 import { toQuerySnapshot } from "../upstream/to-query-snapshot.js";
@@ -38,8 +38,8 @@ export interface AnswerJob {
   controller: AbortController;
   /**
    * Whether the answer's usage will be counted (the runner decides it once: the client is told it,
-   * the TPM limit charges it, or a sampled span records it): the prompt is then counted while the
-   * upstream answers.
+   * the TPM limit charges it, or a sampled span records it): a long prompt is then counted while the
+   * upstream answers, a short one with the answer.
    */
   usageNeeded: boolean;
   /**
@@ -88,9 +88,10 @@ export class AnswerService {
     return this.running(answerJob, [initial], this.promptTokens(answerJob), job.sent);
   }
 
-  /** The prompt's tokens, counted now when the answer's usage will be. */
+  /** The prompt's tokens, counted now when the answer's usage will be and the prompt is long (a short one is counted with the answer). */
   private promptTokens(job: AnswerJob): Promise<number> | undefined {
-    return job.usageNeeded ? countSoon(this.options.tokens, job.plan.prompt) : undefined;
+    const { prompt } = job.plan;
+    return job.usageNeeded && prompt.length > EARLY_COUNT_CHARS ? countSoon(this.options.tokens, prompt) : undefined;
   }
 
   /** The answer of queries that exist (`initials`: their first snapshots), resumed after `resumed` when another replica began it. */

@@ -1,4 +1,5 @@
-import { type RankTable, rankOf } from "./rank-table.js";
+import { NOT_ASCII, type RankTable, rankOf, rankOfAscii } from "./rank-table.js";
+import { scannedPieceEnd } from "./scan-piece.js";
 
 // o200k's pre-tokenizer (tiktoken's pattern for o200k_base): text is split into pieces that
 // byte-pair encoding never merges across. tiktoken runs it with Rust's regex, whose \s is Unicode's
@@ -16,7 +17,7 @@ const O200K_PIECES = new RegExp(
 // Scratch space reused by every count in this thread (counting is synchronous).
 let utf8 = new Uint8Array(1024);
 let starts = new Int32Array(1025);
-let ranks = new Float64Array(1025);
+let ranks = new Int32Array(1025);
 
 /**
  * Counts the o200k tokens of `text`, as tiktoken counts plain text: special
@@ -27,103 +28,34 @@ export function countO200k(table: RankTable, text: string): number {
   let count = 0;
   let at = 0;
   while (at < text.length) {
-    let end = asciiPieceEnd(text, at);
+    let end = scannedPieceEnd(text, at);
     let length: number;
     if (end > at) {
-      length = encodeAscii(text, at, end);
+      // Most pieces are ASCII and one token, looked up from the string itself; the rest go by their bytes.
+      if (end - at === 1 && text.charCodeAt(at) < 128) {
+        count += 1;
+        at = end;
+        continue;
+      }
+      const rank = rankOfAscii(table, text, at, end);
+      if (rank >= 0) {
+        count += 1;
+        at = end;
+        continue;
+      }
+      length = rank === NOT_ASCII ? encodeUtf8(text, at, end) : encodeAscii(text, at, end);
     } else {
-      // Not decidable on ASCII alone: the pattern itself, from this piece boundary on.
+      // Not decidable by the scanner: the pattern itself, from this piece boundary on.
       O200K_PIECES.lastIndex = at;
       const match = O200K_PIECES.exec(text) as RegExpExecArray;
       end = at + match[0].length;
-      length = encodeUtf8(match[0]);
+      length = encodeUtf8(text, at, end);
     }
     at = end;
     if (length === 1 || rankOf(table, utf8, 0, length) >= 0) count += 1;
     else count += mergeCount(table, length);
   }
   return count;
-}
-
-// ASCII classes, as the pattern's Unicode classes see ASCII: \p{Lu}, \p{Ll}, \p{N}, \s, and the
-// rest (punctuation and controls: [^\s\p{L}\p{N}]).
-const UPPER = 1;
-const LOWER = 2;
-const DIGIT = 3;
-const SPACE = 4; // \s other than \r and \n
-const NEWLINE = 5;
-const OTHER = 6;
-const NON_ASCII = 0;
-const CLASS = new Uint8Array(128).map((_, code) => {
-  if (code >= 65 && code <= 90) return UPPER;
-  if (code >= 97 && code <= 122) return LOWER;
-  if (code >= 48 && code <= 57) return DIGIT;
-  if (code === 10 || code === 13) return NEWLINE;
-  if ((code >= 9 && code <= 12) || code === 32) return SPACE;
-  return OTHER;
-});
-const classAt = (text: string, index: number): number => {
-  if (index >= text.length) return -1; // end of text
-  const code = text.charCodeAt(index);
-  return code < 128 ? (CLASS[code] as number) : NON_ASCII;
-};
-const isLetter = (type: number) => type === UPPER || type === LOWER;
-
-/**
- * Where the o200k pattern's match starting at `at` ends, worked out by hand for ASCII (most text,
- * and the regular expression's Unicode classes cost about 160 ns a piece); `at` when any character
- * it depends on is not ASCII. The alternatives are tried in the pattern's order.
- */
-function asciiPieceEnd(text: string, at: number): number {
-  const first = classAt(text, at);
-  if (first === NON_ASCII) return at;
-  // 1 and 2: [^\r\n\p{L}\p{N}]? then letters: [Lu]*[Ll]+ or [Lu]+[Ll]*, then a contraction.
-  const second = classAt(text, at + 1);
-  const prefixed = (first === SPACE || first === OTHER) && isLetter(second);
-  if (prefixed || isLetter(first)) {
-    let end = prefixed ? at + 1 : at;
-    while (classAt(text, end) === UPPER) end += 1;
-    while (classAt(text, end) === LOWER) end += 1;
-    if (classAt(text, end) === NON_ASCII) return at; // a Unicode letter or mark would continue it
-    return contractionEnd(text, end);
-  }
-  if (second === NON_ASCII && (first === SPACE || first === OTHER)) return at;
-  // 3: \p{N}{1,3}
-  if (first === DIGIT) {
-    let end = at + 1;
-    while (end < at + 3 && classAt(text, end) === DIGIT) end += 1;
-    if (end < at + 3 && classAt(text, end) === NON_ASCII) return at;
-    return end;
-  }
-  // 4: " ?[^\s\p{L}\p{N}]+[\r\n/]*"
-  if (first === OTHER || (text.charCodeAt(at) === 32 && second === OTHER)) {
-    let end = first === OTHER ? at + 1 : at + 2;
-    while (classAt(text, end) === OTHER) end += 1;
-    for (let code = text.charCodeAt(end); code === 10 || code === 13 || code === 47; code = text.charCodeAt(end)) end += 1;
-    if (classAt(text, end) === NON_ASCII) return at;
-    return end;
-  }
-  // 5, 6, 7: whitespace runs.
-  let end = at;
-  let lastNewline = -1;
-  for (let type = first; type === SPACE || type === NEWLINE; type = classAt(text, end)) {
-    if (type === NEWLINE) lastNewline = end;
-    end += 1;
-  }
-  if (classAt(text, end) === NON_ASCII) return at; // Unicode whitespace would continue the run
-  if (lastNewline >= 0) return lastNewline + 1; // \s*[\r\n]+
-  if (end === text.length) return end; // \s+(?!\S)
-  return end - at >= 2 ? end - 1 : end; // \s+(?!\S) leaves the last space to the next piece; else \s+
-}
-
-/** The end of an optional contraction ('s, 'd, 'm, 't, 'll, 've, 're, any case) at `at`. */
-function contractionEnd(text: string, at: number): number {
-  if (text.charCodeAt(at) !== 39) return at;
-  const one = text.charCodeAt(at + 1) | 0x20;
-  if (one === 115 || one === 100 || one === 109 || one === 116) return at + 2; // s d m t
-  const two = text.charCodeAt(at + 2) | 0x20;
-  if ((one === 108 && two === 108) || (one === 118 && two === 101) || (one === 114 && two === 101)) return at + 3; // ll ve re
-  return at;
 }
 
 /** Copies ASCII `text[from, to)` into the scratch buffer as bytes. */
@@ -134,12 +66,12 @@ function encodeAscii(text: string, from: number, to: number): number {
   return length;
 }
 
-/** Writes `piece` as UTF-8 into the scratch buffer (lone surrogates as U+FFFD, as TextEncoder does). */
-function encodeUtf8(piece: string): number {
-  if (utf8.length < piece.length * 3) utf8 = new Uint8Array(piece.length * 3);
+/** Writes `text[from, to)` as UTF-8 into the scratch buffer (lone surrogates as U+FFFD, as TextEncoder does). */
+function encodeUtf8(text: string, from: number, to: number): number {
+  if (utf8.length < (to - from) * 3) utf8 = new Uint8Array((to - from) * 3);
   let length = 0;
-  for (let index = 0; index < piece.length; index += 1) {
-    let code = piece.charCodeAt(index);
+  for (let index = from; index < to; index += 1) {
+    let code = text.charCodeAt(index);
     if (code < 0x80) {
       utf8[length++] = code;
       continue;
@@ -150,7 +82,7 @@ function encodeUtf8(piece: string): number {
       continue;
     }
     if (code >= 0xd800 && code <= 0xdfff) {
-      const next = piece.charCodeAt(index + 1);
+      const next = index + 1 < to ? text.charCodeAt(index + 1) : 0;
       if (code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff) {
         code = 0x10000 + ((code - 0xd800) << 10) + (next - 0xdc00);
         index += 1;
@@ -172,6 +104,17 @@ function encodeUtf8(piece: string): number {
 /** Pieces longer than this (in bytes) are merged with a heap: the plain scan is quadratic. */
 const LONG_PIECE = 128;
 
+/** A pair that is no token: ranks are below it. */
+const NONE = 0x7fffffff;
+
+/** The rank of the scratch buffer's bytes `[from, to)` as one token; {@link NONE} when they are not one. */
+function pairRank(table: RankTable, from: number, to: number): number {
+  const rank = to - from === 2
+    ? (table.pairs[((utf8[from] as number) << 8) | (utf8[from + 1] as number)] as number) - 1
+    : rankOf(table, utf8, from, to);
+  return rank < 0 ? NONE : rank;
+}
+
 /**
  * tiktoken's byte-pair merge over the scratch buffer's first `length` bytes: repeatedly join the
  * adjacent pair of parts with the lowest rank (the leftmost on a tie) until no pair is a token;
@@ -181,35 +124,32 @@ function mergeCount(table: RankTable, length: number): number {
   if (length > LONG_PIECE) return heapMergeCount(table, length);
   if (starts.length < length + 1) {
     starts = new Int32Array(length + 1);
-    ranks = new Float64Array(length + 1);
+    ranks = new Int32Array(length + 1);
   }
-  // parts: starts[0..parts), each part running to the next start (the last to `length`).
+  const start = starts;
+  const rank = ranks;
+  // parts: start[0..parts), each part running to the next start (the last to `length`);
+  // rank[index]: the rank of parts index and index + 1 joined.
   let parts = length;
-  for (let index = 0; index < length; index += 1) starts[index] = index;
-  starts[length] = length;
-  const pairRank = (index: number): number => {
-    if (index + 2 > parts) return Infinity;
-    const rank = rankOf(table, utf8, starts[index] as number, starts[index + 2] as number);
-    return rank < 0 ? Infinity : rank;
-  };
-  for (let index = 0; index < parts - 1; index += 1) ranks[index] = pairRank(index);
-  ranks[parts - 1] = Infinity;
+  for (let index = 0; index < length; index += 1) start[index] = index;
+  start[length] = length;
+  for (let index = 0; index < parts - 1; index += 1) rank[index] = pairRank(table, index, index + 2);
   while (parts > 1) {
-    let lowest = Infinity;
+    let lowest = NONE;
     let at = -1;
     for (let index = 0; index < parts - 1; index += 1) {
-      if ((ranks[index] as number) < lowest) {
-        lowest = ranks[index] as number;
+      if ((rank[index] as number) < lowest) {
+        lowest = rank[index] as number;
         at = index;
       }
     }
     if (at < 0) break;
-    // Join parts `at` and `at + 1`: drop the start of `at + 1`.
-    starts.copyWithin(at + 1, at + 2, parts + 1);
-    ranks.copyWithin(at + 1, at + 2, parts);
+    // Join parts `at` and `at + 1`: drop the start of `at + 1` and the rank of the pair it began.
+    for (let index = at + 1; index < parts; index += 1) start[index] = start[index + 1] as number;
+    for (let index = at + 1; index < parts - 2; index += 1) rank[index] = rank[index + 1] as number;
     parts -= 1;
-    ranks[at] = pairRank(at);
-    if (at > 0) ranks[at - 1] = pairRank(at - 1);
+    rank[at] = at + 2 <= parts ? pairRank(table, start[at] as number, start[at + 2] as number) : NONE;
+    if (at > 0) rank[at - 1] = pairRank(table, start[at - 1] as number, start[at + 1] as number);
   }
   return parts;
 }

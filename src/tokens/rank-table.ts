@@ -16,6 +16,11 @@ export interface RankTable {
   /** All tokens' bytes, for the part of tokens longer than 8 bytes. */
   readonly bytes: Uint8Array;
   readonly tokenStart: Uint32Array;
+  /**
+   * Rank + 1 of every two-byte token (0: none), by `first << 8 | second`: a byte-pair merge starts
+   * by looking up every adjacent pair of bytes, here without hashing them (256 KB).
+   */
+  readonly pairs: Int32Array;
   readonly size: number;
 }
 
@@ -40,17 +45,64 @@ function word(bytes: Uint8Array, from: number, to: number, skip: number): number
 /** The rank of the token whose bytes are `bytes[from, to)`, or -1 when no token has them. */
 export function rankOf(table: RankTable, bytes: Uint8Array, from: number, to: number): number {
   const { slots } = table;
-  const mask = slots.length / SLOT_INTS - 1;
   const length = to - from;
   const low = word(bytes, from, to, 0);
   const high = length > 4 ? word(bytes, from, to, 4) : 0;
-  for (let slot = hashBytes(bytes, from, to) & mask; ; slot = (slot + 1) & mask) {
-    const at = slot * SLOT_INTS;
-    const entry = slots[at] as number;
-    if (entry === 0) return -1;
-    if (slots[at + 1] !== length || slots[at + 2] !== low || slots[at + 3] !== high) continue;
-    if (length <= 8 || sameTail(table, entry - 1, bytes, from, length)) return entry - 1;
+  for (let slot = hashBytes(bytes, from, to) | 0; ; slot += 1) {
+    slot = matchingSlot(slots, slot, length, low, high);
+    if (slot < 0) return -1;
+    const rank = (slots[slot * SLOT_INTS] as number) - 1;
+    if (length <= 8 || sameTail(table, rank, bytes, from, length)) return rank;
   }
+}
+
+/** What {@link rankOfAscii} returns for a piece that is not all ASCII. */
+export const NOT_ASCII = -2;
+
+/**
+ * {@link rankOf} of characters `text[from, to)` when they are ASCII, read straight from the string:
+ * most pieces are one token, found without first copying them to bytes. The same hash, words and
+ * slots. {@link NOT_ASCII} when a character is not.
+ */
+export function rankOfAscii(table: RankTable, text: string, from: number, to: number): number {
+  const { slots } = table;
+  const length = to - from;
+  let hash = 0x811c9dc5;
+  let low = 0;
+  let high = 0;
+  for (let index = 0; index < length; index += 1) {
+    const code = text.charCodeAt(from + index);
+    if (code > 127) return NOT_ASCII;
+    hash = Math.imul(hash ^ code, 0x01000193);
+    if (index < 4) low |= code << (index * 8);
+    else if (index < 8) high |= code << ((index - 4) * 8);
+  }
+  for (let slot = hash; ; slot += 1) {
+    slot = matchingSlot(slots, slot, length, low, high);
+    if (slot < 0) return -1;
+    const rank = (slots[slot * SLOT_INTS] as number) - 1;
+    if (length <= 8 || sameAsciiTail(table, rank, text, from, length)) return rank;
+  }
+}
+
+/**
+ * From slot `slot` on (wrapping), the first whose token has this length and these first 8 bytes;
+ * -1 when an empty slot comes first.
+ */
+function matchingSlot(slots: Int32Array, slot: number, length: number, low: number, high: number): number {
+  const mask = slots.length / SLOT_INTS - 1;
+  for (let index = slot & mask; ; index = (index + 1) & mask) {
+    const at = index * SLOT_INTS;
+    if (slots[at] === 0) return -1;
+    if (slots[at + 1] === length && slots[at + 2] === low && slots[at + 3] === high) return index;
+  }
+}
+
+/** Whether token `rank`'s bytes after the first 8 equal the piece's characters. */
+function sameAsciiTail(table: RankTable, rank: number, text: string, from: number, length: number): boolean {
+  const start = table.tokenStart[rank] as number;
+  for (let index = 8; index < length; index += 1) if (table.bytes[start + index] !== text.charCodeAt(from + index)) return false;
+  return true;
 }
 
 /** Whether token `rank`'s bytes after the first 8 equal those of the piece. */
@@ -79,6 +131,7 @@ export function parseTiktoken(text: string): RankTable {
   let slotCount = 1;
   while (slotCount < lines * 2) slotCount *= 2;
   const slots = new Int32Array(slotCount * SLOT_INTS);
+  const pairs = new Int32Array(65536);
   let offset = 0;
   forEachLine(text, (start, space, end) => {
     const rank = Number(text.slice(space + 1, end));
@@ -97,6 +150,7 @@ export function parseTiktoken(text: string): RankTable {
       }
     }
     tokenStart[rank] = first;
+    if (offset - first === 2) pairs[((bytes[first] as number) << 8) | (bytes[first + 1] as number)] = rank + 1;
     let slot = hashBytes(bytes, first, offset) & (slotCount - 1);
     while (slots[slot * SLOT_INTS] !== 0) slot = (slot + 1) & (slotCount - 1);
     const at = slot * SLOT_INTS;
@@ -105,7 +159,8 @@ export function parseTiktoken(text: string): RankTable {
     slots[at + 2] = word(bytes, first, offset, 0);
     slots[at + 3] = offset - first > 4 ? word(bytes, first, offset, 4) : 0;
   });
-  return { slots: shared(slots), bytes: shared(bytes.subarray(0, offset)), tokenStart: shared(tokenStart), size: lines };
+  const tokens = shared(bytes.subarray(0, offset));
+  return { slots: shared(slots), bytes: tokens, tokenStart: shared(tokenStart), pairs: shared(pairs), size: lines };
 }
 
 /** A copy on a SharedArrayBuffer: a worker thread given the table reads this memory, not a copy. */

@@ -23,6 +23,12 @@ export function countSoon(counter: TokenCounter, text: string): Promise<number> 
   return counted;
 }
 
+/**
+ * Prompts longer than this are worth counting early ({@link countSoon}); a shorter one is counted
+ * in the same job as the answer: a few microseconds more there, one worker round trip less per request.
+ */
+export const EARLY_COUNT_CHARS = 2048;
+
 /** Characters counted between two turns of the event loop: about half a millisecond of counting. */
 const SLICE_CHARS = 16_384;
 

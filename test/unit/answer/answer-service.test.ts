@@ -6,7 +6,7 @@ import type { QuerySnapshot } from "../../../src/core/query-snapshot.js";
 import { UpstreamError } from "../../../src/errors/adapter-error.js";
 import { planQueries } from "../../../src/plan/plan-queries.js";
 import { UNTRACED_ANSWER } from "../../../src/telemetry/answer-trace.js";
-import { O200kTokenCounter } from "../../../src/tokens/token-counter.js";
+import { EARLY_COUNT_CHARS, O200kTokenCounter, type TokenCounter } from "../../../src/tokens/token-counter.js";
 import type { QueryWatcher, WatchRequest } from "../../../src/upstream/query-watcher.js";
 import type { WorkspaceClient } from "../../../src/upstream/workspace-client.js";
 
@@ -22,7 +22,7 @@ const snapshot = (id: string, status: QuerySnapshot["status"], output: string, s
   ({ id, status, output, steps, sources: [], usage: undefined });
 
 /** A workspace that creates what it is asked to (or fails), and a watcher that replays each query's snapshots. */
-function fakeUpstream(script: Record<string, QuerySnapshot[]>, options: { createFails?: boolean } = {}) {
+function fakeUpstream(script: Record<string, QuerySnapshot[]>, options: { createFails?: boolean; tokens?: TokenCounter } = {}) {
   const creates: Record<string, unknown>[] = [];
   const watches: WatchRequest[] = [];
   const client = {
@@ -38,7 +38,7 @@ function fakeUpstream(script: Record<string, QuerySnapshot[]>, options: { create
       yield* script[request.initial.id] ?? [];
     },
   } as unknown as QueryWatcher;
-  const service = new AnswerService({ client, watcher, queryTimeoutMs: { ask: 1000, reason: 1000, build: 1000 }, maxListPages: 1, tokens });
+  const service = new AnswerService({ client, watcher, queryTimeoutMs: { ask: 1000, reason: 1000, build: 1000 }, maxListPages: 1, tokens: options.tokens ?? tokens });
   return { service, creates, watches };
 }
 
@@ -69,6 +69,34 @@ describe("AnswerService", () => {
     expect(watches.map((watch) => [watch.initial.id, watch.initial.status])).toEqual([["q-1", "PENDING"]]);
     const usage = await answer.usage([{ content: "Twenty-five days.", reasoning: "" }]);
     expect(usage).toEqual(await countUsage([{ prompt: "How much leave?", content: "Twenty-five days.", reasoning: "" }], tokens));
+  });
+
+  it("counts a short prompt in the same count as the answer, and a long one while the upstream answers", async () => {
+    const calls: string[][] = [];
+    const spy: TokenCounter = {
+      count: async (texts) => {
+        calls.push([...texts]);
+        return tokens.count(texts);
+      },
+      close: async () => {},
+    };
+    const script = { "q-1": [snapshot("q-1", "PROCESSED", "Twenty-five days.")] };
+    const sent = [{ content: "Twenty-five days.", reasoning: "" }];
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+    const short = await fakeUpstream(script, { tokens: spy }).service.start(jobOf("How much leave?"));
+    await nextTurn();
+    expect(calls).toEqual([]);
+    expect(await short.usage(sent)).toEqual(await countUsage([{ prompt: "How much leave?", ...sent[0]! }], tokens));
+    expect(calls).toEqual([["How much leave?", "Twenty-five days.", ""]]);
+
+    calls.length = 0;
+    const prompt = "How much leave do I get? ".repeat(Math.ceil(EARLY_COUNT_CHARS / 20));
+    const long = await fakeUpstream(script, { tokens: spy }).service.start(jobOf(prompt));
+    await nextTurn();
+    expect(calls).toEqual([[prompt]]);
+    expect(await long.usage(sent)).toEqual(await countUsage([{ prompt, ...sent[0]! }], tokens));
+    expect(calls).toEqual([[prompt], ["", "Twenty-five days.", ""]]);
   });
 
   it("gives the text whole at the end when following only the final snapshot, and the steps as they come for progress", async () => {
