@@ -63,7 +63,7 @@ export interface DeliveryContext {
  * the answer before it is encoded wraps one.
  */
 export interface Delivery<Result> {
-  /** Whether the client is told the answer's usage: the prompt is then counted while the upstream answers. */
+  /** Whether the client is told the answer's usage: it is then counted (a long prompt while the upstream answers; answer-service.ts). */
   readonly reportsUsage: boolean;
   /** Whether the response carries `Service-Query-Id` (the OpenAI dialects; MCP says it in the result). */
   readonly namesQueries: boolean;
