@@ -122,18 +122,25 @@ export class SpanAnswerTrace implements AnswerTrace {
     parent: Span,
     start: AnswerStart,
   ) {
-    const attributes: Attributes = {
-      [GEN_AI.operationName]: start.operation,
-      [GEN_AI.providerName]: PROVIDER_NAME,
-      [GEN_AI.requestModel]: start.model,
-      [GEN_AI.responseModel]: start.mode,
-      [GEN_AI.requestStream]: start.stream,
-      [ADAPTER.workspace]: start.workspace,
-      [ADAPTER.mode]: start.mode,
-      [ADAPTER.credentialHashPrefix]: start.principal.slice(0, CREDENTIAL_HASH_PREFIX_LENGTH),
-      ...(start.account === undefined ? {} : { [ADAPTER.clientKey]: start.account }),
+    // Built only for a span the sampler records; keys in the order the span has always listed them.
+    const attributes = (): Attributes => {
+      const own: Attributes = {
+        [GEN_AI.operationName]: start.operation,
+        [GEN_AI.providerName]: PROVIDER_NAME,
+        [GEN_AI.requestModel]: start.model,
+        [GEN_AI.responseModel]: start.mode,
+        [GEN_AI.requestStream]: start.stream,
+        [ADAPTER.workspace]: start.workspace,
+        [ADAPTER.mode]: start.mode,
+        [ADAPTER.credentialHashPrefix]: start.principal.slice(0, CREDENTIAL_HASH_PREFIX_LENGTH),
+      };
+      if (start.account !== undefined) own[ADAPTER.clientKey] = start.account;
+      if (start.tool !== undefined) {
+        own[GEN_AI.toolName] = start.tool;
+        own[GEN_AI.toolType] = "function";
+      }
+      return own;
     };
-    if (start.tool !== undefined) Object.assign(attributes, { [GEN_AI.toolName]: start.tool, [GEN_AI.toolType]: "function" });
     const name = start.operation === "execute_tool" ? `execute_tool ${start.tool ?? start.mode}` : `chat ${start.model}`;
     this.span = tracing.startSpan(name, { kind: KIND.internal, attributes }, parent);
   }

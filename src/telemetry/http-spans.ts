@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
-import type { Span } from "@opentelemetry/api";
+import type { Attributes, Span } from "@opentelemetry/api";
+import type { CallTarget, CallUrl } from "./call-target.js";
 import { ADAPTER, HTTP } from "./names.js";
 import { KIND, STATUS_ERROR, traceparentOf, type Tracing } from "./tracing.js";
 
@@ -9,13 +10,12 @@ import { KIND, STATUS_ERROR, traceparentOf, type Tracing } from "./tracing.js";
  * user agent are never recorded: they carry credentials.
  */
 export function startRequestSpan(tracing: Tracing, request: IncomingMessage, path: string, requestId: string): Span {
-  const userAgent = request.headers["user-agent"];
-  return tracing.startServerSpan(request, {
-    [HTTP.requestMethod]: request.method ?? "_OTHER",
-    [HTTP.urlPath]: path,
-    [HTTP.urlScheme]: "http",
-    ...(userAgent ? { [HTTP.userAgent]: userAgent } : {}),
-    [ADAPTER.requestId]: requestId,
+  return tracing.startServerSpan(request, () => {
+    const attributes: Attributes = { [HTTP.requestMethod]: request.method ?? "_OTHER", [HTTP.urlPath]: path, [HTTP.urlScheme]: "http" };
+    const userAgent = request.headers["user-agent"];
+    if (userAgent) attributes[HTTP.userAgent] = userAgent;
+    attributes[ADAPTER.requestId] = requestId;
+    return attributes;
   });
 }
 
@@ -43,34 +43,38 @@ export interface CallAttempt {
 const UNTRACED_ATTEMPT: CallAttempt = { headers: undefined, end: () => undefined };
 
 /**
- * An attempt of a call to the workspace service, made within the span the adapter's context names
- * (`Tracing.parentSpan`: an answer's, a poll's): a client span (semantic conventions for HTTP
- * clients: `{method} {path}` without the query string, a retry counted in
- * `http.request.resend_count`) whose context goes along as `traceparent`. Outside any span, or
- * with tracing off (`NOOP_TRACING` names none), nothing (`url` is not even built).
+ * An attempt of a call to the workspace service at `path` (with its query string) on `target`,
+ * made within the span the adapter's context names (`Tracing.parentSpan`: an answer's, a poll's):
+ * a client span (semantic conventions for HTTP clients: `{method} {path}` without the query
+ * string, a retry counted in `http.request.resend_count`) whose context goes along as
+ * `traceparent`. Outside any span, or with tracing off (`NOOP_TRACING` names none), nothing
+ * (`path` is not even built); a span the sampler drops builds no attributes.
  */
-export function traceAttempt(tracing: Tracing, method: string, url: () => URL, attempt: number): CallAttempt {
+export function traceAttempt(
+  tracing: Tracing,
+  method: string,
+  target: CallTarget,
+  path: () => string,
+  attempt: number,
+): CallAttempt {
   const parent = tracing.parentSpan();
   if (!parent) return UNTRACED_ATTEMPT;
-  const span = startUpstreamSpan(tracing, parent, method, url(), attempt);
+  const span = startUpstreamSpan(tracing, parent, method, target.url(path()), attempt);
   return { headers: traceHeaders(span), end: (outcome) => endUpstreamSpan(span, outcome) };
 }
 
-function startUpstreamSpan(tracing: Tracing, parent: Span, method: string, url: URL, attempt: number): Span {
-  return tracing.startSpan(
-    `${method} ${url.pathname}`,
-    {
-      kind: KIND.client,
-      attributes: {
-        [HTTP.requestMethod]: method,
-        [HTTP.urlFull]: url.toString(),
-        [HTTP.serverAddress]: url.hostname,
-        [HTTP.serverPort]: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
-        ...(attempt > 0 ? { [HTTP.resendCount]: attempt } : {}),
-      },
-    },
-    parent,
-  );
+function startUpstreamSpan(tracing: Tracing, parent: Span, method: string, url: CallUrl, attempt: number): Span {
+  const attributes = (): Attributes => {
+    const own: Attributes = {
+      [HTTP.requestMethod]: method,
+      [HTTP.urlFull]: url.full,
+      [HTTP.serverAddress]: url.hostname,
+      [HTTP.serverPort]: url.port,
+    };
+    if (attempt > 0) own[HTTP.resendCount] = attempt;
+    return own;
+  };
+  return tracing.startSpan(`${method} ${url.pathname}`, { kind: KIND.client, attributes }, parent);
 }
 
 /** Ends an upstream call's span with its status, or with the error that ended it (its code, else its class). */

@@ -5,7 +5,7 @@ export const WIRE = { varint: 0, fixed64: 1, bytes: 2, fixed32: 5 } as const;
  * A protobuf writer into one growing buffer, for the OTLP messages the adapter sends (the wire
  * format: varints, fixed-width little-endian numbers, length-delimited bytes). A nested message
  * reserves one byte for its length and moves its bytes on in the rare case the length needs more.
- * Strings are written by Buffer's native UTF-8 encoder straight into the buffer.
+ * Strings and hex ids are written by Buffer's native encoders straight into the buffer.
  */
 export class ProtobufWriter {
   buffer: Buffer;
@@ -91,39 +91,20 @@ export class ProtobufWriter {
   }
 
   /**
-   * A length-delimited UTF-8 string. Most are short and ASCII (keys, names, ids): those are copied
-   * a character at a time, cheaper than a call into the native encoder; the others go to it.
+   * A length-delimited UTF-8 string, written by Buffer's native encoder straight after a byte
+   * reserved for its length (moved on in the rare case the length needs more).
    */
   string(value: string): void {
-    const length = value.length;
-    if (length < 128) {
-      this.ensure(length + 1);
-      const buffer = this.buffer;
-      let at = this.pos + 1;
-      for (let index = 0; index < length; index += 1) {
-        const code = value.charCodeAt(index);
-        if (code > 127) {
-          this.utf8(value);
-          return;
-        }
-        buffer[at++] = code;
-      }
-      buffer[this.pos] = length;
-      this.pos = at;
-      return;
-    }
-    this.utf8(value);
+    const start = this.begin(value.length * 3);
+    this.pos += this.buffer.write(value, this.pos, "utf8");
+    this.end(start);
   }
 
-  /** A length-delimited field of the bytes a hex id stands for (trace and span ids, lowercase hex). */
+  /** A length-delimited field of the bytes a hex id stands for (trace and span ids, lowercase hex), decoded natively. */
   hex(value: string): void {
-    const length = value.length >>> 1;
-    this.ensure(length + 1);
-    const buffer = this.buffer;
-    buffer[this.pos++] = length;
-    for (let index = 0; index < value.length; index += 2) {
-      buffer[this.pos++] = (hexDigit(value.charCodeAt(index)) << 4) | hexDigit(value.charCodeAt(index + 1));
-    }
+    const start = this.begin(value.length >>> 1);
+    this.pos += this.buffer.write(value, this.pos, "hex");
+    this.end(start);
   }
 
   /** Length-delimited raw bytes (an already encoded message). */
@@ -172,19 +153,8 @@ export class ProtobufWriter {
     return start + size;
   }
 
-  private utf8(value: string): void {
-    const start = this.begin(value.length * 3);
-    this.pos += this.buffer.write(value, this.pos, "utf8");
-    this.end(start);
-  }
-
   /** What was written, as a view of the buffer. */
   written(): Buffer {
     return this.buffer.subarray(0, this.pos);
   }
-}
-
-/** A hex digit's value (0-9, a-f, A-F). */
-function hexDigit(code: number): number {
-  return code <= 57 ? code - 48 : (code | 32) - 87;
 }

@@ -93,7 +93,7 @@ class RecordingTracing implements Tracing {
     return this.sink.dropped;
   }
 
-  startServerSpan(request: IncomingMessage, attributes: Attributes): Span {
+  startServerSpan(request: IncomingMessage, attributes: () => Attributes): Span {
     const { traceparent, tracestate } = request.headers;
     const header = Array.isArray(traceparent) ? traceparent[0] : traceparent;
     const parent = header === undefined ? undefined : remoteParent(header, Array.isArray(tracestate) ? tracestate.join(",") : tracestate);
@@ -138,36 +138,39 @@ class RecordingTracing implements Tracing {
 
   /**
    * A span under `parent` (a new trace without one), as the sampler decides: recorded on the
-   * parent's clock when it is a local recorded span, or carrying only its context when dropped.
+   * parent's clock when it is a local recorded span, or carrying only its context when dropped
+   * (its attributes then never built, when given as a function).
    */
   private start(
     name: string,
     kind: number,
-    attributes: Attributes | undefined,
+    attributes: Attributes | (() => Attributes) | undefined,
     links: Link[] | undefined,
     parent: SpanContext | undefined,
     clock: TraceClock | undefined,
   ): Span {
-    const traceId = parent?.traceId ?? this.ids.traceId();
+    const traceId = parent === undefined ? this.ids.traceId() : parent.traceId;
     const spanId = this.ids.spanId();
-    const own = attributes ?? {};
     const traceState = parent?.traceState;
-    const state = traceState ? { traceState } : {};
-    if (!this.sampled(traceId, name, kind, own, links ?? [], parent)) {
-      return new UnsampledSpan({ traceId, spanId, traceFlags: 0, ...state });
+    const given = typeof attributes === "function" ? NOT_BUILT : (attributes ?? {});
+    if (!this.sampled(traceId, name, kind, given, links ?? [], parent)) {
+      return new UnsampledSpan(traceState ? { traceId, spanId, traceFlags: 0, traceState } : { traceId, spanId, traceFlags: 0 });
     }
     return new RecordedSpan(
       this.sink,
       name,
       kind,
-      { traceId, spanId, traceFlags: 1, ...state },
+      traceState ? { traceId, spanId, traceFlags: 1, traceState } : { traceId, spanId, traceFlags: 1 },
       parent ? { spanId: parent.spanId, isRemote: parent.isRemote === true } : undefined,
       clock ?? clockNow(),
-      own,
+      given === NOT_BUILT ? (attributes as () => Attributes)() : given,
       links,
     );
   }
 }
+
+/** What the sampler is shown of attributes not built yet (none of the samplers reads them). */
+const NOT_BUILT: Attributes = Object.freeze({});
 
 /** The context a W3C `traceparent` (and `tracestate`) names, as the SDK's propagator reads them; none when malformed. */
 function remoteParent(traceparent: string, tracestate: string | undefined): SpanContext | undefined {

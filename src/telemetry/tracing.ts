@@ -6,11 +6,13 @@ import { UnsampledSpan } from "./recorded-span.js";
 /**
  * How a span starts: its kind (SpanKind's numbers), attributes and links. The attributes object
  * and the links array become the span's own (built once by the caller, never copied): pass ones
- * made for this span.
+ * made for this span. The attributes may be given as a function that builds them, called only
+ * when the sampler records the span (none of the samplers reads attributes: span-sampling.ts), so
+ * a dropped span costs no attributes.
  */
 export interface SpanStart {
   kind: SpanKind;
-  attributes?: Attributes;
+  attributes?: Attributes | (() => Attributes);
   links?: Link[];
 }
 
@@ -58,8 +60,11 @@ export interface TracingOptions {
 export interface Tracing {
   /** Whether prompts and answers may go on spans (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`). */
   readonly capturesContent: boolean;
-  /** Starts a request's server span: a child of the caller's W3C `traceparent` when it sends one, else a new trace. */
-  startServerSpan(request: IncomingMessage, attributes: Attributes): Span;
+  /**
+   * Starts a request's server span: a child of the caller's W3C `traceparent` when it sends one,
+   * else a new trace (its attributes built only when the span is recorded, as `SpanStart` allows).
+   */
+  startServerSpan(request: IncomingMessage, attributes: () => Attributes): Span;
   /**
    * Starts a span under `parent`: a span of this process, a W3C `traceparent` received from
    * elsewhere (another replica), or nothing for a new trace.

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher } from "undici";
 import { UpstreamError } from "../errors/adapter-error.js";
+import { CallTarget } from "../telemetry/call-target.js";
 import { traceAttempt } from "../telemetry/http-spans.js";
 import { NOOP_TRACING, type Tracing } from "../telemetry/tracing.js";
 import { getRetryPolicy } from "./get-retry-policy.js";
@@ -84,6 +85,7 @@ export function createTransport(options: TransportOptions): Transport {
   const retry = getRetryPolicy(options.getRetries ?? 2);
   const target = new URL(`${options.baseUrl.replace(/\/+$/, "")}/`);
   const pathPrefix = target.pathname.replace(/\/+$/, "");
+  const callTarget = new CallTarget(target);
 
   async function send(outgoing: Outgoing, signal: AbortSignal | undefined): Promise<Exchange> {
     const tracing = options.tracing ?? NOOP_TRACING;
@@ -95,7 +97,7 @@ export function createTransport(options: TransportOptions): Transport {
       for (let attempt = 0; ; attempt += 1) {
         const retriesLeft = attempt < retries;
         let response: Exchange;
-        const traced = traceAttempt(tracing, outgoing.method, () => new URL(`${pathPrefix}${pathWithSearch(outgoing)}`, target), attempt);
+        const traced = traceAttempt(tracing, outgoing.method, callTarget, () => `${pathPrefix}${pathWithSearch(outgoing)}`, attempt);
         try {
           const sent = traced.headers ? { ...outgoing, headers: { ...outgoing.headers, ...traced.headers } } : outgoing;
           response = await exchange(sent, signal);
