@@ -1,5 +1,7 @@
 // CPU per request, side by side in one run (`BENCH_ONLY=cpu npm run bench`, also part of `npm run
-// bench`): the bare node:http proxy (the floor: the same two HTTP hops), the adapter's chat
+// bench`): the bare node:http proxy (the issue's yardstick: the same two HTTP hops), the translation
+// floor (bench/translation-floor.mjs: what any JSON-translating adapter on the adapter's HTTP pieces
+// costs before a feature), the adapter's chat
 // completion and Responses create, the chat completion traced at sampling 1.0 (OTLP/HTTP to a sink
 // in another process), a structured answer (response_format json_schema, validated; bench/structured.mjs's
 // request), and one MCP `ask` tool call on each revision, all against the instant
@@ -20,9 +22,10 @@ const question = "How much annual leave do employees get?";
 const auth = { authorization: "Bearer bench-key", "service-workspace": "bench", "content-type": "application/json" };
 
 /** The rows of the table, in order: which process serves each and what it is sent. */
-function kindsOf({ proxy, adapter, traced }) {
+function kindsOf({ proxy, floor, adapter, traced }) {
   return {
     bareProxy: { server: proxy, url: `${proxy.url}/v1/chat/completions`, headers: auth, body: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }) },
+    floor: { server: floor, url: `${floor.url}/v1/chat/completions`, headers: auth, body: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }) },
     chat: { server: adapter, url: `${adapter.url}/v1/chat/completions`, headers: auth, body: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }) },
     responses: { server: adapter, url: `${adapter.url}/v1/responses`, headers: auth, body: JSON.stringify({ model: "ask", input: question }) },
     structured: { server: adapter, url: `${adapter.url}/v1/chat/completions`, headers: auth, body: structuredBodies.structured },
@@ -35,6 +38,7 @@ function kindsOf({ proxy, adapter, traced }) {
 /** The ratios reported per round (each round's own figures): name → [numerator, denominator]. */
 const RATIOS = {
   chatOverBareProxy: ["chat", "bareProxy"],
+  floorOverBareProxy: ["floor", "bareProxy"],
   responsesOverBareProxy: ["responses", "bareProxy"],
   tracedOverChat: ["chatTraced", "chat"],
   structuredOverChat: ["structured", "chat"],
@@ -48,11 +52,12 @@ export async function cpuPerRequest(start, { seconds, rounds }) {
   const upstream = await start("instant-upstream.mjs");
   const sink = await start("otlp-sink.mjs");
   const proxy = await start("bare-proxy.mjs", { UPSTREAM_PORT: String(upstream.port) });
+  const floor = await start("translation-floor.mjs", { UPSTREAM_PORT: String(upstream.port) });
   // Whatever the shell exports, only the traced adapter traces.
   const untraced = { UPSTREAM_URL: upstream.url, ...LOADED_ADAPTER, OTEL_EXPORTER_OTLP_ENDPOINT: "", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "" };
   const adapter = await start("adapter-process.mjs", untraced);
   const traced = await start("adapter-process.mjs", { ...untraced, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
-  const kinds = kindsOf({ proxy, adapter, traced });
+  const kinds = kindsOf({ proxy, floor, adapter, traced });
   const once = async (kind, duration) => {
     const threadsBefore = threadTimes(kind.server.child.pid);
     const before = await statsOf(kind.server.child);
@@ -72,7 +77,7 @@ export async function cpuPerRequest(start, { seconds, rounds }) {
     for (const name of index % 2 === 0 ? names : [...names].reverse()) turn[name] = await once(kinds[name], seconds);
     figures.push(turn);
   }
-  for (const server of [upstream, sink, proxy, adapter, traced]) server.child.kill();
+  for (const server of [upstream, sink, proxy, floor, adapter, traced]) server.child.kill();
   const spread = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
   const rows = {};
   for (const name of names) {
@@ -125,7 +130,8 @@ function perRequest(before, after, requests) {
 
 /** The rows' labels in docs/benchmarks.md. */
 const LABELS = {
-  bareProxy: "bare `node:http` proxy (the floor)",
+  bareProxy: "bare `node:http` proxy (the yardstick)",
+  floor: "translation floor: undici upstream, JSON in and out, no features",
   chat: "adapter, chat completion",
   responses: "adapter, Responses API",
   structured: "adapter, structured answer (chat, json_schema, validated)",
