@@ -102,17 +102,18 @@ class SourceList {
    */
   add(source: SourceRecord): number {
     const key = sourceKey(source);
-    const known = this.byKey.get(key)?.find((index) => {
-      const title = this.records[index]?.title;
-      return !title || !source.title || title.toLowerCase() === source.title.toLowerCase();
-    });
-    if (known !== undefined) {
-      this.records[known] = mergeSource(this.records[known] as SourceRecord, source);
-      return known;
+    const same = this.byKey.get(key);
+    for (const known of same ?? []) {
+      const title = this.records[known]?.title;
+      if (!title || !source.title || title.toLowerCase() === source.title.toLowerCase()) {
+        this.records[known] = mergeSource(this.records[known] as SourceRecord, source);
+        return known;
+      }
     }
-    this.records.push(source);
-    this.byKey.set(key, [...(this.byKey.get(key) ?? []), this.records.length - 1]);
-    return this.records.length - 1;
+    const index = this.records.push(source) - 1;
+    if (same) same.push(index);
+    else this.byKey.set(key, [index]);
+    return index;
   }
 
   /**
