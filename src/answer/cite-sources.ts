@@ -72,7 +72,9 @@ export function citeSources(content: string, structured: SourceRecord[], offset 
       citations.push({ source: target, filename: name, start, end });
     }
   }
-  const sources = list.records.map(({ filename, title, page, snippet }, index): CitedSource => ({ filename, title, page, snippet, cited: cited[index] === true }));
+  const sources = list.records.map(({ filename, title, page, snippet }, index): CitedSource => {
+    return { filename, title, page, snippet, cited: cited[index] === true };
+  });
   return { citations, sources };
 }
 

@@ -166,7 +166,8 @@ function annotationsOf(choice: ChatChoice, citations: readonly Citation[], encod
       return { type: "file_citation", file_citation: { filename: citation.filename }, start_index: start, end_index: end };
     }
     const source = choice.sources[citation.source];
-    const url = choice.urls[citation.source] ?? encoding.links({ filename: citation.filename, title: null, page: null, snippet: null }).url;
+    const url =
+      choice.urls[citation.source] ?? encoding.links({ filename: citation.filename, title: null, page: null, snippet: null }).url;
     return { type: "url_citation", url_citation: { url, title: source?.title ?? citation.filename, start_index: start, end_index: end } };
   });
 }
