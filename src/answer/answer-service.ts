@@ -1,5 +1,5 @@
 import type { Mode } from "../core/modes.js";
-import type { QuerySnapshot } from "../core/query-snapshot.js";
+import { isTerminal, type QuerySnapshot } from "../core/query-snapshot.js";
 import type { UpstreamUsage } from "../core/usage.js";
 import { ClientClosedError, QueryFailedError, toAdapterError } from "../errors/adapter-error.js";
 import type { PlannedQuery, QueryPlan } from "../plan/plan-queries.js";
@@ -182,12 +182,20 @@ export class AnswerService {
       return following === "every-snapshot" ? advance(choice, snapshot) : [];
     };
     try {
-      const watches = initials.map((initial) => this.watch(job, initial));
-      if (watches.length === 1) {
+      // (`for … yield` rather than `yield*`: an async generator's `yield*` over an array goes
+      // through an async iterator of it, a promise more per event.)
+      const [only] = initials;
+      if (initials.length === 1 && only && isTerminal(only.status)) {
+        // A query whose create answer has ended (a fast upstream) needs no following: its one
+        // snapshot is the answer, told to the metrics as the watcher would tell it.
+        this.options.onQueryEnd?.(job.plan.mode, only.status as WatchEnd);
+        for (const event of eventsOf(0, only)) yield event;
+      } else if (initials.length === 1 && only) {
         // One choice (the usual case) needs no merging: one generator less held per open answer.
-        for await (const snapshot of watches[0] as AsyncGenerator<QuerySnapshot>) yield* eventsOf(0, snapshot);
+        for await (const snapshot of this.watch(job, only)) for (const event of eventsOf(0, snapshot)) yield event;
       } else {
-        for await (const { index, value } of mergeAsync(watches)) yield* eventsOf(index, value);
+        const watches = initials.map((initial) => this.watch(job, initial));
+        for await (const { index, value } of mergeAsync(watches)) for (const event of eventsOf(index, value)) yield event;
       }
     } catch (error) {
       const failure = toAdapterError(error);

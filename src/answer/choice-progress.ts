@@ -1,7 +1,7 @@
 import type { QuerySnapshot } from "../core/query-snapshot.js";
 import type { AnswerEvent } from "./answer-events.js";
 import { citeSources } from "./cite-sources.js";
-import { renderEachStep, renderSteps, renderStepsDelta } from "./render-steps.js";
+import { renderNewSteps, renderSteps } from "./render-steps.js";
 
 /** What the core has told the encoder of one choice so far: the explicit state of the translation. */
 export interface ChoiceProgress {
@@ -62,8 +62,7 @@ export function advance(progress: ChoiceProgress, snapshot: QuerySnapshot): Answ
  */
 export function advanceSteps(progress: ChoiceProgress, snapshot: QuerySnapshot): AnswerEvent[] {
   if (snapshot.steps.length <= progress.stepsSeen) return [];
-  const text = renderStepsDelta(snapshot.steps, progress.stepsSeen);
-  const steps = renderEachStep(snapshot.steps, progress.stepsSeen);
+  const { text, each: steps } = renderNewSteps(snapshot.steps, progress.stepsSeen);
   progress.stepsSeen = snapshot.steps.length;
   return text ? [{ type: "reasoning", choice: progress.choice, text, steps }] : [];
 }

@@ -37,58 +37,69 @@ export function citeSources(content: string, structured: SourceRecord[], offset 
   const references = parseReferences(content);
   const byNumber = new Map<number, number>();
   for (const entry of references?.entries ?? []) byNumber.set(entry.number, list.add(entry.source));
+  // A number marker points into the references section when the output has one, else at a structured source by position.
+  const numbered = references ? byNumber : structuredIndexes;
 
   const body = maskCode(content.slice(0, references?.start ?? content.length));
-  const found: { start: number; end: number; targets: number[] }[] = [];
+  // Each marker that names a source: its span (UTF-16 start and end, in turn) and the sources it names.
+  const spans: number[] = [];
+  const targetsOf: number[][] = [];
   for (const match of body.matchAll(MARKER)) {
     const [text, lenticular, footnote, bracket] = match;
     let targets: number[] = [];
     if (lenticular !== undefined) targets = list.resolveName(lenticular.split("†").pop() ?? "", null);
-    else if (footnote !== undefined) targets = resolveNumbers(footnote);
-    else if (bracket !== undefined && NUMBER_LIST.test(bracket)) targets = resolveNumbers(bracket);
-    else if (bracket !== undefined) targets = resolveNames(bracket);
-    if (targets.length > 0) found.push({ start: match.index, end: match.index + text.length, targets });
+    else if (footnote !== undefined) targets = resolveNumbers(footnote, numbered);
+    else if (bracket !== undefined && NUMBER_LIST.test(bracket)) targets = resolveNumbers(bracket, numbered);
+    else if (bracket !== undefined) targets = resolveNames(bracket, list);
+    if (targets.length > 0) {
+      spans.push(match.index, match.index + text.length);
+      targetsOf.push(targets);
+    }
   }
 
-  const utf16: number[] = [];
-  for (const marker of found) utf16.push(marker.start, marker.end);
-  const offsets = codePointOffsets(content, utf16);
+  const offsets = codePointOffsets(content, spans);
   const citations: Citation[] = [];
-  const cited = new Set<number>();
-  for (let index = 0; index < found.length; index += 1) {
-    const { targets } = found[index] as (typeof found)[number];
+  const cited = new Array<boolean>(list.records.length).fill(false);
+  for (let index = 0; index < targetsOf.length; index += 1) {
     const start = (offsets[2 * index] ?? 0) + offset;
     const end = (offsets[2 * index + 1] ?? 0) + offset;
-    const names: string[] = [];
-    for (const target of targets) {
-      cited.add(target);
+    // One citation per name a marker points at (two sections of one file are one citation).
+    const first = citations.length;
+    for (const target of targetsOf[index] as number[]) {
+      cited[target] = true;
       const name = list.displayName(target);
-      if (names.includes(name)) continue;
-      names.push(name);
+      if (namedSince(citations, first, name)) continue;
       citations.push({ source: target, filename: name, start, end });
     }
   }
-  const sources: CitedSource[] = [];
-  list.records.forEach(({ filename, title, page, snippet }, index) => {
-    sources.push({ filename, title, page, snippet, cited: cited.has(index) });
+  const sources = list.records.map(({ filename, title, page, snippet }, index): CitedSource => {
+    return { filename, title, page, snippet, cited: cited[index] === true };
   });
   return { citations, sources };
+}
 
-  function resolveNumbers(text: string): number[] {
-    const targets: number[] = [];
-    for (const number of expandNumbers(text)) {
-      const target = references ? byNumber.get(number) : structuredIndexes[number - 1];
-      if (target !== undefined && !targets.includes(target)) targets.push(target);
-    }
-    return targets;
+/** The sources numbers point at (`1, 3`, `2-4`): through the references section's numbers, or by position. */
+function resolveNumbers(text: string, numbered: ReadonlyMap<number, number> | readonly number[]): number[] {
+  const targets: number[] = [];
+  for (const number of expandNumbers(text)) {
+    const target = numbered instanceof Map ? numbered.get(number) : (numbered as readonly number[])[number - 1];
+    if (target !== undefined && !targets.includes(target)) targets.push(target);
   }
+  return targets;
+}
 
-  function resolveNames(text: string): number[] {
-    const parts = text.split(/\s*;\s*/);
-    const parsed = parts.map(parseNameMarker);
-    if (parsed.some((part) => part === null)) return [];
-    return parsed.flatMap((part) => (part ? list.resolveName(part.filename, part.page) : []));
-  }
+/** The sources a bracket of names points at (`handbook.pdf, p. 4; faq.md`): none unless every part names a file. */
+function resolveNames(text: string, list: SourceList): number[] {
+  const parts = text.split(/\s*;\s*/);
+  const parsed = parts.map(parseNameMarker);
+  if (parsed.some((part) => part === null)) return [];
+  return parsed.flatMap((part) => (part ? list.resolveName(part.filename, part.page) : []));
+}
+
+/** Whether `citations` from `first` on already name `name`. */
+function namedSince(citations: readonly Citation[], first: number, name: string): boolean {
+  for (let index = first; index < citations.length; index += 1) if (citations[index]?.filename === name) return true;
+  return false;
 }
 
 /** The sources of one answer, merged by document and page, in first-seen order. */
@@ -102,17 +113,18 @@ class SourceList {
    */
   add(source: SourceRecord): number {
     const key = sourceKey(source);
-    const known = this.byKey.get(key)?.find((index) => {
-      const title = this.records[index]?.title;
-      return !title || !source.title || title.toLowerCase() === source.title.toLowerCase();
-    });
-    if (known !== undefined) {
-      this.records[known] = mergeSource(this.records[known] as SourceRecord, source);
-      return known;
+    const same = this.byKey.get(key);
+    for (const known of same ?? []) {
+      const title = this.records[known]?.title;
+      if (!title || !source.title || title.toLowerCase() === source.title.toLowerCase()) {
+        this.records[known] = mergeSource(this.records[known] as SourceRecord, source);
+        return known;
+      }
     }
-    this.records.push(source);
-    this.byKey.set(key, [...(this.byKey.get(key) ?? []), this.records.length - 1]);
-    return this.records.length - 1;
+    const index = this.records.push(source) - 1;
+    if (same) same.push(index);
+    else this.byKey.set(key, [index]);
+    return index;
   }
 
   /**

@@ -6,8 +6,11 @@ const SURROGATE = /[\uD800-\uDFFF]/;
  * emoji or a CJK extension character before a marker does not shift the span.
  */
 export function codePointOffsets(text: string, utf16Offsets: readonly number[]): number[] {
-  // Without surrogates, every code unit is a code point: the common case costs one scan.
-  if (!SURROGATE.test(text)) return [...utf16Offsets];
+  // Without surrogates before the last offset, every code unit there is a code point: the common
+  // case costs one scan of that part (none when there are no offsets).
+  let last = 0;
+  for (const offset of utf16Offsets) if (offset > last) last = offset;
+  if (!SURROGATE.test(last < text.length ? text.slice(0, last) : text)) return [...utf16Offsets];
   const order = utf16Offsets.map((offset, index) => ({ offset, index })).sort((a, b) => a.offset - b.offset);
   const result = new Array<number>(utf16Offsets.length);
   let unit = 0;

@@ -20,16 +20,21 @@ export interface UsageInput {
  * reported on its own. Upstream numbers win where present.
  */
 export async function countUsage(choices: readonly UsageInput[], counter: TokenCounter): Promise<TokenUsage> {
-  const texts = choices.flatMap((choice) => [choice.promptTokens === undefined ? choice.prompt : "", choice.content, choice.reasoning]);
+  // Three texts per choice, in turn: its prompt (unless counted already), content and reasoning.
+  const texts: string[] = [];
+  for (const choice of choices) texts.push(choice.promptTokens === undefined ? choice.prompt : "", choice.content, choice.reasoning);
   const counts = await counter.count(texts);
   let promptTokens = 0;
   let completionTokens = 0;
   let reasoningTokens = 0;
-  choices.forEach((choice, index) => {
-    const [prompt = 0, content = 0, reasoning = 0] = counts.slice(index * 3, index * 3 + 3);
+  for (let index = 0; index < choices.length; index += 1) {
+    const choice = choices[index] as UsageInput;
+    const prompt = counts[3 * index] ?? 0;
+    const content = counts[3 * index + 1] ?? 0;
+    const reasoning = counts[3 * index + 2] ?? 0;
     promptTokens += choice.upstream?.prompt_tokens ?? choice.promptTokens ?? prompt;
     completionTokens += choice.upstream?.completion_tokens ?? content + reasoning;
     reasoningTokens += reasoning;
-  });
+  }
   return { promptTokens, completionTokens, reasoningTokens };
 }

@@ -24,6 +24,12 @@ const MAX_ENTRY_LENGTH = 1000;
 const NUMBERED_BRACKET = /^\[\^?(\d{1,4})\]:?\s*(.*)$/;
 const NUMBERED_LIST = /^(\d{1,4})[.)]\s+(.*)$/;
 const BULLET = /^[-*•]\s+/;
+/** An entry that is a Markdown link: `[Employee handbook](https://…/handbook.pdf) p. 4`. */
+const LINK_ENTRY = /^\[([^\]]+)\]\(([^)\s]+)\)\s*(.*)$/;
+/** Quotes and emphasis around a title (the end also loses a full stop). */
+const QUOTES = /^["“'*_]+|["”'*_.]+$/g;
+const LEADING_QUOTES = "\"“'*_";
+const TRAILING_QUOTES = "\"”'*_.";
 /** A filename: a name with a letter-led extension, optionally behind folders. */
 export const FILENAME = /(?:[\w\-.]+\/)*[\w\-.() ]*[\w\-)]\.[A-Za-z][A-Za-z0-9]{0,7}\b/;
 /** `p. 4`, `pp. 4-5`, `page 4`, `pg 4`, `#page=4`. */
@@ -50,7 +56,7 @@ export function parseReferences(output: string): ReferencesSection | null {
 /** Reads a reference entry's text (`handbook.pdf, p. 4 — Employee handbook`) into a source. */
 export function parseReferenceText(text: string): SourceRecord {
   const source = emptySource();
-  const link = /^\[([^\]]+)\]\(([^)\s]+)\)\s*(.*)$/.exec(text);
+  const link = text.startsWith("[") ? LINK_ENTRY.exec(text) : null;
   const cleaned = link ? `${link[2]?.split("/").pop() ?? ""} — ${link[1]} ${link[3] ?? ""}` : text;
   const [locator = "", ...rest] = cleaned.split(/\s+[—–-]\s+|\s*:\s+(?=[A-Z"“])/);
   const filename = FILENAME.exec(locator)?.[0]?.trim() ?? null;
@@ -66,8 +72,9 @@ function parseEntries(lines: string[]): ReferenceEntry[] | null {
   const entries: ReferenceEntry[] = [];
   for (const raw of lines) {
     if (raw.length > MAX_ENTRY_LENGTH) return null;
-    const bulleted = BULLET.test(raw.trim());
-    const line = raw.trim().replace(BULLET, "");
+    const trimmed = raw.trim();
+    const bulleted = BULLET.test(trimmed);
+    const line = bulleted ? trimmed.replace(BULLET, "") : trimmed;
     if (!line) continue;
     const numbered = NUMBERED_BRACKET.exec(line) ?? NUMBERED_LIST.exec(line);
     // A plain line counts only when it names a file: prose after a "Sources:" line is not a list.
@@ -81,5 +88,7 @@ function parseEntries(lines: string[]): ReferenceEntry[] | null {
 }
 
 function stripQuotes(text: string): string {
-  return text.replace(/^["“'*_]+|["”'*_.]+$/g, "").trim();
+  // Most titles neither start nor end with one: the scan of the whole title is then not needed.
+  if (!LEADING_QUOTES.includes(text.charAt(0) || "\n") && !TRAILING_QUOTES.includes(text.charAt(text.length - 1) || "\n")) return text.trim();
+  return text.replace(QUOTES, "").trim();
 }

@@ -25,18 +25,33 @@ export function renderSteps(steps: readonly unknown[]): string {
 
 /** Each step of `steps[from..]` as text, the ones that render as nothing left out. */
 export function renderEachStep(steps: readonly unknown[], from: number): string[] {
-  return steps
-    .slice(from)
-    .map(renderStep)
-    .filter((text) => text !== "");
+  return renderNewSteps(steps, from).each;
 }
 
 /** The delta that appends `steps[from..]` to the reasoning of `steps[..from]`. */
 export function renderStepsDelta(steps: readonly unknown[], from: number): string {
-  const before = renderSteps(steps.slice(0, from));
-  const after = renderSteps(steps.slice(from));
-  if (after === "") return "";
-  return before === "" ? after : STEP_SEPARATOR + after;
+  return renderNewSteps(steps, from).text;
+}
+
+/**
+ * The steps `steps[from..]` add, each rendered once: `each` as `renderEachStep` gives them, `text`
+ * the delta `renderStepsDelta` gives (what a snapshot's new steps cost an answer is one rendering).
+ */
+export function renderNewSteps(steps: readonly unknown[], from: number): { text: string; each: string[] } {
+  const each: string[] = [];
+  for (let index = from; index < steps.length; index += 1) {
+    const text = renderStep(steps[index]);
+    if (text !== "") each.push(text);
+  }
+  if (each.length === 0) return { text: "", each };
+  const after = each.join(STEP_SEPARATOR);
+  return { text: anyRendered(steps, from) ? STEP_SEPARATOR + after : after, each };
+}
+
+/** Whether any of `steps[..to]` renders as something: the reasoning before them is then not empty. */
+function anyRendered(steps: readonly unknown[], to: number): boolean {
+  for (let index = 0; index < to && index < steps.length; index += 1) if (renderStep(steps[index]) !== "") return true;
+  return false;
 }
 
 function toolName(tool: unknown): string {

@@ -18,10 +18,12 @@ const PAGE_KEYS = ["page", "page_number", "pageNumber", "page_label", "pageLabel
 const SNIPPET_KEYS = ["snippet", "excerpt", "quote", "text", "content", "chunk", "passage"];
 const NESTED_KEYS = ["metadata", "document", "file", "file_citation"];
 
-/** Turns whatever the upstream calls a source into `SourceRecord`s, skipping what it cannot read. */
-export function normalizeSources(raw: unknown): SourceRecord[] {
-  if (!Array.isArray(raw)) return [];
-  const records: SourceRecord[] = [];
+/**
+ * Turns whatever the upstream calls a source into `SourceRecord`s, skipping what it cannot read;
+ * appended to `records` when given (one array for a query and all its steps).
+ */
+export function normalizeSources(raw: unknown, records: SourceRecord[] = []): SourceRecord[] {
+  if (!Array.isArray(raw)) return records;
   for (const item of raw) {
     const record = typeof item === "string" ? fromString(item) : fromObject(item, 0);
     if (record && (record.filename || record.title)) records.push(record);
@@ -29,10 +31,16 @@ export function normalizeSources(raw: unknown): SourceRecord[] {
   return records;
 }
 
-/** Structured sources wherever a query, list item or step carries them (`sources`, `citations`, `documents`). */
-export function sourcesIn(value: unknown): SourceRecord[] {
-  if (!isObject(value)) return [];
-  return [value.sources, value.citations, value.documents, value.references].flatMap(normalizeSources);
+/**
+ * Structured sources wherever a query, list item or step carries them (`sources`, `citations`,
+ * `documents`, `references`), appended to `records` when given.
+ */
+export function sourcesIn(value: unknown, records: SourceRecord[] = []): SourceRecord[] {
+  if (!isObject(value)) return records;
+  normalizeSources(value.sources, records);
+  normalizeSources(value.citations, records);
+  normalizeSources(value.documents, records);
+  return normalizeSources(value.references, records);
 }
 
 function fromString(text: string): SourceRecord | null {

@@ -8,12 +8,15 @@ export function toQuerySnapshot(query: UpstreamQuery): QuerySnapshot {
   const steps = query.steps ?? [];
   const status = (query.status ?? "").toUpperCase();
   const channel = realtimeChannelOf(query);
+  // The query's sources, then each step's, in one array.
+  const sources = sourcesIn(query);
+  for (const step of steps) sourcesIn(step, sources);
   return {
     id: query.id,
     status: status === "PENDING" || status === "PROCESSED" || status === "FAILED" ? status : "PROCESSING",
     output: query.output ?? "",
     steps,
-    sources: [...sourcesIn(query), ...steps.flatMap(sourcesIn)],
+    sources,
     usage: query.usage
       ? {
           prompt_tokens: query.usage.prompt_tokens ?? undefined,

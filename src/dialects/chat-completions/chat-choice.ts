@@ -46,6 +46,8 @@ export interface ChatChoice {
   links: MarkerLinks | null;
   annotations: ChatAnnotation[];
   sources: CitedSource[];
+  /** The URL of each of `sources` (same order), linked once for the annotations and the Perplexity fields. */
+  urls: string[];
 }
 
 /** A choice nothing was sent of yet. */
@@ -59,6 +61,7 @@ export function newChatChoice(encoding: ChatEncoding): ChatChoice {
     links: encoding.citationStyle === "markdown" ? newMarkerLinks() : null,
     annotations: [],
     sources: [],
+    urls: [],
   };
 }
 
@@ -96,6 +99,7 @@ export function chatDeltas(choice: ChatChoice, event: AnswerEvent, encoding: Cha
     }
     case "cited": {
       choice.sources = event.sources;
+      choice.urls = event.sources.map((source) => encoding.links(source).url);
       // A call has no content for annotations to point into: its sources stay beside it.
       if (encoding.call) return [];
       const deltas: ChunkDelta[] = [];
@@ -162,7 +166,8 @@ function annotationsOf(choice: ChatChoice, citations: readonly Citation[], encod
       return { type: "file_citation", file_citation: { filename: citation.filename }, start_index: start, end_index: end };
     }
     const source = choice.sources[citation.source];
-    const url = encoding.links(source ?? { filename: citation.filename, title: null, page: null, snippet: null }).url;
+    const url =
+      choice.urls[citation.source] ?? encoding.links({ filename: citation.filename, title: null, page: null, snippet: null }).url;
     return { type: "url_citation", url_citation: { url, title: source?.title ?? citation.filename, start_index: start, end_index: end } };
   });
 }

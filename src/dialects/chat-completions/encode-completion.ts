@@ -80,12 +80,15 @@ export function perplexityFields(
   choices: readonly ChatChoice[],
   encoding: ChatEncoding,
 ): { citations?: string[]; search_results?: SearchResult[] } {
-  const sources = choices.flatMap((choice) => choice.sources);
-  if (sources.length === 0) return {};
-  const results = sources.map((source) => {
-    const result: SearchResult = { title: source.title ?? source.filename ?? "source", url: encoding.links(source).url };
-    if (source.snippet) result.snippet = source.snippet;
-    return result;
-  });
+  const results: SearchResult[] = [];
+  for (const choice of choices) {
+    choice.sources.forEach((source, index) => {
+      const url = choice.urls[index] ?? encoding.links(source).url;
+      const result: SearchResult = { title: source.title ?? source.filename ?? "source", url };
+      if (source.snippet) result.snippet = source.snippet;
+      results.push(result);
+    });
+  }
+  if (results.length === 0) return {};
   return { citations: results.map((result) => result.url), search_results: results };
 }

@@ -61,7 +61,7 @@ export function openMessage(state: ResponseState): void {
  * `known` holds the ids already made for one answer, whose markers cite a source more than once.
  */
 export function fileIdOf(name: string, source?: CitedSource, known?: Map<string, string>): string {
-  const key = [name.toLowerCase(), source?.title?.toLowerCase() ?? "", source?.page ?? ""].join("\u0000");
+  const key = `${name.toLowerCase()}\u0000${source?.title?.toLowerCase() ?? ""}\u0000${source?.page ?? ""}`;
   let id = known?.get(key);
   if (id === undefined) {
     id = `file-${hash("sha256", key, "hex").slice(0, 24)}`;
