@@ -166,9 +166,29 @@ ${ratio(ratios.responsesOverBareProxy)}; traced, a chat completion ${ratio(ratio
       : " A structured answer has no row in this run."
   }
 ${threadsTable(rows, table)}
-The ratio to the bare proxy moves with the machine's load: the proxy's own CPU per request falls further than the
-adapter's when the machine is quiet (on 2026-11-27 the same build measured 2.38× at a load average of 13–16 and 2.82×
-at 2). Compare builds in one run, taking turns.
+The ratio to the bare proxy moves from run to run more than any change measured here: the proxy's own CPU per
+request swings with the machine's mood (133 to 185 µs on 2026-11-27 between runs an hour apart) while the
+adapter's moves less, and the per-round ratios of one run span a factor of 1.5. Two runs of the same build on
+2026-11-27 at a load average of about 2 put a chat completion at 2.07× (1.87–3.18) and 2.35× (1.49–2.67) the
+proxy, tracing at 1.25× and 1.3×, an MCP \`ask\` on 2026-07-28 at 1.18× and 1.37× a chat completion; the same
+day's build before the changes below measured 2.67×, and side by side with it the changes took 3–7% off a chat
+completion (the median of the per-round ratios 0.935 and 0.968 in two paired runs, the second on a machine whose
+own CPU per request swung from 350 to 990 µs between rounds). Compare builds in one run, taking turns; read a ratio to the proxy as a
+range, not a figure.
+
+The translation floor (\`bench/translation-floor.mjs\`) is what any adapter built on the same HTTP pieces costs
+before its first feature: node:http serving, the request parsed, one \`POST /queries\` through undici's
+dispatch (cheaper per call than node:http's client, which is why the floor sits at about 0.75× the proxy), the
+answer parsed, a completion written. What lies between it and the chat completion row, about 250 µs, is what the
+adapter does for the caller. On the event loop (\`bench:profile\`, 2026-11-27, after the changes below; about
+3 µs per percent): the answer's citations and sources 6% (marker parsing, the Sources footer, links for three
+kinds of citation fields), the body's \`JSON.stringify\` 4% (2.5 KB, UTF-16 because of one em dash, against the
+floor's 0.8 KB), the close of a request 5% (the log line, Prometheus, the span and audit hooks), reading,
+authenticating and validating the request 4%, the conversation memory 3.5% (a SHA-256 of the history, so that the
+next turn continues the workspace query), the upstream answer parsed and checked 4%, planning and the answer's
+events about 8%; off the event loop, usage counted exactly in the token worker (29 µs) and the garbage
+collector's threads (31 µs against the floor's 4, for about 95 KB allocated per completion). No one item is
+large enough that removing it alone would bring the chat completion to 2.0× of a quiet machine's proxy.
 
 Where a chat completion's CPU went (2026-11-27, \`bench:profile\` and V8's sampling heap profiler at 50 connections,
 before the changes below): the event loop's time was spread thin — writing the response 14% (most of it the
@@ -176,13 +196,22 @@ socket write itself), the upstream call through undici 15%, validating the reque
 zod 3.5%, citations 5%, the log line 2.6%, Prometheus 2–3%, SHA-256 digests (credential, thread key) 2.4%. A
 completion allocated about 116 KB: the response body joined to its head (13 KB), citations (14 KB), the upstream
 answer parsed and validated (10 KB), the log line (5 KB). The garbage collector's threads took 154 µs of a 729 µs
-request against the proxy's 43 µs of 261 µs. Changed: a JSON body is encoded to UTF-8 once and written as one
+request against the proxy's 43 µs of 261 µs. Changed then: a JSON body is encoded to UTF-8 once and written as one
 buffer beside its head (−4% on a chat completion, paired rounds), a source's Responses file id is hashed once per
 answer rather than once per marker, the request's JSON inspection builds a path only for a value it reports.
-Tried and left out: counting short texts on the event loop instead of the token worker (812 against 581 µs: the
+Changed later that day (each measured side by side with the build before it; each alone is within the ±5% a
+pair of runs varies, so the set is what is claimed: 3–7% on a chat completion, and 2–3% on a Responses create): the request's log line built as pino builds it from one \`JSON.stringify\` (6.5 against
+3.2 µs a line in a loop; the close of a request 6.5% of the loop before, 4.7% after); a body of 1 KB or more with
+a character outside Latin-1 encoded by ICU's transcoder (3.2 against 7.1 µs for this body); the hashes of the
+last 1024 credentials remembered (4–5 µs a request on a busy loop); one token-worker job per completion and a
+counter a quarter faster on varied text ([Token counting](#token-counting)); a query already ended in its create
+answer handed to the answer without the watcher, each step rendered once per snapshot, citations with fewer
+scans and arrays, each source linked once per answer. Tried and left out: counting short texts on the event loop instead of the token worker (812 against 581 µs: the
 11 MB rank table's cache misses on a loop that does everything else; checked again on 2026-11-27 with the faster
 counter of [Token counting](#token-counting): 1.34× and 1.50× the worker's CPU per request in two runs), a 64 MB young generation
-(\`--max-semi-space-size\`: within the noise).
+(\`--max-semi-space-size\`: within the noise), a hand-written check of the upstream answer instead of zod (within
+the noise), node:http's client instead of undici's (undici's dispatch costs about 55 µs a call against node:http's
+85–95 in a client alone).
 
 `;
 }
