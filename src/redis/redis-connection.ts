@@ -19,9 +19,16 @@ export interface RedisConnectionOptions {
   commandTimeoutMs: number;
 }
 
-/** Settings every node connection gets: never queue, never retry a command, a bounded command time. */
+/**
+ * Settings every node connection gets: never queue, never retry a command, a bounded command time,
+ * and no subscription renewed by ioredis. The adapter renews its own (`ConnectionSubscriber` listens
+ * to every channel again after a reconnection, and handles a refusal); ioredis's renewal at
+ * 'ready' drops its promise, so a connection that died again at that moment (seen in a Sentinel
+ * failover: "Stream isn't writeable") left an unhandled rejection, which ends a Node process.
+ */
 function nodeSettings(options: RedisConnectionOptions): RedisOptions {
   return {
+    autoResubscribe: false,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: options.commandTimeoutMs,
