@@ -3,6 +3,7 @@
 // practical floor for any Node adapter in front of the same upstream. It reports its CPU time and
 // the requests it served on request (IPC), as the adapter's process does (bench/cpu.mjs).
 import { Agent, createServer, request as forward } from "node:http";
+import { serveForBenchmark } from "./reference-server.mjs";
 
 const upstreamPort = Number(process.env.UPSTREAM_PORT);
 const agent = new Agent({ keepAlive: true, maxSockets: 128 });
@@ -30,11 +31,4 @@ const server = createServer((request, response) => {
   upstream.on("error", () => response.destroy());
   request.pipe(upstream);
 });
-server.keepAliveTimeout = 60_000;
-server.listen(0, "127.0.0.1", () => process.send?.({ port: server.address().port }));
-process.on("message", (message) => {
-  if (message === "stats") {
-    const cpu = process.cpuUsage();
-    process.send?.({ stats: { cpuMicros: cpu.user + cpu.system, requests } });
-  }
-});
+serveForBenchmark(server, () => requests);

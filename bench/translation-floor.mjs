@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import { Agent } from "undici";
+import { serveForBenchmark } from "./reference-server.mjs";
 
 const origin = `http://127.0.0.1:${process.env.UPSTREAM_PORT}`;
 const agent = new Agent({ connections: 128, keepAliveTimeout: 30_000 });
@@ -65,11 +66,4 @@ const server = createServer((request, response) => {
     });
   });
 });
-server.keepAliveTimeout = 60_000;
-server.listen(0, "127.0.0.1", () => process.send?.({ port: server.address().port }));
-process.on("message", (message) => {
-  if (message === "stats") {
-    const cpu = process.cpuUsage();
-    process.send?.({ stats: { cpuMicros: cpu.user + cpu.system, requests } });
-  }
-});
+serveForBenchmark(server, () => requests);
