@@ -1,6 +1,6 @@
 // A bare node:http pass-through proxy: every request is piped to the upstream's POST /queries and
-// the answer piped back, over a keep-alive pool. No parsing, no validation, no translation: the
-// practical floor for any Node adapter in front of the same upstream. It reports its CPU time and
+// the answer piped back, over a keep-alive pool. No parsing, no validation, no translation: issue 46's
+// yardstick (the same two HTTP hops; in CPU, bench/translation-floor.mjs, on undici, costs less). It reports its CPU time and
 // the requests it served on request (IPC), as the adapter's process does (bench/cpu.mjs).
 import { Agent, createServer, request as forward } from "node:http";
 import { serveForBenchmark } from "./reference-server.mjs";

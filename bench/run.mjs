@@ -344,7 +344,7 @@ function writeDocs(results, { write = true } = {}) {
 The latest numbers of \`npm run bench\` (${results.date.slice(0, 10)}), on ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGB} GB, Node ${machine.node}.
 Everything runs on loopback, each server in its own process: an upstream that answers at once (a
 minimal interface-conformant server returning a finished, cited 1 KB answer), a bare \`node:http\`
-pass-through proxy (the floor for any Node adapter), and this adapter as \`npm start\` runs it
+pass-through proxy (the yardstick: the same two HTTP hops, nothing else), and this adapter as \`npm start\` runs it
 (logging on, metrics on). Each load run lasts ${SECONDS} s; the figures are medians of ${REPEATS} runs.
 Reproduce with \`npm run bench\` (\`BENCH_SECONDS\`, \`BENCH_REPEATS\`, \`BENCH_STREAMS\` adjust it); the raw
 numbers are in \`bench/results/latest.json\`.
@@ -370,7 +370,7 @@ ${table([
     : []),
 ])}
 
-Over the bare proxy (the floor for any Node adapter: the same two HTTP hops), the adapter adds
+Over the bare proxy (the yardstick: the same two HTTP hops, nothing else), the adapter adds
 ${latency.addedP50Us.adapter - latency.addedP50Us.bareProxy} µs: reading and validating the request, planning, parsing and checking the upstream's answer,
 citations, token counting and the completion's JSON. First streamed byte after the upstream's create
 answer (p50): ${latency.firstStreamByteAfterCreateUs} µs.
