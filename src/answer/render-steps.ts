@@ -23,19 +23,10 @@ export function renderSteps(steps: readonly unknown[]): string {
     .join(STEP_SEPARATOR);
 }
 
-/** Each step of `steps[from..]` as text, the ones that render as nothing left out. */
-export function renderEachStep(steps: readonly unknown[], from: number): string[] {
-  return renderNewSteps(steps, from).each;
-}
-
-/** The delta that appends `steps[from..]` to the reasoning of `steps[..from]`. */
-export function renderStepsDelta(steps: readonly unknown[], from: number): string {
-  return renderNewSteps(steps, from).text;
-}
-
 /**
- * The steps `steps[from..]` add, each rendered once: `each` as `renderEachStep` gives them, `text`
- * the delta `renderStepsDelta` gives (what a snapshot's new steps cost an answer is one rendering).
+ * The steps `steps[from..]` add, each rendered once: `each`, every new step as text (the ones that
+ * render as nothing left out), and `text`, the delta that appends them to the reasoning of
+ * `steps[..from]` (what a snapshot's new steps cost an answer is one rendering).
  */
 export function renderNewSteps(steps: readonly unknown[], from: number): { text: string; each: string[] } {
   const each: string[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { renderEachStep, renderSteps, renderStepsDelta } from "../../../src/answer/render-steps.js";
+import { renderNewSteps, renderSteps } from "../../../src/answer/render-steps.js";
 
 describe("renderSteps", () => {
   const steps = [
@@ -19,13 +19,13 @@ describe("renderSteps", () => {
 
   it("produces deltas that concatenate to the whole, however the steps arrive", () => {
     for (let split = 0; split <= steps.length; split += 1) {
-      const joined = renderStepsDelta(steps.slice(0, split), 0) + renderStepsDelta(steps, split);
+      const joined = renderNewSteps(steps.slice(0, split), 0).text + renderNewSteps(steps, split).text;
       expect(joined).toBe(renderSteps(steps));
     }
   });
 
   it("renders each new step on its own, leaving out the ones that render as nothing", () => {
-    expect(renderEachStep(steps, 2)).toEqual(["Using tool: outline", "Using tool: tool", "Done."]);
-    expect(renderEachStep(steps, steps.length)).toEqual([]);
+    expect(renderNewSteps(steps, 2).each).toEqual(["Using tool: outline", "Using tool: tool", "Done."]);
+    expect(renderNewSteps(steps, steps.length).each).toEqual([]);
   });
 });
