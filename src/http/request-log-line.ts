@@ -25,15 +25,12 @@ type Internals = Record<symbol, unknown>;
  * a tenth of the chat completion's log-and-close work; docs/benchmarks.md#cpu-per-request-side-by-side).
  * The line is byte for byte pino's own for such fields (`test/unit/http/request-log-line.test.ts`):
  * its level and time, the logger's bindings, the mixin's fields (the trace ids, with tracing on),
- * the fields, the message. A logger this cannot copy exactly (formatters, hooks, serializers of
- * these fields, a nested key or message prefix, a stream that wants pino's metadata: a multistream)
- * gets `logger.info` itself.
+ * the fields, the message. A logger this cannot copy exactly (formatters, hooks, serializers other
+ * than pino's own for errors, redaction, a nested key or message prefix, a stream that wants
+ * pino's metadata: a multistream) gets `logger.info` itself.
  */
-export function requestLineWriter(
-  logger: Logger,
-  keys: readonly string[],
-): (fields: Record<string, unknown>, message: string) => void {
-  const parts = linePartsOf(logger, keys);
+export function requestLineWriter(logger: Logger): (fields: Record<string, unknown>, message: string) => void {
+  const parts = linePartsOf(logger);
   if (!parts) return (fields, message) => logger.info(fields, message);
   const { stream, levelPrefix, time, chindings, mixin, end, messageKey } = parts;
   const level = pino.levels.values.info as number;
@@ -47,7 +44,7 @@ export function requestLineWriter(
 }
 
 /** What a line is built from, or undefined when this logger's lines are not the plain shape (see `requestLineWriter`). */
-function linePartsOf(logger: Logger, keys: readonly string[]): LineParts | undefined {
+function linePartsOf(logger: Logger): LineParts | undefined {
   const internals = logger as unknown as Internals;
   const stream = internals[S.streamSym] as (LineParts["stream"] & Internals) | undefined;
   const formatters = internals[S.formattersSym] as { log?: unknown; level?: unknown } | undefined;
@@ -72,7 +69,8 @@ function linePartsOf(logger: Logger, keys: readonly string[]): LineParts | undef
     UNTYPED.mixinMergeStrategySym !== undefined &&
     internals[UNTYPED.mixinMergeStrategySym] === undefined &&
     stringifiers[S.wildcardFirstSym] === undefined &&
-    [...keys, "trace_id", "span_id", "trace_flags"].every((key) => serializers[key] === undefined && stringifiers[key] === undefined) &&
+    Object.keys(stringifiers).length === 0 &&
+    Object.keys(serializers).every((key) => key === internals[S.errorKeySym]) &&
     typeof levelPrefix === "string" &&
     typeof time === "function" &&
     typeof chindings === "string" &&

@@ -5,9 +5,6 @@ import { logFieldsOf, type Tracing } from "../telemetry/tracing.js";
 import { pathOf, RequestContexts, type RequestSubscriber } from "./request-context.js";
 import { requestLineWriter } from "./request-log-line.js";
 
-/** The fields of a request's log line, in their order. */
-const LINE_FIELDS = ["requestId", "method", "path", "status", "key", "workspace", "mode", "queryIds", "continued", "tool", "chatUiTask", "completed", "ms"];
-
 /** Counts every request and its latency, by route template, mode and status (docs/observability.md). */
 export function requestMetrics(metrics: Metrics): RequestSubscriber {
   return ({ context, response, seconds }) => {
@@ -32,7 +29,7 @@ export const endRequestSpans: RequestSubscriber = ({ context, request, response 
  * credential or prompt reaches the logs.
  */
 export function requestLog(logger: Logger): RequestSubscriber {
-  const writeLine = requestLineWriter(logger, LINE_FIELDS);
+  const writeLine = requestLineWriter(logger);
   return ({ context, request, response, seconds }) => {
     const { account, workspace, mode, queryIds, continued, tool, chatUiTask } = context.facts;
     const fields = {

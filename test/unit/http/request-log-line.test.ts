@@ -2,8 +2,6 @@ import pino, { type Logger, type LoggerOptions } from "pino";
 import { describe, expect, it } from "vitest";
 import { requestLineWriter } from "../../../src/http/request-log-line.js";
 
-const KEYS = ["requestId", "method", "path", "status", "key", "queryIds", "continued", "tool", "ms"];
-
 /** A pino logger writing into an array, with a fixed clock so that two lines can be compared byte for byte. */
 function capturing(options: LoggerOptions = {}): { logger: Logger; lines: string[] } {
   const lines: string[] = [];
@@ -16,7 +14,7 @@ function bothLines(make: () => { logger: Logger; lines: string[] }, fields: Reco
   const viaPino = make();
   viaPino.logger.info(fields, "request");
   const viaWriter = make();
-  requestLineWriter(viaWriter.logger, KEYS)(fields, "request");
+  requestLineWriter(viaWriter.logger)(fields, "request");
   return [viaPino.lines[0], viaWriter.lines[0]];
 }
 
@@ -63,7 +61,7 @@ describe("the request log line", () => {
 
   it("writes nothing below the logger's level, and follows a level changed later", () => {
     const { logger, lines } = capturing({ level: "warn" });
-    const write = requestLineWriter(logger, KEYS);
+    const write = requestLineWriter(logger);
     write(plain, "request");
     expect(lines).toEqual([]);
     logger.level = "info";
@@ -71,7 +69,7 @@ describe("the request log line", () => {
     expect(lines).toHaveLength(1);
   });
 
-  it("leaves a logger whose lines it cannot copy to pino itself: formatters, serializers of its fields, a multistream", () => {
+  it("leaves a logger whose lines it cannot copy to pino itself: formatters, serializers, redaction, a multistream", () => {
     const formatted = () => capturing({ formatters: { log: (object) => ({ ...object, extra: true }) } });
     const [expected, actual] = bothLines(formatted, plain);
     expect(expected).toContain('"extra":true');
@@ -80,9 +78,12 @@ describe("the request log line", () => {
     const [serializedExpected, serializedActual] = bothLines(serialized, plain);
     expect(serializedActual).toContain('"key":"[hidden]"');
     expect(serializedActual).toBe(serializedExpected);
+    const [redactedExpected, redactedActual] = bothLines(() => capturing({ redact: ["key"] }), plain);
+    expect(redactedActual).toContain('"key":"[Redacted]"');
+    expect(redactedActual).toBe(redactedExpected);
     const lines: string[] = [];
     const multi = pino({ timestamp: false }, pino.multistream([{ stream: { write: (line: string) => lines.push(line) } }]));
-    requestLineWriter(multi, KEYS)(plain, "request");
+    requestLineWriter(multi)(plain, "request");
     expect(JSON.parse(lines[0] ?? "")).toMatchObject({ level: 30, requestId: plain.requestId, msg: "request" });
   });
 });
