@@ -50,7 +50,11 @@ export function sendJson(response: ServerResponse, body: unknown): void {
  * string twice the body's size; docs/benchmarks.md#cpu-per-request-side-by-side).
  */
 export function endWithText(response: ServerResponse, text: string): void {
-  const bytes = utf8Of(text);
+  endWithBytes(response, utf8Of(text));
+}
+
+/** Ends a response with `bytes` as its body, its length said: one write of head and body. */
+export function endWithBytes(response: ServerResponse, bytes: Buffer): void {
   response.setHeader("content-length", bytes.length);
   response.end(bytes);
 }

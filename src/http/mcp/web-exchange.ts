@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { endWithBytes } from "../error-response.js";
 
 /** The request headers the SDK reads: content negotiation and MCP's own (`MCP-Protocol-Version`, `Mcp-Method`, …). */
 const FOR_THE_SDK = /^(?:accept|content-type|mcp-[a-z0-9-]+|last-event-id)$/;
@@ -44,9 +45,7 @@ export async function writeWebResponse(
   if (!(web.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
     // A JSON body is whole already: one write with its length, as every other route answers.
     // Its bytes as the SDK encoded them: read as text, they would be decoded and encoded again.
-    const bytes = Buffer.from(await web.arrayBuffer());
-    response.setHeader("content-length", bytes.length);
-    response.end(bytes);
+    endWithBytes(response, Buffer.from(await web.arrayBuffer()));
     return;
   }
   response.setHeader("x-accel-buffering", "no");
