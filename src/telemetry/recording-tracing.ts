@@ -163,7 +163,7 @@ class RecordingTracing implements Tracing {
       traceState ? { traceId, spanId, traceFlags: 1, traceState } : { traceId, spanId, traceFlags: 1 },
       parent ? { spanId: parent.spanId, isRemote: parent.isRemote === true } : undefined,
       clock ?? clockNow(),
-      given === NOT_BUILT ? (attributes as () => Attributes)() : given,
+      typeof attributes === "function" ? attributes() : given,
       links,
     );
   }
