@@ -141,13 +141,21 @@ export type RequestHandler = (request: IncomingMessage, response: ServerResponse
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
+ * Where a response carries its context: a property of the response, not a `WeakMap` entry. V8's
+ * minor GC keeps the value of every entry of an old `WeakMap` alive, and a context reaches its
+ * response (its close hooks hold it), so the response kept its own key alive: every request's
+ * objects outlived two minor GCs and were promoted to the old generation, and the minor GCs
+ * copying them cost a tenth of a chat completion's CPU (docs/benchmarks.md#what-shaped-these-numbers).
+ */
+const CONTEXT = Symbol("requestContext");
+type WithContext = ServerResponse & { [CONTEXT]?: RequestContext };
+
+/**
  * The context of every response one adapter is answering, its one 'close' listener per response,
  * and the subscribers that read each request as it closes. Owned by the adapter (`createAdapter`),
  * so two adapters in one process share nothing.
  */
 export class RequestContexts {
-  private readonly contexts = new WeakMap<ServerResponse, RequestContext>();
-
   constructor(
     /** Read each request as its response closes, in order. */
     private readonly subscribers: readonly RequestSubscriber[],
@@ -168,7 +176,7 @@ export class RequestContexts {
     const id = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     const span = this.tracing ? startRequestSpan(this.tracing, request, pathOf(request.url), id) : undefined;
     const context = new RequestContext(id, span);
-    this.contexts.set(response, context);
+    (response as WithContext)[CONTEXT] = context;
     response.setHeader("x-request-id", id);
     response.setHeader("x-content-type-options", "nosniff");
     response.once("close", () => {
@@ -181,17 +189,17 @@ export class RequestContexts {
 
   /** The context of the request a response answers (set by `open`; a new one for a response never opened). */
   of(response: ServerResponse): RequestContext {
-    let context = this.contexts.get(response);
+    let context = contextOf(response);
     if (!context) {
       context = new RequestContext(randomUUID(), undefined);
-      this.contexts.set(response, context);
+      (response as WithContext)[CONTEXT] = context;
     }
     return context;
   }
 
   /** Admission settled who asks (docs/governance.md#who-asks): told to the request's context (every handled request has one). */
   identified(response: ServerResponse, account: string): void {
-    this.contexts.get(response)?.identified(account);
+    contextOf(response)?.identified(account);
   }
 
   /**
@@ -206,7 +214,7 @@ export class RequestContexts {
       callback();
       return;
     }
-    const context = this.contexts.get(response);
+    const context = contextOf(response);
     if (context) context.onClose(callback);
     else response.once("close", callback);
   }
@@ -217,7 +225,7 @@ export class RequestContexts {
    * runner calls it once per answer and hands the trace to the answer service (`AnswerJob.trace`).
    */
   traceAnswer(response: ServerResponse, start: AnswerStart): AnswerTrace {
-    const context = this.contexts.get(response);
+    const context = contextOf(response);
     if (!this.tracing || !context?.span) return UNTRACED_ANSWER;
     const answer = new SpanAnswerTrace(this.tracing, context.span, start);
     context.traced(answer);
@@ -252,4 +260,8 @@ export function pathOf(url: string | undefined): string {
   const path = url ?? "/";
   const query = path.indexOf("?");
   return query < 0 ? path : path.slice(0, query);
+}
+
+function contextOf(response: ServerResponse): RequestContext | undefined {
+  return (response as WithContext)[CONTEXT];
 }
