@@ -180,6 +180,8 @@ export class RequestContexts {
     response.setHeader("x-request-id", id);
     response.setHeader("x-content-type-options", "nosniff");
     response.once("close", () => {
+      // A client gone before the response began is logged and counted as 499, as nginx does (`ClientClosedError`).
+      if (!response.headersSent && !response.writableFinished) response.statusCode = 499;
       context.runCloseHooks();
       const closed = { context, request, response, seconds: (performance.now() - started) / 1000 };
       for (const subscriber of this.subscribers) subscriber(closed);
