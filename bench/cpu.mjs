@@ -12,6 +12,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import autocannon from "autocannon";
 import { cpus, loadavg, totalmem } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import { LOADED_ADAPTER, statsOf } from "./processes.mjs";
 import { legacyCall, modernCall } from "./mcp.mjs";
 import { bodies as structuredBodies } from "./structured.mjs";
@@ -58,16 +59,24 @@ export async function cpuPerRequest(start, { seconds, rounds }) {
   const adapter = await start("adapter-process.mjs", untraced);
   const traced = await start("adapter-process.mjs", { ...untraced, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
   const kinds = kindsOf({ proxy, floor, adapter, traced });
+  // Each round measures a window of steady load: the load runs a second before it and a half after, so that
+  // neither a process waking from the other rows' turns (its young generation shrunk while idle) nor the
+  // fifty connections opened at the start and cut mid-request at the end are counted as requests' CPU.
   const once = async (kind, duration) => {
+    const load = autocannon({ url: kind.url, method: "POST", headers: kind.headers, body: kind.body, connections: 50, duration: duration + 1.5 });
+    await sleep(1000);
     const threadsBefore = threadTimes(kind.server.child.pid);
     const before = await statsOf(kind.server.child);
-    const result = await autocannon({ url: kind.url, method: "POST", headers: kind.headers, body: kind.body, connections: 50, duration });
+    const started = performance.now();
+    await sleep(duration * 1000);
     const after = await statsOf(kind.server.child);
     const threadsAfter = threadTimes(kind.server.child.pid);
+    const seconds = (performance.now() - started) / 1000;
+    const result = await load;
     if (result.errors || result.non2xx) throw new Error(`${kind.url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
     const requests = after.requests - before.requests;
     const threads = threadsBefore && threadsAfter ? perRequest(threadsBefore, threadsAfter, requests) : undefined;
-    return { rps: result.requests.average, cpuUs: (after.cpuMicros - before.cpuMicros) / requests, threads };
+    return { rps: requests / seconds, cpuUs: (after.cpuMicros - before.cpuMicros) / requests, threads };
   };
   for (const kind of Object.values(kinds)) await once(kind, 2); // warm-up, discarded
   const names = Object.keys(kinds);
@@ -147,7 +156,8 @@ export function cpuSection(cpu, table) {
   const ratio = (figures) => `${figures.median}× (${figures.min}–${figures.max})`;
   return `## CPU per request, side by side
 
-One run, ${cpu.rounds} rounds of ${cpu.seconds} s at 50 connections per row, the rows taking turns in alternating order
+One run, ${cpu.rounds} rounds per row of ${cpu.seconds} s measured within steady load at 50 connections (the load starts a
+second before the window and ends after it), the rows taking turns in alternating order
 (measured ${cpu.date.slice(0, 16).replace("T", " ")} on ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGB} GB, Node ${machine.node}, load average ${cpu.loadAverage.join(" → ")}
 on the ${machine.cpus} cores shared with other work): each server process's CPU time (user and system, its worker threads
 included) over the requests it served, against the instant upstream (\`bench/cpu.mjs\`). Medians, and the range over the rounds.
@@ -166,29 +176,41 @@ ${ratio(ratios.responsesOverBareProxy)}; traced, a chat completion ${ratio(ratio
       : " A structured answer has no row in this run."
   }
 ${threadsTable(rows, table)}
-The ratio to the bare proxy moves from run to run more than any change measured here: the proxy's own CPU per
-request swings with the machine's mood (133 to 185 µs on 2026-11-27 between runs an hour apart) while the
-adapter's moves less, and the per-round ratios of one run span a factor of 1.5. Two runs of the same build on
-2026-11-27 at a load average of about 2 put a chat completion at 2.07× (1.87–3.18) and 2.35× (1.49–2.67) the
-proxy, tracing at 1.25× and 1.3×, an MCP \`ask\` on 2026-07-28 at 1.18× and 1.37× a chat completion; the same
-day's build before the changes below measured 2.67×, and side by side with it the changes took 3–7% off a chat
-completion (the median of the per-round ratios 0.935 and 0.968 in two paired runs, the second on a machine whose
-own CPU per request swung from 350 to 990 µs between rounds). Compare builds in one run, taking turns; read a ratio to the proxy as a
-range, not a figure.
+The ratio to the bare proxy moves from run to run more than most changes measured here: the proxy's own CPU per
+request swings with the machine's mood (128 to 185 µs on 2026-11-27 between runs an hour apart), and the
+per-round ratios of one run span a factor of 1.3 to 1.5. Compare builds in one run, taking turns; read a ratio to
+the proxy as a range, not a figure. Each round measures a window of steady load (since 2026-11-27, 05:50): a
+process that sat idle through the other rows' turns had shrunk its young generation and paid for growing it
+again, and the fifty requests cut at each round's end deoptimized and recompiled the response path, both counted
+as requests' CPU before; that weighed most on the traced row, whose process serves nothing else (1.41× in the
+run before this change, against 1.18× in \`bench/tracing.mjs\` an hour later).
 
-The translation floor (\`bench/translation-floor.mjs\`) is what any adapter built on the same HTTP pieces costs
-before its first feature: node:http serving, the request parsed, one \`POST /queries\` through undici's
-dispatch (cheaper per call than node:http's client, which is why the floor sits at about 0.75× the proxy), the
-answer parsed, a completion written. What lies between it and the chat completion row, about 250 µs, is what the
-adapter does for the caller. On the event loop (\`bench:profile\`, 2026-11-27, after the changes below; about
-3 µs per percent): the answer's citations and sources 6% (marker parsing, the Sources footer, links for three
-kinds of citation fields), the body's \`JSON.stringify\` 4% (2.5 KB, UTF-16 because of one em dash, against the
-floor's 0.8 KB), the close of a request 5% (the log line, Prometheus, the span and audit hooks), reading,
-authenticating and validating the request 4%, the conversation memory 3.5% (a SHA-256 of the history, so that the
-next turn continues the workspace query), the upstream answer parsed and checked 4%, planning and the answer's
-events about 8%; off the event loop, usage counted exactly in the token worker (29 µs) and the garbage
-collector's threads (31 µs against the floor's 4, for about 95 KB allocated per completion). No one item is
-large enough that removing it alone would bring the chat completion to 2.0× of a quiet machine's proxy.
+Where the rest goes, 2026-11-27 (after the changes of that morning, below). The translation floor
+(\`bench/translation-floor.mjs\`) is what any adapter built on the same HTTP pieces costs before its first feature:
+node:http serving, the request parsed, one \`POST /queries\` through undici's dispatch (cheaper per call than
+node:http's client, which is why the floor sits at about 0.75× the proxy), the answer parsed, a completion
+written. What lies between it and the chat completion row, about 180 µs, is what the adapter does for the
+caller. On the event loop (\`bench:profile\`, about 2.6 µs per percent): the answer's citations and sources 7.5%
+(marker parsing, the Sources footer, links for three kinds of citation fields), the body's \`JSON.stringify\` 5%
+(2.5 KB with some 100 values, against the floor's 0.8 KB; UTF-16 because of one em dash), the close of a request
+5% (the log line, metrics, the span and audit hooks), reading, authenticating and validating the request 4%, the
+conversation memory 3.5% (a SHA-256 of the history, so that the next turn continues the workspace query), the
+upstream answer parsed and checked 4%, planning and the answer's events about 8%, and V8's inline caches
+missing on objects of many shapes (node's and undici's as much as the adapter's) about 6%; off the event loop,
+usage counted exactly in the token worker (about 25 µs) and the garbage collector's threads (about 5 µs, the
+floor's 2). No one item left is large enough that removing it alone would bring the chat completion to 2.0× of a
+quiet machine's proxy.
+
+That morning's changes (each measured side by side with the build before it, 10 rounds of 4 s, and by
+\`--trace-gc-nvp\` and per-thread CPU from /proc): each request's context had been kept in a \`WeakMap\` keyed by
+its response; V8's minor GC keeps the values of an old \`WeakMap\` alive, and a context reaches its response, so
+every request's objects outlived two minor GCs and were promoted (5 KB a request, against the floor's 0.07 KB),
+and the minor GCs copying them cost 29 µs of CPU per chat completion. The context is now a property of the
+response: 0.4 KB promoted, 6 µs of minor GC, and 5% off a chat completion (300 → 284 µs in paired rounds);
+traced at sampling 1.0 against untraced, 1.24× before it and 1.15× after (two runs of 8 rounds). The five metric calls of a request no longer hash their labels through prom-client (2.4 against
+0.38 µs in a loop; 0 to 3% in paired rounds). A client that leaves during the upstream call is now a 499 rather
+than a 500 logged at error level with a stack, as each of the fifty requests cut at the end of every round had
+been.
 
 Where a chat completion's CPU went (2026-11-27, \`bench:profile\` and V8's sampling heap profiler at 50 connections,
 before the changes below): the event loop's time was spread thin — writing the response 14% (most of it the
