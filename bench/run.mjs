@@ -584,8 +584,9 @@ ${ratios(measured, base)}.
     "tracing on at sampling 1.0 (every request traced: server, answer and create spans, exported as OTLP/HTTP",
     "protobuf to a sink in another process), taking turns in alternating order round after round; what is",
     "compared is each round's pair, process CPU time per request (all threads: the export worker's too;",
-    "steadier than requests/s on a shared machine). Tracing off loads nothing of OpenTelemetry and costs a",
-    "check per traced point.",
+    "steadier than requests/s on a shared machine), counted within a window of steady load (since 2026-11-27,",
+    "as [CPU per request](#cpu-per-request-side-by-side) measures). Tracing off loads nothing of OpenTelemetry",
+    "and costs a check per traced point.",
     "",
   ];
   const sections = [...intro];

@@ -13,6 +13,7 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
+import { setTimeout as sleep } from "node:timers/promises";
 import { adapterEnvironment, loadAdapter, startProcess, statsOf } from "./processes.mjs";
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -48,12 +49,18 @@ export async function tracingCost({ seconds = 4, rounds = 6, stream = false, bas
     const figures = Object.fromEntries(names.map((name) => [name, []]));
     for (let index = 0; index < rounds; index += 1) {
       for (const name of index % 2 === 0 ? names : [...names].reverse()) {
+        // A window of steady load, as bench/cpu.mjs measures: the load starts a second before it and ends after it.
+        const load = loadAdapter(targets[name].url, { seconds: seconds + 1.5, stream });
+        await sleep(1000);
         const before = await statsOf(targets[name].child);
-        const run = await loadAdapter(targets[name].url, { seconds, stream });
+        const started = performance.now();
+        await sleep(seconds * 1000);
         const after = await statsOf(targets[name].child);
+        const windowSeconds = (performance.now() - started) / 1000;
+        const run = await load;
         if (run.errors || run.non2xx) throw new Error(`${name}: ${run.errors} errors, ${run.non2xx} non-2xx`);
         const requests = after.requests - before.requests;
-        figures[name].push({ rps: run.requests.average, cpuUs: (after.cpuMicros - before.cpuMicros) / requests, loopUs: ((after.loopActiveMs - before.loopActiveMs) * 1000) / requests });
+        figures[name].push({ rps: requests / windowSeconds, cpuUs: (after.cpuMicros - before.cpuMicros) / requests, loopUs: ((after.loopActiveMs - before.loopActiveMs) * 1000) / requests });
       }
     }
     const sinkStats = await new Promise((resolve) => {
