@@ -183,13 +183,15 @@ the proxy as a range, not a figure. Each round measures a window of steady load 
 process that sat idle through the other rows' turns had shrunk its young generation and paid for growing it
 again, and the fifty requests cut at each round's end deoptimized and recompiled the response path, both counted
 as requests' CPU before; that weighed most on the traced row, whose process serves nothing else (1.41× in the
-run before this change, against 1.18× in \`bench/tracing.mjs\` an hour later).
+run before this change). The traced row still reads higher here than in [Tracing](#tracing), where the traced and
+untraced processes take turns alone: on 2026-11-27 the same build measured 1.3× and 1.27× here in two runs, and
+1.21× and 1.215× there.
 
 Where the rest goes, 2026-11-27 (after the changes of that morning, below). The translation floor
 (\`bench/translation-floor.mjs\`) is what any adapter built on the same HTTP pieces costs before its first feature:
 node:http serving, the request parsed, one \`POST /queries\` through undici's dispatch (cheaper per call than
 node:http's client, which is why the floor sits at about 0.75× the proxy), the answer parsed, a completion
-written. What lies between it and the chat completion row, about 180 µs, is what the adapter does for the
+written. What lies between it and the chat completion row, about 165 µs, is what the adapter does for the
 caller. On the event loop (\`bench:profile\`, about 2.6 µs per percent): the answer's citations and sources 7.5%
 (marker parsing, the Sources footer, links for three kinds of citation fields), the body's \`JSON.stringify\` 5%
 (2.5 KB with some 100 values, against the floor's 0.8 KB; UTF-16 because of one em dash), the close of a request
@@ -197,9 +199,9 @@ caller. On the event loop (\`bench:profile\`, about 2.6 µs per percent): the an
 conversation memory 3.5% (a SHA-256 of the history, so that the next turn continues the workspace query), the
 upstream answer parsed and checked 4%, planning and the answer's events about 8%, and V8's inline caches
 missing on objects of many shapes (node's and undici's as much as the adapter's) about 6%; off the event loop,
-usage counted exactly in the token worker (about 25 µs) and the garbage collector's threads (about 5 µs, the
-floor's 2). No one item left is large enough that removing it alone would bring the chat completion to 2.0× of a
-quiet machine's proxy.
+usage counted exactly in the token worker (about 22 µs) and the garbage collector's threads (10–15 µs, the
+floor's 3). A chat completion measured 1.86× and 1.89× the proxy in two runs of that morning's build (the rounds
+ranging up to 2.16× and 2.19×); no item left is over 8% of its event loop.
 
 That morning's changes (each measured side by side with the build before it, 10 rounds of 4 s, and by
 \`--trace-gc-nvp\` and per-thread CPU from /proc): each request's context had been kept in a \`WeakMap\` keyed by
