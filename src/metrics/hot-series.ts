@@ -16,6 +16,12 @@ class SeriesIndex<L extends string, S> {
     private readonly create: (labels: Record<L, string>) => S,
   ) {}
 
+  /** Forgets every series. */
+  clear(): void {
+    this.root.clear();
+    this.all.length = 0;
+  }
+
   of(labels: Readonly<Record<L, string>>): S {
     const { labelNames } = this;
     let level = this.root;
@@ -55,6 +61,22 @@ export interface HotMetricOptions<L extends string> {
   registers: Registry[];
 }
 
+/** A prom-client counter whose `reset` (`Registry.resetMetrics`) also drops what its hot counter has not handed over yet. */
+class ForgettingCounter<L extends string> extends Counter<L> {
+  /** Unset while prom-client's constructor resets the new counter. */
+  private readonly forget: (() => void) | undefined;
+
+  constructor(forget: () => void, configuration: ConstructorParameters<typeof Counter<L>>[0]) {
+    super(configuration);
+    this.forget = forget;
+  }
+
+  override reset(): void {
+    this.forget?.();
+    super.reset();
+  }
+}
+
 /** One series of a counter: what it counted since the registry last read it. */
 interface CounterSeries<L extends string> {
   labels: Record<L, string>;
@@ -74,7 +96,7 @@ export class HotCounter<L extends string> {
   constructor(options: HotMetricOptions<L>) {
     const series = new SeriesIndex<L, CounterSeries<L>>(options.labelNames, (labels) => ({ labels, pending: 0 }));
     this.series = series;
-    this.metric = new Counter<L>({
+    this.metric = new ForgettingCounter<L>(() => series.clear(), {
       name: options.name,
       help: options.help,
       labelNames: options.labelNames,
@@ -141,6 +163,11 @@ export class HotHistogram<L extends string> {
     const create = (labels: Record<L, string>) => ({ labels, buckets: new Float64Array(size), sum: 0, count: 0 });
     this.series = new SeriesIndex<L, HistogramSeries<L>>(options.labelNames, create);
     for (const registry of options.registers) registry.registerMetric(this as unknown as Metric);
+  }
+
+  /** Forgets every series, as prom-client's histogram does (`Registry.resetMetrics`). */
+  reset(): void {
+    this.series.clear();
   }
 
   observe(labels: Readonly<Record<L, string>>, value: number): void {

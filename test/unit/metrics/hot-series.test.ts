@@ -52,6 +52,21 @@ describe("hot metrics", () => {
     );
   });
 
+  it("forget what they counted when the registry resets its metrics, as prom-client's do", async () => {
+    const { reference, hot, counters, histograms } = pair();
+    const seen: Labels = { route: "/v1/chat/completions", mode: "ask", status: "200" };
+    for (const [counter, histogram] of [[counters[0], histograms[0]], [counters[1], histograms[1]]] as const) {
+      counter.inc(seen, 2);
+      histogram.observe(seen, 0.02);
+    }
+    reference.resetMetrics();
+    hot.resetMetrics();
+    expect(await hot.metrics()).toBe(await reference.metrics());
+    counters[0].inc(seen);
+    counters[1].inc(seen);
+    expect(await hot.metrics()).toBe(await reference.metrics());
+  });
+
   it("refuses a value that is not a number, as prom-client does", () => {
     const { histograms } = pair();
     expect(() => histograms[1].observe({ route: "r", mode: "m", status: "200" }, Number.NaN)).toThrow(TypeError);
