@@ -12,8 +12,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import autocannon from "autocannon";
 import { cpus, loadavg, totalmem } from "node:os";
-import { setTimeout as sleep } from "node:timers/promises";
-import { LOADED_ADAPTER, statsOf } from "./processes.mjs";
+import { LOADED_ADAPTER, steadyWindow } from "./processes.mjs";
 import { legacyCall, modernCall } from "./mcp.mjs";
 import { bodies as structuredBodies } from "./structured.mjs";
 
@@ -59,24 +58,14 @@ export async function cpuPerRequest(start, { seconds, rounds }) {
   const adapter = await start("adapter-process.mjs", untraced);
   const traced = await start("adapter-process.mjs", { ...untraced, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
   const kinds = kindsOf({ proxy, floor, adapter, traced });
-  // Each round measures a window of steady load: the load runs a second before it and a half after, so that
-  // neither a process waking from the other rows' turns (its young generation shrunk while idle) nor the
-  // fifty connections opened at the start and cut mid-request at the end are counted as requests' CPU.
+  // Each round measures a window of steady load (steadyWindow, bench/processes.mjs).
   const once = async (kind, duration) => {
-    const load = autocannon({ url: kind.url, method: "POST", headers: kind.headers, body: kind.body, connections: 50, duration: duration + 1.5 });
-    await sleep(1000);
-    const threadsBefore = threadTimes(kind.server.child.pid);
-    const before = await statsOf(kind.server.child);
-    const started = performance.now();
-    await sleep(duration * 1000);
-    const after = await statsOf(kind.server.child);
-    const threadsAfter = threadTimes(kind.server.child.pid);
-    const seconds = (performance.now() - started) / 1000;
-    const result = await load;
+    const load = (loadSeconds) => autocannon({ url: kind.url, method: "POST", headers: kind.headers, body: kind.body, connections: 50, duration: loadSeconds });
+    const window = await steadyWindow(kind.server.child, load, duration, () => threadTimes(kind.server.child.pid));
+    const { before, after, requests, result, snapshotBefore, snapshotAfter } = window;
     if (result.errors || result.non2xx) throw new Error(`${kind.url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
-    const requests = after.requests - before.requests;
-    const threads = threadsBefore && threadsAfter ? perRequest(threadsBefore, threadsAfter, requests) : undefined;
-    return { rps: requests / seconds, cpuUs: (after.cpuMicros - before.cpuMicros) / requests, threads };
+    const threads = snapshotBefore && snapshotAfter ? perRequest(snapshotBefore, snapshotAfter, requests) : undefined;
+    return { rps: requests / window.seconds, cpuUs: (after.cpuMicros - before.cpuMicros) / requests, threads };
   };
   for (const kind of Object.values(kinds)) await once(kind, 2); // warm-up, discarded
   const names = Object.keys(kinds);

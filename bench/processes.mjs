@@ -1,5 +1,6 @@
 // The benchmark's servers run as child processes of their own; this starts one and asks it for stats.
 import { fork } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
 import autocannon from "autocannon";
 import { Agent, request } from "undici";
 
@@ -53,6 +54,26 @@ export function statsOf(child, request = "stats") {
   });
 }
 
+/**
+ * Measures a window of steady load (bench/cpu.mjs, bench/tracing.mjs): `startLoad(duration)` runs the load
+ * for the window and a second and a half more; the process's stats are taken a second in and `seconds`
+ * later, so that neither a process waking from other rows' turns nor the connections opened at the start
+ * and cut mid-request at the end are counted as requests' CPU. `snapshot` reads whatever else is compared
+ * at the window's edges (a process's per-thread times), just outside the stats.
+ */
+export async function steadyWindow(child, startLoad, seconds, snapshot = () => undefined) {
+  const load = startLoad(seconds + 1.5);
+  await sleep(1000);
+  const snapshotBefore = snapshot();
+  const before = await statsOf(child);
+  const started = performance.now();
+  await sleep(seconds * 1000);
+  const after = await statsOf(child);
+  const snapshotAfter = snapshot();
+  const windowSeconds = (performance.now() - started) / 1000;
+  const result = await load;
+  return { before, after, snapshotBefore, snapshotAfter, seconds: windowSeconds, requests: after.requests - before.requests, result };
+}
 /** The environment of an adapter process measured at 50 connections against `upstreamUrl` (no cap gets in the way). */
 export function adapterEnvironment(upstreamUrl) {
   return { UPSTREAM_URL: upstreamUrl, ...LOADED_ADAPTER };

@@ -13,8 +13,7 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
-import { setTimeout as sleep } from "node:timers/promises";
-import { adapterEnvironment, loadAdapter, startProcess, statsOf } from "./processes.mjs";
+import { adapterEnvironment, loadAdapter, startProcess, steadyWindow } from "./processes.mjs";
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const round = (value, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
@@ -49,17 +48,10 @@ export async function tracingCost({ seconds = 4, rounds = 6, stream = false, bas
     const figures = Object.fromEntries(names.map((name) => [name, []]));
     for (let index = 0; index < rounds; index += 1) {
       for (const name of index % 2 === 0 ? names : [...names].reverse()) {
-        // A window of steady load, as bench/cpu.mjs measures: the load starts a second before it and ends after it.
-        const load = loadAdapter(targets[name].url, { seconds: seconds + 1.5, stream });
-        await sleep(1000);
-        const before = await statsOf(targets[name].child);
-        const started = performance.now();
-        await sleep(seconds * 1000);
-        const after = await statsOf(targets[name].child);
-        const windowSeconds = (performance.now() - started) / 1000;
-        const run = await load;
+        // A window of steady load, as bench/cpu.mjs measures (steadyWindow, bench/processes.mjs).
+        const load = (loadSeconds) => loadAdapter(targets[name].url, { seconds: loadSeconds, stream });
+        const { before, after, requests, result: run, seconds: windowSeconds } = await steadyWindow(targets[name].child, load, seconds);
         if (run.errors || run.non2xx) throw new Error(`${name}: ${run.errors} errors, ${run.non2xx} non-2xx`);
-        const requests = after.requests - before.requests;
         figures[name].push({ rps: requests / windowSeconds, cpuUs: (after.cpuMicros - before.cpuMicros) / requests, loopUs: ((after.loopActiveMs - before.loopActiveMs) * 1000) / requests });
       }
     }
