@@ -176,7 +176,7 @@ export class HotHistogram<L extends string> {
     const bounds = this.upperBounds;
     let bucket = 0;
     while (bucket < bounds.length && value > (bounds[bucket] as number)) bucket += 1;
-    (series.buckets as Float64Array)[bucket] = (series.buckets[bucket] as number) + 1;
+    series.buckets[bucket] = (series.buckets[bucket] as number) + 1;
     series.sum += value;
     series.count += 1;
   }
