@@ -199,7 +199,8 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
    */
   async function answerTool(mode: Mode, input: AnswerToolInput, call: ToolCall, exchange: ToolExchange): Promise<Answered> {
     const controller = new AbortController();
-    const stop = () => controller.abort();
+    // The client cancelled the call or left: the answer stops as a chat completion's does when its client leaves.
+    const stop = () => controller.abort(new ClientClosedError());
     call.signal.addEventListener("abort", stop, { once: true });
     exchange.controller.signal.addEventListener("abort", stop, { once: true });
     let shutdown: AdapterError | undefined;
@@ -221,8 +222,11 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
       await refuseKey(answered, exchange);
       return { error: answered.message };
     } catch (error) {
-      const failure = shutdown ?? toAdapterError(error);
-      if (failure.status >= 500 && !(failure instanceof ClientClosedError)) options.logger.warn({ err: { message: failure.message } }, "tool call failed");
+      // Whatever the wait rejected with once the client left (the runner also aborts the controller as it cleans up after a failure).
+      const left = controller.signal.reason instanceof ClientClosedError ? controller.signal.reason : undefined;
+      const failure = shutdown ?? left ?? toAdapterError(error);
+      if (failure instanceof ClientClosedError) options.logger.debug({ tool: call.tool.name }, "tool call cancelled: the client left");
+      else if (failure.status >= 500) options.logger.warn({ err: { message: failure.message } }, "tool call failed");
       await refuseKey(failure, exchange);
       return { error: failure.message };
     } finally {
