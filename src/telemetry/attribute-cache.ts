@@ -10,7 +10,7 @@ const MAX_STRING = 64;
 export interface CachedKey {
   /** `key` (field 1) and the tag of `value` (field 2). */
   readonly prefix: Uint8Array;
-  /** KeyValue messages by value; none once the key had too many values to remember. */
+  /** KeyValue messages by value, each after its length (what follows the field's tag); none once the key had too many values to remember. */
   values: Map<string | number | boolean, Uint8Array> | undefined;
 }
 
@@ -52,7 +52,7 @@ export class AttributeCache {
     }
   }
 
-  /** Remembers `key`'s KeyValue for `value`, or stops remembering the key's values when there are too many. */
+  /** Remembers `key`'s KeyValue for `value` (its length, then its bytes), or stops remembering the key's values when there are too many. */
   static remember(cached: CachedKey, value: string | number | boolean, keyValue: Uint8Array): void {
     if (!cached.values) return;
     if (cached.values.size >= MAX_VALUES) cached.values = undefined;

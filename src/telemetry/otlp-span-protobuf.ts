@@ -45,7 +45,7 @@ export function writeProtobufSpan(writer: ProtobufWriter, span: FinishedSpan, li
   const { events, links } = span;
   const firstEvent = Math.max(0, events.length - limits.eventCount);
   for (let index = firstEvent; index < events.length; index += 1) {
-    writeEvent(writer, span.clock, events[index] as SpanEvent, limits);
+    writeEvent(writer, span.clock, events[index] as SpanEvent, limits, cache);
   }
   writer.tag(12, WIRE.varint);
   writer.varint(firstEvent);
@@ -69,7 +69,8 @@ export function writeProtobufSpan(writer: ProtobufWriter, span: FinishedSpan, li
 
 /**
  * Writes the attributes as repeated KeyValue fields numbered `field`: at most `count` of them;
- * returns how many were dropped. With a cache, keys and the values seen again cost a copy.
+ * returns how many were dropped. With a cache, keys and the values seen again cost a copy. The
+ * attributes are plain objects the adapter built: their keys are read without listing them first.
  */
 export function writeAttributes(
   writer: ProtobufWriter,
@@ -81,7 +82,7 @@ export function writeAttributes(
 ): number {
   let written = 0;
   let dropped = 0;
-  for (const key of Object.keys(attributes)) {
+  for (const key in attributes) {
     const value = attributes[key];
     if (value === undefined) continue;
     if (written >= count) {
@@ -91,10 +92,10 @@ export function writeAttributes(
     written += 1;
     writer.tag(field, WIRE.bytes);
     const cached = cache?.key(key);
-    const remembered = cached?.values && AttributeCache.remembers(value) && (typeof value !== "string" || value.length <= length);
-    const known = remembered ? cached?.values?.get(value) : undefined;
+    const remembered = cached?.values !== undefined && AttributeCache.remembers(value) && (typeof value !== "string" || value.length <= length);
+    const known = remembered ? cached.values?.get(value) : undefined;
     if (known) {
-      writer.bytes(known);
+      writer.raw(known);
       continue;
     }
     const pair = writer.begin();
@@ -107,8 +108,8 @@ export function writeAttributes(
     const any = writer.begin();
     writeAnyValue(writer, value, length);
     writer.end(any);
-    const body = writer.end(pair);
-    if (cached && remembered) AttributeCache.remember(cached, value, writer.buffer.subarray(body, writer.pos));
+    writer.end(pair);
+    if (cached && remembered) AttributeCache.remember(cached, value, writer.buffer.subarray(pair, writer.pos));
   }
   return dropped;
 }
@@ -162,7 +163,7 @@ function writeAnyValue(writer: ProtobufWriter, value: unknown, length: number): 
   writer.end(list);
 }
 
-function writeEvent(writer: ProtobufWriter, clock: TraceClock, event: SpanEvent, limits: SpanLimits): void {
+function writeEvent(writer: ProtobufWriter, clock: TraceClock, event: SpanEvent, limits: SpanLimits, cache?: AttributeCache) {
   writer.tag(11, WIRE.bytes);
   const start = writer.begin();
   writer.tag(1, WIRE.fixed64);
@@ -170,7 +171,8 @@ function writeEvent(writer: ProtobufWriter, clock: TraceClock, event: SpanEvent,
   writer.tag(2, WIRE.bytes);
   writer.string(event.name);
   const { attributes } = event;
-  const dropped = attributes ? writeAttributes(writer, attributes, 3, limits.attributePerEvent, limits.attributeValueLength) : 0;
+  const { attributePerEvent, attributeValueLength } = limits;
+  const dropped = attributes ? writeAttributes(writer, attributes, 3, attributePerEvent, attributeValueLength, cache) : 0;
   writer.tag(4, WIRE.varint);
   writer.varint(dropped);
   writer.end(start);

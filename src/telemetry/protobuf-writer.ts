@@ -1,6 +1,19 @@
 /** Protobuf wire types. */
 export const WIRE = { varint: 0, fixed64: 1, bytes: 2, fixed32: 5 } as const;
 
+/** Strings this short are written a character at a time when they are ASCII (cheaper than Buffer's encoder for them). */
+const SHORT_STRING = 128;
+
+/** The value of each hex digit's character code (lowercase and uppercase), 255 for any other character. */
+const HEX_DIGITS: Uint8Array = (() => {
+  const digits = new Uint8Array(128).fill(255);
+  for (let value = 0; value < 16; value += 1) {
+    digits[value.toString(16).charCodeAt(0)] = value;
+    digits[value.toString(16).toUpperCase().charCodeAt(0)] = value;
+  }
+  return digits;
+})();
+
 /**
  * A protobuf writer into one growing buffer, for the OTLP messages the adapter sends (the wire
  * format: varints, fixed-width little-endian numbers, length-delimited bytes). A nested message
@@ -67,8 +80,7 @@ export class ProtobufWriter {
 
   fixed32(value: number): void {
     this.ensure(4);
-    this.buffer.writeUInt32LE(value >>> 0, this.pos);
-    this.pos += 4;
+    this.uint32(value >>> 0);
   }
 
   /** A time as a fixed64 of nanoseconds since the epoch, from whole seconds and nanoseconds (no float holds it exactly). */
@@ -79,9 +91,8 @@ export class ProtobufWriter {
     const highSeconds = ((seconds / 0x10000) >>> 0) * 1e9;
     const low = (lowSeconds >>> 0) + (((highSeconds & 0xffff) * 0x10000) >>> 0) + nanos;
     const high = Math.floor(lowSeconds / 4294967296) + ((highSeconds / 0x10000) >>> 0) + Math.floor(low / 4294967296);
-    this.buffer.writeUInt32LE(low >>> 0, this.pos);
-    this.buffer.writeUInt32LE(high >>> 0, this.pos + 4);
-    this.pos += 8;
+    this.uint32(low >>> 0);
+    this.uint32(high >>> 0);
   }
 
   double(value: number): void {
@@ -91,18 +102,58 @@ export class ProtobufWriter {
   }
 
   /**
-   * A length-delimited UTF-8 string, written by Buffer's native encoder straight after a byte
-   * reserved for its length (moved on in the rare case the length needs more).
+   * A length-delimited UTF-8 string: a short ASCII one (most keys and values) copied a character
+   * at a time, any other written by Buffer's native encoder straight after a byte reserved for its
+   * length (moved on in the rare case the length needs more).
    */
   string(value: string): void {
-    const start = this.begin(value.length * 3);
+    const length = value.length;
+    if (length < SHORT_STRING) {
+      this.ensure(length + 1);
+      const buffer = this.buffer;
+      const at = this.pos + 1;
+      let index = 0;
+      for (; index < length; index += 1) {
+        const code = value.charCodeAt(index);
+        if (code >= 0x80) break;
+        buffer[at + index] = code;
+      }
+      if (index === length) {
+        buffer[this.pos] = length;
+        this.pos = at + length;
+        return;
+      }
+    }
+    const start = this.begin(length * 3);
     this.pos += this.buffer.write(value, this.pos, "utf8");
     this.end(start);
   }
 
-  /** A length-delimited field of the bytes a hex id stands for (trace and span ids, lowercase hex), decoded natively. */
+  /**
+   * A length-delimited field of the bytes a hex id stands for (trace and span ids), decoded here;
+   * anything but an even run of hex digits is left to Buffer's decoder (which stops at the first
+   * character that is not one).
+   */
   hex(value: string): void {
-    const start = this.begin(value.length >>> 1);
+    const bytes = value.length >>> 1;
+    if (bytes < SHORT_STRING && (value.length & 1) === 0) {
+      this.ensure(bytes + 1);
+      const buffer = this.buffer;
+      const at = this.pos + 1;
+      let index = 0;
+      for (; index < bytes; index += 1) {
+        const high = HEX_DIGITS[value.charCodeAt(2 * index)] ?? 255;
+        const low = HEX_DIGITS[value.charCodeAt(2 * index + 1)] ?? 255;
+        if ((high | low) === 255) break;
+        buffer[at + index] = (high << 4) | low;
+      }
+      if (index === bytes) {
+        buffer[this.pos] = bytes;
+        this.pos = at + bytes;
+        return;
+      }
+    }
+    const start = this.begin(bytes);
     this.pos += this.buffer.write(value, this.pos, "hex");
     this.end(start);
   }
@@ -120,6 +171,17 @@ export class ProtobufWriter {
     this.ensure(value.length);
     this.buffer.set(value, this.pos);
     this.pos += value.length;
+  }
+
+  /** Four little-endian bytes, room made for them. */
+  private uint32(value: number): void {
+    const buffer = this.buffer;
+    const at = this.pos;
+    buffer[at] = value & 0xff;
+    buffer[at + 1] = (value >>> 8) & 0xff;
+    buffer[at + 2] = (value >>> 16) & 0xff;
+    buffer[at + 3] = value >>> 24;
+    this.pos = at + 4;
   }
 
   /** Starts a length-delimited field of at most `room` more bytes' worth of writing: returns where its length goes. */
