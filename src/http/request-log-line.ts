@@ -36,7 +36,9 @@ export function requestLineWriter(logger: Logger): (fields: Record<string, unkno
   const level = pino.levels.values.info as number;
   return (fields, message) => {
     if (!logger.isLevelEnabled("info")) return;
-    const merged = mixin ? Object.assign(mixin(fields, level, logger), fields) : fields;
+    // pino merges the fields into the mixin's object; an empty one (a request closes outside its own async context: its trace ids come with its fields) adds nothing.
+    const added = mixin?.(fields, level, logger);
+    const merged = added !== undefined && Object.keys(added).length > 0 ? Object.assign(added, fields) : fields;
     const json = JSON.stringify(merged);
     const body = json.length > 2 ? `,${json.slice(1, -1)}` : "";
     stream.write(`${levelPrefix}${time()}${chindings}${body},"${messageKey}":${JSON.stringify(message)}${end}`);

@@ -47,7 +47,7 @@ export function requestLog(logger: Logger): RequestSubscriber {
       completed: response.writableFinished,
       ms: Math.round(seconds * 10_000) / 10,
     };
-    writeLine(context.span ? { ...fields, ...logFieldsOf(context.span) } : fields, "request");
+    writeLine(context.span ? Object.assign(fields, logFieldsOf(context.span)) : fields, "request");
   };
 }
 
