@@ -51,6 +51,8 @@ describe("the URL an upstream call's span records", () => {
     for (const base of BASES.map((text) => new URL(text))) {
       const target = new CallTarget(base);
       for (const path of PATHS) expect(recorded(target, path), `${path} on ${base.href}`).toEqual(parsed(path, base));
+      // Asked again, from what it remembers.
+      for (const path of PATHS) expect(recorded(target, path), `${path} on ${base.href}, again`).toEqual(parsed(path, base));
     }
   });
 
