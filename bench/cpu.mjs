@@ -12,7 +12,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import autocannon from "autocannon";
 import { cpus, loadavg, totalmem } from "node:os";
-import { LOADED_ADAPTER, steadyWindow } from "./processes.mjs";
+import { LEAD_SECONDS, LOADED_ADAPTER, steadyWindow } from "./processes.mjs";
 import { legacyCall, modernCall } from "./mcp.mjs";
 import { bodies as structuredBodies } from "./structured.mjs";
 
@@ -96,7 +96,7 @@ export async function cpuPerRequest(start, { seconds, rounds }) {
     ratios[name] = { median: round(per.median, 2), min: round(per.min, 2), max: round(per.max, 2) };
   }
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
-  return { date: new Date().toISOString(), machine, seconds, rounds, loadAverage: [round(loadBefore, 1), round(loadavg()[0], 1)], rows, ratios };
+  return { date: new Date().toISOString(), machine, seconds, leadSeconds: LEAD_SECONDS, rounds, loadAverage: [round(loadBefore, 1), round(loadavg()[0], 1)], rows, ratios };
 }
 
 /** The threads a server process's CPU time is told apart by (Linux names them; elsewhere nothing is split). */
@@ -145,8 +145,8 @@ export function cpuSection(cpu, table) {
   const ratio = (figures) => `${figures.median}× (${figures.min}–${figures.max})`;
   return `## CPU per request, side by side
 
-One run, ${cpu.rounds} rounds per row of ${cpu.seconds} s measured within steady load at 50 connections (the load starts a
-second before the window and ends after it), the rows taking turns in alternating order
+One run, ${cpu.rounds} rounds per row of ${cpu.seconds} s measured within steady load at 50 connections (the load starts
+${cpu.leadSeconds ?? 1} s before the window and ends after it), the rows taking turns in alternating order
 (measured ${cpu.date.slice(0, 16).replace("T", " ")} on ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGB} GB, Node ${machine.node}, load average ${cpu.loadAverage.join(" → ")}
 on the ${machine.cpus} cores shared with other work): each server process's CPU time (user and system, its worker threads
 included) over the requests it served, against the instant upstream (\`bench/cpu.mjs\`). Medians, and the range over the rounds.

@@ -55,15 +55,22 @@ export function statsOf(child, request = "stats") {
 }
 
 /**
+ * Seconds of load before a window of steady load is counted. An adapter that sat idle through the
+ * other rows' turns (about 45 s in bench/cpu.mjs) costs more per request for several seconds after the
+ * load resumes than one idle for a few seconds (docs/benchmarks.md#cpu-per-request-side-by-side).
+ */
+export const LEAD_SECONDS = 5;
+
+/**
  * Measures a window of steady load (bench/cpu.mjs, bench/tracing.mjs): `startLoad(duration)` runs the load
- * for the window and a second and a half more; the process's stats are taken a second in and `seconds`
- * later, so that neither a process waking from other rows' turns nor the connections opened at the start
- * and cut mid-request at the end are counted as requests' CPU. `snapshot` reads whatever else is compared
- * at the window's edges (a process's per-thread times), just outside the stats.
+ * for the window, the lead before it and half a second more; the process's stats are taken `LEAD_SECONDS`
+ * in and `seconds` later, so that neither a process waking from other rows' turns nor the connections
+ * opened at the start and cut mid-request at the end are counted as requests' CPU. `snapshot` reads
+ * whatever else is compared at the window's edges (a process's per-thread times), just outside the stats.
  */
 export async function steadyWindow(child, startLoad, seconds, snapshot = () => undefined) {
-  const load = startLoad(seconds + 1.5);
-  await sleep(1000);
+  const load = startLoad(LEAD_SECONDS + seconds + 0.5);
+  await sleep(LEAD_SECONDS * 1000);
   const snapshotBefore = snapshot();
   const before = await statsOf(child);
   const started = performance.now();
