@@ -163,7 +163,13 @@ function writeAnyValue(writer: ProtobufWriter, value: unknown, length: number): 
   writer.end(list);
 }
 
-function writeEvent(writer: ProtobufWriter, clock: TraceClock, event: SpanEvent, limits: SpanLimits, cache?: AttributeCache) {
+function writeEvent(
+  writer: ProtobufWriter,
+  clock: TraceClock,
+  event: SpanEvent,
+  limits: SpanLimits,
+  cache?: AttributeCache,
+): void {
   writer.tag(11, WIRE.bytes);
   const start = writer.begin();
   writer.tag(1, WIRE.fixed64);
