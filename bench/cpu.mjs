@@ -172,10 +172,11 @@ the proxy as a range, not a figure. Each round measures a window of steady load 
 process that sat idle through the other rows' turns had shrunk its young generation and paid for growing it
 again, and the fifty requests cut at each round's end deoptimized and recompiled the response path, both counted
 as requests' CPU before; that weighed most on the traced row, whose process serves nothing else (1.41× in the
-run before this change). Runs since 2026-11-27 08:30 count from 5 s into the load rather than 1 s: a process idle
-through the other rows' turns (about 45 s) still cost more per request for several seconds after the load came back
-than one idle for 6 s (485, 402, 368, 412, 353 µs in the first 1-s windows against 307, 319, 294, 280, 274 µs for
-the chat completion, in one run on a busy machine), and the rows of this table idle longest. The traced row still reads higher here than in [Tracing](#tracing), where the traced and
+run before this change). Runs since 2026-11-27 08:30 count from 5 s into the load rather than 1 s: a chat
+completion process idle for 45 s (about a row's wait here) sometimes still costs more per request for a few seconds
+after the load comes back (485, 402, 368, 412, then 353 µs in 1-s windows, against 307, 319, 294, 280, 274 µs after
+6 s idle; in a second trial 475, 442, 388, 385, then 325, and in a third none at all), and the rows of this table
+idle longest; the longer lead costs the run about a minute and a half. The traced row still reads higher here than in [Tracing](#tracing), where the traced and
 untraced processes take turns alone: on 2026-11-27 the same build measured 1.3× and 1.27× here in two runs, and
 1.21× and 1.215× there; after that morning's encoding changes, a run there at 08:08 measured 1.201× (1.15–1.235).
 

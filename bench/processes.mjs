@@ -56,8 +56,8 @@ export function statsOf(child, request = "stats") {
 
 /**
  * Seconds of load before a window of steady load is counted. An adapter that sat idle through the
- * other rows' turns (about 45 s in bench/cpu.mjs) costs more per request for several seconds after the
- * load resumes than one idle for a few seconds (docs/benchmarks.md#cpu-per-request-side-by-side).
+ * other rows' turns (about 45 s in bench/cpu.mjs) sometimes costs more per request for a few seconds
+ * after the load resumes (docs/benchmarks.md#cpu-per-request-side-by-side).
  */
 export const LEAD_SECONDS = 5;
 
