@@ -81,6 +81,7 @@ export async function steadyWindow(child, startLoad, seconds, snapshot = () => u
   const result = await load;
   return { before, after, snapshotBefore, snapshotAfter, seconds: windowSeconds, requests: after.requests - before.requests, result };
 }
+
 /** The environment of an adapter process measured at 50 connections against `upstreamUrl` (no cap gets in the way). */
 export function adapterEnvironment(upstreamUrl) {
   return { UPSTREAM_URL: upstreamUrl, ...LOADED_ADAPTER };

@@ -107,25 +107,8 @@ export class ProtobufWriter {
    * length (moved on in the rare case the length needs more).
    */
   string(value: string): void {
-    const length = value.length;
-    if (length < SHORT_STRING) {
-      this.ensure(length + 1);
-      const buffer = this.buffer;
-      const at = this.pos + 1;
-      let index = 0;
-      for (; index < length; index += 1) {
-        const code = value.charCodeAt(index);
-        if (code >= 0x80) break;
-        buffer[at + index] = code;
-      }
-      if (index === length) {
-        buffer[this.pos] = length;
-        this.pos = at + length;
-        return;
-      }
-    }
-    const start = this.begin(length * 3);
-    this.pos += this.buffer.write(value, this.pos, "utf8");
+    const start = this.begin(value.length * 3);
+    if (value.length >= SHORT_STRING || !this.ascii(value)) this.pos += this.buffer.write(value, this.pos, "utf8");
     this.end(start);
   }
 
@@ -136,26 +119,35 @@ export class ProtobufWriter {
    */
   hex(value: string): void {
     const bytes = value.length >>> 1;
-    if (bytes < SHORT_STRING && (value.length & 1) === 0) {
-      this.ensure(bytes + 1);
-      const buffer = this.buffer;
-      const at = this.pos + 1;
-      let index = 0;
-      for (; index < bytes; index += 1) {
-        const high = HEX_DIGITS[value.charCodeAt(2 * index)] ?? 255;
-        const low = HEX_DIGITS[value.charCodeAt(2 * index + 1)] ?? 255;
-        if ((high | low) === 255) break;
-        buffer[at + index] = (high << 4) | low;
-      }
-      if (index === bytes) {
-        buffer[this.pos] = bytes;
-        this.pos = at + bytes;
-        return;
-      }
-    }
     const start = this.begin(bytes);
-    this.pos += this.buffer.write(value, this.pos, "hex");
+    if (bytes >= SHORT_STRING || (value.length & 1) !== 0 || !this.hexDigits(value, bytes)) this.pos += this.buffer.write(value, this.pos, "hex");
     this.end(start);
+  }
+
+  /** Copies an ASCII string's characters as bytes, room made for them; false, the position unmoved, at the first other character. */
+  private ascii(value: string): boolean {
+    const { buffer, pos } = this;
+    const length = value.length;
+    for (let index = 0; index < length; index += 1) {
+      const code = value.charCodeAt(index);
+      if (code >= 0x80) return false;
+      buffer[pos + index] = code;
+    }
+    this.pos = pos + length;
+    return true;
+  }
+
+  /** Decodes `bytes` pairs of hex digits, room made for them; false, the position unmoved, at the first character that is not one. */
+  private hexDigits(value: string, bytes: number): boolean {
+    const { buffer, pos } = this;
+    for (let index = 0; index < bytes; index += 1) {
+      const high = HEX_DIGITS[value.charCodeAt(2 * index)] ?? 255;
+      const low = HEX_DIGITS[value.charCodeAt(2 * index + 1)] ?? 255;
+      if ((high | low) === 255) return false;
+      buffer[pos + index] = (high << 4) | low;
+    }
+    this.pos = pos + bytes;
+    return true;
   }
 
   /** Length-delimited raw bytes (an already encoded message). */
