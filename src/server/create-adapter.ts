@@ -24,6 +24,7 @@ import { RealtimeHub } from "../upstream/realtime/realtime-hub.js";
 import { createWorkspaceClient, type WorkspaceClient } from "../upstream/workspace-client.js";
 import { type Clock, systemClock } from "../util/clock.js";
 import { createLogger } from "../util/create-logger.js";
+import { keepStringMethodsFast } from "../util/fast-string-methods.js";
 import { type Ids, randomIds } from "../util/ids.js";
 import { packageVersion } from "../util/package-info.js";
 import type { Backend } from "./backend.js";
@@ -84,6 +85,8 @@ export interface AdapterEffects {
  * otherwise (docs/architecture.md#redis-topologies).
  */
 export function createAdapter(config: Config, upstreamUrl: string, effects: AdapterEffects = {}): Adapter {
+  // Every module is loaded by now (ioredis among them, which leaves string methods slow to look up).
+  keepStringMethodsFast();
   const { tracing } = effects;
   const mixin = tracing && (() => tracing.logFields());
   const logger = effects.logger ?? createLogger({ ...config.log, mixin });
