@@ -178,8 +178,10 @@ after the load comes back (485, 402, 368, 412, then 353 µs in 1-s windows, agai
 6 s idle; in a second trial 475, 442, 388, 385, then 325, and in a third none at all), and the rows of this table
 idle longest; the longer lead costs the run about a minute and a half. Traced against untraced, run after run on
 2026-11-27: here 1.3× and 1.27× (a 06:08 build, 1-s lead), 1.35× (1.15–1.61) at 08:15 (this morning's encoder, 1-s
-lead) and 1.25× (09:12, the build measured above); in [Tracing](#tracing), where the two processes take turns alone,
-1.21× and 1.215× (the 06:08 build), 1.201× at 08:08 and 1.297× at 09:00 (this build, 1-s and 5-s lead). Neither
+lead) and 1.25× (09:12); in [Tracing](#tracing), where the two processes take turns alone, 1.21× and 1.215× (the
+06:08 build), 1.201× at 08:08 and 1.297× at 09:00 (1-s and 5-s lead). The build measured above (10:40) adds only
+\`String.prototype\` made fast again ([What shaped these numbers](#what-shaped-these-numbers)): 1.26× (1.05–1.35) here, and
+1.288× (1.21–1.35) in [Tracing](#tracing) at 11:00. Neither
 harness reads systematically higher; a run's median moves by about ±0.05 on this machine, so tracing's cost reads as
 1.2–1.35×. (Runs whose rounds spread over a factor of two, on a host busy enough to double the proxy's CPU, are left
 out of this list and were not published.)
