@@ -12,8 +12,8 @@
  * - encoding a chat completion's spans takes 17 µs instead of 8.
  *
  * docs/benchmarks.md#what-shaped-these-numbers has the measurements. One store through a throwaway
- * object that inherits from `String.prototype` makes it fast again. Calling this again is harmless:
- * each call makes the prototype slow and then fast at once. Only V8's representation changes, never
+ * object that inherits from `String.prototype` makes it fast again, and it then stays fast when more
+ * classes inherit from it. Calling this again is harmless. Only V8's representation changes, never
  * what any string method does.
  */
 export function keepStringMethodsFast(): void {
