@@ -125,10 +125,17 @@ describeWith(REDIS_SERVERS, "a TLS Redis Cluster announced by hostname (ElastiCa
       await until(async () => (await redisAvailable(replicas[0] as Replica)) && (await redisAvailable(replicas[1] as Replica)), "the replicas' TLS cluster connections");
       expect(await continuesAcross(replicas[0]?.url as string, replicas[1]?.url as string)).toBe(true);
       // The polling is shared over TLS too: the lease holder's snapshots reach the other replica on the
-      // sharded subscription it holds on the channel's master, by that master's name.
-      const questions = replicas.flatMap((replica) => Array.from({ length: 6 }, () => ask(replica.url, [{ role: "user", content: "leave policy" }])));
-      expect((await Promise.all(questions)).map((answer) => answer.status)).toEqual(Array(12).fill(200));
-      expect((await Promise.all(replicas.map((replica) => snapshotsReceived(replica)))).some((received) => received > 0)).toBe(true);
+      // sharded subscription it holds on the channel's master, by that master's name. Whether one round of
+      // questions overlaps the lease holder's polls depends on the machine's speed, so rounds go on until
+      // a snapshot has been shared (as the plain cluster's test keeps asking).
+      const statuses: number[] = [];
+      await until(async () => {
+        const questions = replicas.flatMap((replica) => Array.from({ length: 6 }, () => ask(replica.url, [{ role: "user", content: "leave policy" }])));
+        statuses.push(...(await Promise.all(questions)).map((answer) => answer.status));
+        return (await Promise.all(replicas.map((replica) => snapshotsReceived(replica)))).some((received) => received > 0);
+      }, "a snapshot shared between the replicas over TLS");
+      expect(statuses.length).toBeGreaterThanOrEqual(12);
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
       // The same nodes by address: the certificate names localhost only, so the check refuses them.
       const byAddress = await startReplica(stack.workspace.url, { ...environment, REDIS_CLUSTER_NODES: String(environment.REDIS_CLUSTER_NODES).replaceAll("localhost", "127.0.0.1") });
       replicas.push(byAddress);
