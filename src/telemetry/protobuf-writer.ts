@@ -18,7 +18,8 @@ const HEX_DIGITS: Uint8Array = (() => {
  * A protobuf writer into one growing buffer, for the OTLP messages the adapter sends (the wire
  * format: varints, fixed-width little-endian numbers, length-delimited bytes). A nested message
  * reserves one byte for its length and moves its bytes on in the rare case the length needs more.
- * Strings and hex ids are written by Buffer's native encoders straight into the buffer.
+ * Short ASCII strings and hex ids are copied a character at a time; any other string or id is written
+ * by Buffer's native encoders straight into the buffer.
  */
 export class ProtobufWriter {
   buffer: Buffer;
