@@ -464,6 +464,18 @@ ${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTrac
   \`createAdapter\` now makes the prototype fast again (\`src/util/fast-string-methods.ts\`), and the encoding in
   the adapter process takes 8.2 µs. It was found by importing the adapter's modules one at a time in front of
   that microbenchmark. \`test/unit/util/fast-string-methods.test.ts\` checks both the cause and the cure.
+- \`process.nextTick\` built its tick objects through V8's runtime in a process that had run for a while, until
+  2026-11-27. Node builds each tick object as an object literal with three computed symbol keys. For each such key
+  V8 records the map the object had when the key was defined, holds that map weakly, and optimized code defines
+  the key inline only while the record stands. A few full collections that run while no tick object is alive (an
+  idle moment, or under load a moment between ticks) collect those maps; the next tick object gets new ones, and
+  the record turns megamorphic for good:
+  - four of the five keys then go through \`Runtime_DefineKeyedOwnPropertyInLiteral\` on every \`nextTick\`;
+  - a traced adapter cost 1.10× as much CPU a request (353 against 322 µs, 8 paired rounds of 4 s, the
+    collections forced at start-up); an untraced one, nothing measurable (1.00×).
+  \`createAdapter\` now holds one tick object for the adapter's life (\`src/util/tick-object-shape.ts\`, taken as the
+  resource of the next tick, without an async hook), so its maps, and the record, stay.
+  \`test/unit/util/tick-object-shape.test.ts\` checks both the cause and the cure.
 - Token counting has its own o200k counter (\`src/tokens\`): the 200,000 ranks live in one
   hash table of typed arrays (about 11 MB outside the JavaScript heap, where gpt-tokenizer's Map of
   strings took about 55 MB of RSS and slowed every full GC), and an ASCII-first pre-tokenizer
@@ -560,14 +572,17 @@ const TRACING_NOTES = [
   "entered), and an untraced adapter with an AsyncLocalStorage created at start-up cost 0.95× (6 paired rounds,",
   "0.89–1.07) one without. What grows `nextTick` was found later that day with perf (its event loop, traced against",
   "untraced): V8 builds `nextTick`'s tick object, a literal with three computed symbol keys, through its runtime",
-  "(`Runtime_DefineKeyedOwnPropertyInLiteral`, a map transition per property) in traced processes only, 2.0–2.6% of",
-  "the event loop's samples (about 7–9 µs a request) against none untraced. Its feedback is monomorphic in both,",
-  "code compiled again under load on that feedback still takes the runtime path, and a process-wide",
-  "AsyncLocalStorage entered at start-up changes nothing; why TurboFan declines there is not known yet. It comes",
-  "with the request's AsyncLocalStorage runs, not with the spans: with every span dropped (`always_off`) it takes",
-  "2.1%, and an untraced adapter whose requests each run inside an AsyncLocalStorage takes 2.3%. Side by side that",
-  "untraced adapter cost 1.01× one without (10 rounds of 3 s, 0.79–1.05), so perf's share may overstate it; it",
-  "is a few µs a request, not the bulk of tracing's cost. The span encoding was",
+  "(`Runtime_DefineKeyedOwnPropertyInLiteral`) for four of its five keys, 2.0–2.6% of the event loop's samples. Why",
+  "was found the next day. For each computed key of a literal, V8 records the map the object had when the key was",
+  "defined, holds that map weakly, and optimized code defines the key inline only while the record stands. Once a few",
+  "full collections run while no tick object is alive (an idle moment, or under load a moment between ticks), the",
+  "maps are collected, the next tick object gets new ones, and the record turns megamorphic for good. Traced",
+  "processes run more full collections, and perf's own writing of code maps made it likelier still, which is why it",
+  "showed in traced profiles and hardly ever untraced (1 of 6 traced runs without perf had it compiled in, 2 of 3",
+  "with perf). Forced with six full collections at start-up, it cost a traced adapter 1.10× (8 paired rounds of 4 s:",
+  "353 against 322 µs a request) and an untraced one nothing measurable (1.00×). Since 2026-11-27 13:00 the adapter",
+  "holds one tick object for its life (`src/util/tick-object-shape.ts`; [What shaped these",
+  "numbers](#what-shaped-these-numbers)), and the record stays monomorphic. The span encoding was",
   "measured alone then too: the three spans of a chat completion, encoded in a loop, took 9.9 µs, and 6.6 µs once",
   "short ASCII strings and ids were written by the writer itself rather than by Buffer's encoders in C++ and events'",
   "attributes went through the cache. Side by side before that change (10 rounds of 3 s), tracing on with each span's",
