@@ -18,6 +18,24 @@ export interface RedisProcess {
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Whether a loopback port can be listened on now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createNetServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/** A port free now whose cluster bus port (port + 10000) is free too, neither of them in `taken`. */
+async function freeClusterPorts(taken: readonly number[]): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    const bus = port + 10_000;
+    if (bus < 65_536 && !taken.includes(port) && !taken.includes(bus) && (await canListen(bus))) return port;
+  }
+}
+
 /** Polls `check` until it holds, or throws after `ms` with `what` in the message. */
 export async function until(check: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -28,9 +46,13 @@ export async function until(check: () => Promise<boolean>, what: string, ms = 20
   }
 }
 
+/** A redis-server that exited before it answered: most often a port it was to listen on was taken meanwhile. */
+class ExitedAtStart extends Error {}
+
 /**
  * Starts a redis-server with these arguments (loopback only, no persistence) and waits for its PING;
- * with `tls`, it listens with TLS only (the certificate names `localhost`).
+ * with `tls`, it listens with TLS only (the certificate names `localhost`). Rejects with
+ * `ExitedAtStart` as soon as the process exits before answering.
  */
 async function startNode(port: number, args: string[], dir: string, tls?: TestCertificates): Promise<RedisProcess> {
   const listen = tls ? redisTlsArguments(port, tls) : ["--port", String(port)];
@@ -41,12 +63,24 @@ async function startNode(port: number, args: string[], dir: string, tls?: TestCe
   const secure = tls ? { tls: { ca: readFileSync(tls.ca), servername: "localhost" } } : {};
   const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 50, enableOfflineQueue: false, ...secure });
   client.on("error", () => undefined);
-  // Answering as itself (its process id), not as another test's server that took the port first.
-  await until(async () => {
-    if (child.exitCode !== null) throw new Error(`redis-server exited at start on port ${port}`);
-    if (client.status === "wait") await client.connect();
-    return (await client.info("server")).includes(`process_id:${child.pid}\r`);
-  }, `redis-server on port ${port}`);
+  const exited = new Promise<never>((_, reject) =>
+    child.once("exit", (code, signal) => reject(new ExitedAtStart(`redis-server on port ${port} exited at start (${signal ?? `code ${code}`})`))),
+  );
+  exited.catch(() => undefined);
+  try {
+    // Answering as itself (its process id), not as another test's server that took the port first.
+    await Promise.race([
+      exited,
+      until(async () => {
+        if (client.status === "wait") await client.connect();
+        return (await client.info("server")).includes(`process_id:${child.pid}\r`);
+      }, `redis-server on port ${port}`),
+    ]);
+  } catch (error) {
+    client.disconnect();
+    child.kill("SIGKILL");
+    throw error;
+  }
   return { port, child, client };
 }
 
@@ -81,21 +115,29 @@ export async function startRedisCluster(
 ): Promise<RedisClusterServers> {
   const { tls } = options;
   const dir = mkdtempSync(join(tmpdir(), "adapter-redis-cluster-"));
-  const ports: number[] = [];
-  while (ports.length < 6) {
-    const port = await freePort();
-    // The cluster bus listens on port + 10000: both must be free, and distinct from the others'.
-    if (port + 10_000 < 65_536 && !ports.includes(port) && !ports.includes(port + 10_000)) ports.push(port);
-  }
+  // Each node's port and its cluster bus's (port + 10000), none of them another's.
+  const taken: number[] = [];
   const clusterArguments = ["--cluster-enabled", "yes", "--cluster-node-timeout", String(options.nodeTimeoutMs ?? 1000), "--enable-debug-command", "local"];
   // Redis's default (yes) refuses every command, on every master, while any slot has no master (a failover).
   if (options.requireFullCoverage === false) clusterArguments.push("--cluster-require-full-coverage", "no");
   const tlsArguments = tls
     ? ["--tls-cluster", "yes", "--tls-replication", "yes", "--cluster-announce-hostname", "localhost", "--cluster-preferred-endpoint-type", "hostname"]
     : [];
-  const nodes = await Promise.all(
-    ports.map((port) => startNode(port, [...clusterArguments, ...tlsArguments, "--cluster-config-file", `nodes-${port}.conf`], dir, tls)),
-  );
+  // A port found free can be taken again before redis-server binds it, its bus port most of all (an
+  // outgoing connection's ephemeral port on a busy machine): the node is then started on other ports.
+  const startClusterNode = async (): Promise<RedisProcess> => {
+    for (let attempt = 1; ; attempt += 1) {
+      const port = await freeClusterPorts(taken);
+      taken.push(port, port + 10_000);
+      try {
+        return await startNode(port, [...clusterArguments, ...tlsArguments, "--cluster-config-file", `nodes-${port}.conf`], dir, tls);
+      } catch (error) {
+        if (!(error instanceof ExitedAtStart) || attempt === 5) throw error;
+      }
+    }
+  };
+  const nodes = await Promise.all(Array.from({ length: 6 }, () => startClusterNode()));
+  const ports = nodes.map((node) => node.port);
   const cli = tls ? ["--tls", "--cacert", tls.ca, "--sni", "localhost"] : [];
   const created = spawnSync("redis-cli", [...cli, "--cluster", "create", ...ports.map((port) => `127.0.0.1:${port}`), "--cluster-replicas", "1", "--cluster-yes"], {
     encoding: "utf8",
