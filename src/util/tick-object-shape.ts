@@ -16,10 +16,10 @@ export interface TickObjectHold {
  * `process.nextTick` builds each tick object as an object literal with computed keys (Node's
  * `lib/internal/process/task_queues.js`). V8 records, per key, the map the object had when the key
  * was defined, and optimized code defines the key inline only while that record stands. The record
- * holds the map weakly. When a process goes idle, no tick object is left, and a few full garbage
- * collections later (V8's memory reducer runs them on an idle process) the maps are collected.
- * The next tick object is built with new maps, which V8 takes for a second shape at that site: the
- * record becomes "megamorphic", for good. From then on every `process.nextTick` defines four of
+ * holds the map weakly. When a few full garbage collections in a row find no tick object alive (in
+ * an idle process, or in a busy one at moments between ticks), the maps are collected. The next
+ * tick object is built with new maps, which V8 takes for a second shape at that site: the record
+ * becomes "megamorphic", for good. From then on every `process.nextTick` defines four of
  * its five properties through V8's runtime. An adapter traced at full sampling then cost about 10%
  * more CPU per request, side by side; untraced, too little to measure
  * (docs/benchmarks.md#what-shaped-these-numbers).
