@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { RequestListener } from "node:http";
 import type { Logger } from "pino";
 import { AnswerService } from "../answer/answer-service.js";
-import type { Config, OAuthSettings, UpstreamSettings } from "../config/config.js";
+import type { Config, OAuthSettings } from "../config/config.js";
 import { type Continuity, type ContinuityStores, createContinuity } from "../continuity/continuity.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { type AppDependencies, createApp } from "../http/app.js";
@@ -18,10 +18,9 @@ import { createMetadataFetch, type MetadataFetchOptions } from "../oauth/metadat
 import { SecretBox } from "../oauth/secret-box.js";
 import type { Tracing } from "../telemetry/tracing.js";
 import { type TokenCounter, WorkerTokenCounter } from "../tokens/token-counter.js";
-import { QueryWatcher } from "../upstream/query-watcher.js";
-import { hostPolicy } from "../upstream/realtime/allowed-hosts.js";
-import { RealtimeHub } from "../upstream/realtime/realtime-hub.js";
-import { createWorkspaceClient, type WorkspaceClient } from "../upstream/workspace-client.js";
+import type { QueryWatcher } from "../upstream/query-watcher.js";
+import type { RealtimeHub } from "../upstream/realtime/realtime-hub.js";
+import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import { type Clock, systemClock } from "../util/clock.js";
 import { createLogger } from "../util/create-logger.js";
 import { keepStringMethodsFast } from "../util/fast-string-methods.js";
@@ -32,6 +31,7 @@ import type { Backend } from "./backend.js";
 import { memoryBackend } from "./memory-backend.js";
 import { redisBackend } from "./redis-backend.js";
 import { auditOf, keyAuthentication, usageOf } from "./governance.js";
+import { realtimeOf, watcherOf, workspaceClientOf } from "./upstream-parts.js";
 
 /** The wired adapter: the app to serve and the parts a test or the entry point may reach. */
 export interface Adapter {
@@ -201,74 +201,6 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         await backend.close();
       })()),
   };
-}
-
-/** The query watcher (docs/architecture.md#data-flow-of-one-request): its polls counted, their failures logged, shared where the backend can. */
-function watcherOf(
-  upstream: UpstreamSettings,
-  parts: {
-    client: WorkspaceClient;
-    clock: Clock;
-    metrics: Metrics;
-    logger: Logger;
-    realtime: RealtimeHub | undefined;
-    sharing: Backend["pollSharing"];
-    tracing: Tracing | undefined;
-  },
-): QueryWatcher {
-  const { client, clock, metrics, logger, realtime, sharing, tracing } = parts;
-  return new QueryWatcher({
-    client,
-    clock,
-    pollIntervalMinMs: upstream.pollIntervalMinMs,
-    pollIntervalMaxMs: upstream.pollIntervalMaxMs,
-    maxListPages: upstream.maxListPages,
-    onPoll: ({ pages }) => metrics.listCalls.inc(pages),
-    onPollError: (error) => logger.warn({ err: { message: (error as Error).message } }, "poll failed"),
-    ...(realtime ? { realtime } : {}),
-    ...(sharing ? { sharing } : {}),
-    tracing,
-  });
-}
-
-/** The workspace client (docs/architecture.md#data-flow-of-one-request), its calls counted and timed. */
-function workspaceClientOf(
-  upstream: UpstreamSettings,
-  upstreamUrl: string,
-  metrics: Metrics,
-  tracing: Tracing | undefined,
-): WorkspaceClient {
-  return createWorkspaceClient({
-    baseUrl: upstreamUrl,
-    timeoutMs: upstream.timeoutMs,
-    connectTimeoutMs: upstream.connectTimeoutMs,
-    maxResponseBytes: upstream.maxResponseBytes,
-    connections: upstream.connections,
-    keepAliveMs: upstream.keepAliveMs,
-    tracing,
-    onCall: ({ endpoint, outcome, seconds }) => {
-      metrics.upstreamCalls.inc({ endpoint, outcome });
-      metrics.upstreamSeconds.observe({ endpoint }, seconds);
-    },
-  });
-}
-
-/** The realtime channels' hub (docs/architecture.md#the-realtime-channel): followed only to the hosts the policy allows; none with `REALTIME=off`. */
-function realtimeOf(
-  upstream: UpstreamSettings,
-  upstreamUrl: string,
-  logger: Logger,
-  metrics: Metrics,
-  tracing: Tracing | undefined,
-): RealtimeHub | undefined {
-  if (upstream.realtime === "off") return undefined;
-  return new RealtimeHub({
-    policy: hostPolicy(upstreamUrl, upstream.realtimeAllowedHosts),
-    logger,
-    onFallback: (reason) => metrics.realtimeFallbacks.inc({ reason }),
-    onPublication: () => metrics.realtimePublications.inc(),
-    ...(tracing ? { detached: <T>(work: () => T) => tracing.withoutLogSpan(work) } : {}),
-  });
 }
 
 /**
