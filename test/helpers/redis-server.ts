@@ -15,16 +15,29 @@ export interface RedisServer {
   signal(signal: NodeJS.Signals): void;
 }
 
-/** A free loopback port. */
-export async function freePort(): Promise<number> {
+/** Listens on a loopback port for a moment (0: one the system picks): the port listened on, or the error when it could not. */
+function listenBriefly(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
+    server.listen(port, "127.0.0.1", () => {
       const address = server.address();
       server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
     });
   });
+}
+
+/** A free loopback port. */
+export function freePort(): Promise<number> {
+  return listenBriefly(0);
+}
+
+/** Whether a loopback port can be listened on now. */
+export function canListen(port: number): Promise<boolean> {
+  return listenBriefly(port).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from "node:net";
 import { Redis } from "ioredis";
-import { freePort } from "./redis-server.js";
+import { canListen, freePort } from "./redis-server.js";
 import { redisTlsArguments, type TestCertificates } from "./test-certificates.js";
 
 /** One redis-server (a cluster node, a Sentinel-watched master or replica, or a sentinel) started by a test. */
@@ -17,15 +17,6 @@ export interface RedisProcess {
 }
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Whether a loopback port can be listened on now. */
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createNetServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-}
 
 /** A port free now whose cluster bus port (port + 10000) is free too, neither of them in `taken`. */
 async function freeClusterPorts(taken: readonly number[]): Promise<number> {
