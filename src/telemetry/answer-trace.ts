@@ -1,7 +1,9 @@
-import type { Attributes, Span } from "@opentelemetry/api";
+import type { Span } from "@opentelemetry/api";
 import type { QuerySnapshot } from "../core/query-snapshot.js";
 import { ADAPTER, CREDENTIAL_HASH_PREFIX_LENGTH, EVENT, GEN_AI, type GenAiOperation, HTTP, PROVIDER_NAME, SPAN } from "./names.js";
-import { KIND, STATUS_ERROR, type Tracing } from "./tracing.js";
+import { withFacts } from "./recorded-span.js";
+import { factKey, type FactWriter, type SpanFacts } from "./span-facts.js";
+import { KIND, type SpanStart, STATUS_ERROR, type Tracing } from "./tracing.js";
 
 /** What an answer's span starts with: known once the edge admitted the request. */
 export interface AnswerStart {
@@ -98,22 +100,110 @@ export const UNTRACED_ANSWER: AnswerTrace = {
   end: ignore,
 };
 
+const OPERATION = factKey(GEN_AI.operationName);
+const PROVIDER = factKey(GEN_AI.providerName);
+const REQUEST_MODEL = factKey(GEN_AI.requestModel);
+const RESPONSE_MODEL = factKey(GEN_AI.responseModel);
+const STREAM = factKey(GEN_AI.requestStream);
+const WORKSPACE = factKey(ADAPTER.workspace);
+const MODE = factKey(ADAPTER.mode);
+const CREDENTIAL_HASH_PREFIX = factKey(ADAPTER.credentialHashPrefix);
+const CLIENT_KEY = factKey(ADAPTER.clientKey);
+const TOOL_NAME = factKey(GEN_AI.toolName);
+const TOOL_TYPE = factKey(GEN_AI.toolType);
+const CHOICE_COUNT = factKey(GEN_AI.requestChoiceCount);
+const CONTINUED = factKey(ADAPTER.continued);
+const INPUT_MESSAGES = factKey(GEN_AI.inputMessages);
+const CONVERSATION_ID = factKey(GEN_AI.conversationId);
+const QUERY_IDS = factKey(ADAPTER.queryIds);
+const RESPONSE_ID = factKey(GEN_AI.responseId);
+const OUTPUT_MESSAGES = factKey(GEN_AI.outputMessages);
+const INPUT_TOKENS = factKey(GEN_AI.inputTokens);
+const OUTPUT_TOKENS = factKey(GEN_AI.outputTokens);
+const REASONING_TOKENS = factKey(GEN_AI.reasoningOutputTokens);
+const ERROR_TYPE = factKey(HTTP.errorType);
+const FINISH_REASONS = factKey(GEN_AI.finishReasons);
+const COMPLETED = factKey(ADAPTER.completed);
+
+/** How an answer's span starts: its attributes are facts (`withFacts`). */
+const ANSWER: SpanStart = { kind: KIND.internal };
+
+/** The facts of an answer's span, in the order the span has always listed them: what the request asked, then what the answer did. */
+class AnswerFacts implements SpanFacts {
+  choiceCount: number | undefined = undefined;
+  continued: boolean | undefined = undefined;
+  inputMessages: string | undefined = undefined;
+  /** Each choice's query id, by choice (a choice's query may be created before an earlier one's). */
+  readonly queryIds: string[] = [];
+  responseId: string | undefined = undefined;
+  outputMessages: string | undefined = undefined;
+  usage: CountedUsage | undefined = undefined;
+  errorType: string | undefined = undefined;
+  /** Each choice's finish reason, by choice, once the answer ended. */
+  finishReasons: readonly string[] | undefined = undefined;
+  completed: boolean | undefined = undefined;
+
+  constructor(private readonly start: AnswerStart) {}
+
+  write(out: FactWriter): void {
+    const { start, usage } = this;
+    out.fact(OPERATION, start.operation);
+    out.fact(PROVIDER, PROVIDER_NAME);
+    out.fact(REQUEST_MODEL, start.model);
+    out.fact(RESPONSE_MODEL, start.mode);
+    out.fact(STREAM, start.stream);
+    out.fact(WORKSPACE, start.workspace);
+    out.fact(MODE, start.mode);
+    out.fact(CREDENTIAL_HASH_PREFIX, start.principal.slice(0, CREDENTIAL_HASH_PREFIX_LENGTH));
+    out.fact(CLIENT_KEY, start.account);
+    if (start.tool !== undefined) {
+      out.fact(TOOL_NAME, start.tool);
+      out.fact(TOOL_TYPE, "function");
+    }
+    out.fact(CHOICE_COUNT, this.choiceCount);
+    out.fact(CONTINUED, this.continued);
+    out.fact(INPUT_MESSAGES, this.inputMessages);
+    out.fact(CONVERSATION_ID, this.queryIds[0]);
+    if (this.queryIds.length > 0) out.fact(QUERY_IDS, dense(this.queryIds));
+    out.fact(RESPONSE_ID, this.responseId);
+    out.fact(OUTPUT_MESSAGES, this.outputMessages);
+    if (usage) {
+      out.fact(INPUT_TOKENS, usage.promptTokens);
+      out.fact(OUTPUT_TOKENS, usage.completionTokens);
+      out.fact(REASONING_TOKENS, usage.reasoningTokens);
+    }
+    out.fact(ERROR_TYPE, this.errorType);
+    out.fact(FINISH_REASONS, this.finishReasons);
+    out.fact(COMPLETED, this.completed);
+  }
+}
+
+/** The values of a list filled by index, without its holes (the list itself when it has none). */
+function dense(values: readonly (string | undefined)[]): readonly string[] {
+  for (let index = 0; index < values.length; index += 1) {
+    if (values[index] === undefined) return values.filter((value): value is string => value !== undefined);
+  }
+  return values as readonly string[];
+}
+
 /**
  * One answer's span — `chat {model}`, or `execute_tool {name}` — and everything recorded on it,
  * called at the points the adapter already has: the edge starts it once a request is admitted,
  * the answer core reports the plan, each query created and each snapshot (first step, first
  * text, terminal status become events), the watcher's realtime channel reports its first
  * publication, the writer reports what was delivered and its usage, and the edge ends it when
- * the response closes. Upstream calls made for the answer are its children. Message content goes
- * on it only when the operator opted in (`Tracing.capturesContent`).
+ * the response closes. Upstream calls made for the answer are its children. Its attributes are
+ * facts (`span-facts.ts`), kept only for a span the sampler records. Message content goes on it
+ * only when the operator opted in (`Tracing.capturesContent`).
  */
 export class SpanAnswerTrace implements AnswerTrace {
   readonly span: Span;
+  /** The span's facts; none when the sampler dropped it. */
+  private readonly facts: AnswerFacts | undefined;
   private sawStep = false;
   private sawText = false;
   private sawPublication = false;
   private readonly finishReasons: string[] = [];
-  private readonly queryIds: string[] = [];
   private pending: Promise<unknown> | undefined;
   private ended = false;
 
@@ -122,27 +212,9 @@ export class SpanAnswerTrace implements AnswerTrace {
     parent: Span,
     start: AnswerStart,
   ) {
-    // Built only for a span the sampler records; keys in the order the span has always listed them.
-    const attributes = (): Attributes => {
-      const own: Attributes = {
-        [GEN_AI.operationName]: start.operation,
-        [GEN_AI.providerName]: PROVIDER_NAME,
-        [GEN_AI.requestModel]: start.model,
-        [GEN_AI.responseModel]: start.mode,
-        [GEN_AI.requestStream]: start.stream,
-        [ADAPTER.workspace]: start.workspace,
-        [ADAPTER.mode]: start.mode,
-        [ADAPTER.credentialHashPrefix]: start.principal.slice(0, CREDENTIAL_HASH_PREFIX_LENGTH),
-      };
-      if (start.account !== undefined) own[ADAPTER.clientKey] = start.account;
-      if (start.tool !== undefined) {
-        own[GEN_AI.toolName] = start.tool;
-        own[GEN_AI.toolType] = "function";
-      }
-      return own;
-    };
     const name = start.operation === "execute_tool" ? `execute_tool ${start.tool ?? start.mode}` : `chat ${start.model}`;
-    this.span = tracing.startSpan(name, { kind: KIND.internal, attributes }, parent);
+    this.span = tracing.startSpan(name, ANSWER, parent);
+    this.facts = this.span.isRecording() ? withFacts(this.span, new AnswerFacts(start)) : undefined;
   }
 
   within<T>(work: () => T): T {
@@ -155,21 +227,23 @@ export class SpanAnswerTrace implements AnswerTrace {
 
   /** The answer core planned its queries: how many choices, whether it continues a query, and (opted in) the prompt. */
   planned(plan: { prompt: string; queries: readonly unknown[]; continued: boolean }): void {
-    this.span.setAttributes({ [GEN_AI.requestChoiceCount]: plan.queries.length, [ADAPTER.continued]: plan.continued });
+    const { facts } = this;
+    if (!facts) return;
+    facts.choiceCount = plan.queries.length;
+    facts.continued = plan.continued;
     if (this.tracing.capturesContent) {
-      this.span.setAttribute(GEN_AI.inputMessages, JSON.stringify([{ role: "user", parts: [{ type: "text", content: plan.prompt }] }]));
+      facts.inputMessages = JSON.stringify([{ role: "user", parts: [{ type: "text", content: plan.prompt }] }]);
     }
   }
 
   /** A choice's query exists upstream: the workspace query is the conversation. */
   created(choice: number, queryId: string): void {
-    this.queryIds[choice] = queryId;
-    if (choice === 0) this.span.setAttribute(GEN_AI.conversationId, queryId);
-    this.span.setAttribute(ADAPTER.queryIds, this.queryIds.filter((id) => id !== undefined));
+    if (this.facts) this.facts.queryIds[choice] = queryId;
   }
 
   /** A snapshot of a choice's query reached the answer core: the first step, the first text and the end are events. */
   snapshot(choice: number, snapshot: QuerySnapshot): void {
+    if (!this.facts) return;
     if (!this.sawStep && snapshot.steps.length > 0) {
       this.sawStep = true;
       this.span.addEvent(EVENT.firstStep, { [ADAPTER.choice]: choice });
@@ -201,7 +275,7 @@ export class SpanAnswerTrace implements AnswerTrace {
 
   /** The id the client sees (`chatcmpl-…`, `resp_…`). */
   respondedAs(id: string): void {
-    this.span.setAttribute(GEN_AI.responseId, id);
+    if (this.facts) this.facts.responseId = id;
   }
 
   /**
@@ -210,34 +284,32 @@ export class SpanAnswerTrace implements AnswerTrace {
    * dropped asks for nothing.
    */
   delivered(sent: readonly SentChoice[], usage: DeliveredUsage): void {
-    if (!this.span.isRecording()) return;
+    const { facts } = this;
+    if (!facts || !this.span.isRecording()) return;
     if (this.tracing.capturesContent) {
       const messages = sent.map((choice, index) => ({
         role: "assistant",
         parts: [...(choice.reasoning ? [{ type: "reasoning", content: choice.reasoning }] : []), { type: "text", content: choice.content }],
         finish_reason: this.finishReasons[index] ?? "stop",
       }));
-      this.span.setAttribute(GEN_AI.outputMessages, JSON.stringify(messages));
+      facts.outputMessages = JSON.stringify(messages);
     }
     if (usage === undefined) return;
-    const record = (counted: CountedUsage) =>
-      this.span.setAttributes({
-        [GEN_AI.inputTokens]: counted.promptTokens,
-        [GEN_AI.outputTokens]: counted.completionTokens,
-        [GEN_AI.reasoningOutputTokens]: counted.reasoningTokens,
-      });
     const counted = typeof usage === "function" ? usage() : usage;
     if (!(counted instanceof Promise)) {
-      record(counted);
+      facts.usage = counted;
       return;
     }
-    this.pending = counted.then(record, () => undefined);
+    this.pending = counted.then(
+      (known) => (facts.usage = known),
+      () => undefined,
+    );
   }
 
   /** The answer failed (a FAILED query, a deadline, an upstream error): `error.type` is the error's class. */
   fail(error: Error): void {
     if (this.ended) return;
-    this.span.setAttribute(HTTP.errorType, error.name);
+    if (this.facts) this.facts.errorType = error.name;
     this.span.setStatus({ code: STATUS_ERROR, message: error.message });
   }
 
@@ -245,9 +317,12 @@ export class SpanAnswerTrace implements AnswerTrace {
   end(completed: boolean): void {
     if (this.ended) return;
     this.ended = true;
-    const finishReasons = this.finishReasons.filter((reason) => reason !== undefined);
-    if (finishReasons.length > 0) this.span.setAttribute(GEN_AI.finishReasons, finishReasons);
-    this.span.setAttribute(ADAPTER.completed, completed);
+    const { facts } = this;
+    if (facts) {
+      const finishReasons = dense(this.finishReasons);
+      if (finishReasons.length > 0) facts.finishReasons = finishReasons;
+      facts.completed = completed;
+    }
     // A performance timestamp: the SDK places it on the span's own clock.
     const at = performance.now();
     if (this.pending) void this.pending.then(() => this.span.end(at));

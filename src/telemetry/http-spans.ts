@@ -1,8 +1,48 @@
 import type { IncomingMessage } from "node:http";
-import type { Attributes, Span } from "@opentelemetry/api";
+import type { Span } from "@opentelemetry/api";
 import type { CallTarget, CallUrl } from "./call-target.js";
 import { ADAPTER, HTTP } from "./names.js";
-import { KIND, STATUS_ERROR, traceparentOf, type Tracing } from "./tracing.js";
+import { factsOf, withFacts } from "./recorded-span.js";
+import { factKey, type FactWriter, type SpanFacts } from "./span-facts.js";
+import { KIND, type SpanStart, STATUS_ERROR, traceparentOf, type Tracing } from "./tracing.js";
+
+const METHOD = factKey(HTTP.requestMethod);
+const URL_PATH = factKey(HTTP.urlPath);
+const URL_SCHEME = factKey(HTTP.urlScheme);
+const USER_AGENT = factKey(HTTP.userAgent);
+const REQUEST_ID = factKey(ADAPTER.requestId);
+const ROUTE = factKey(HTTP.route);
+const STATUS = factKey(HTTP.statusCode);
+const ERROR_TYPE = factKey(HTTP.errorType);
+const URL_FULL = factKey(HTTP.urlFull);
+const SERVER_ADDRESS = factKey(HTTP.serverAddress);
+const SERVER_PORT = factKey(HTTP.serverPort);
+const RESEND_COUNT = factKey(HTTP.resendCount);
+
+/** A request's server span's facts: what the request said, then its route and status once it closed. */
+class ServerFacts implements SpanFacts {
+  route: string | undefined = undefined;
+  status: number | undefined = undefined;
+  errorType: string | undefined = undefined;
+
+  constructor(
+    private readonly method: string,
+    private readonly path: string,
+    private readonly userAgent: string | undefined,
+    private readonly requestId: string,
+  ) {}
+
+  write(out: FactWriter): void {
+    out.fact(METHOD, this.method);
+    out.fact(URL_PATH, this.path);
+    out.fact(URL_SCHEME, "http");
+    out.fact(USER_AGENT, this.userAgent);
+    out.fact(REQUEST_ID, this.requestId);
+    out.fact(ROUTE, this.route);
+    out.fact(STATUS, this.status);
+    out.fact(ERROR_TYPE, this.errorType);
+  }
+}
 
 /**
  * The HTTP server span of a request (semantic conventions for HTTP servers): named by its method
@@ -10,26 +50,21 @@ import { KIND, STATUS_ERROR, traceparentOf, type Tracing } from "./tracing.js";
  * user agent are never recorded: they carry credentials.
  */
 export function startRequestSpan(tracing: Tracing, request: IncomingMessage, path: string, requestId: string): Span {
-  return tracing.startServerSpan(request, () => {
-    const attributes: Attributes = { [HTTP.requestMethod]: request.method ?? "_OTHER", [HTTP.urlPath]: path, [HTTP.urlScheme]: "http" };
-    const userAgent = request.headers["user-agent"];
-    if (userAgent) attributes[HTTP.userAgent] = userAgent;
-    attributes[ADAPTER.requestId] = requestId;
-    return attributes;
-  });
+  const span = tracing.startServerSpan(request);
+  if (span.isRecording()) withFacts(span, new ServerFacts(request.method ?? "_OTHER", path, request.headers["user-agent"] || undefined, requestId));
+  return span;
 }
 
 /** Ends a request's server span once its response closed: `{method} {route}`, the status, and a 5xx as an error. */
 export function endRequestSpan(span: Span, method: string | undefined, route: string | undefined, status: number): void {
-  if (route !== undefined) {
-    span.updateName(`${method ?? "_OTHER"} ${route}`);
-    span.setAttribute(HTTP.route, route);
+  const facts = factsOf(span, ServerFacts);
+  if (route !== undefined) span.updateName(`${method ?? "_OTHER"} ${route}`);
+  if (facts) {
+    facts.route = route;
+    facts.status = status;
+    if (status >= 500) facts.errorType = String(status);
   }
-  span.setAttribute(HTTP.statusCode, status);
-  if (status >= 500) {
-    span.setAttribute(HTTP.errorType, String(status));
-    span.setStatus({ code: STATUS_ERROR });
-  }
+  if (status >= 500) span.setStatus({ code: STATUS_ERROR });
   span.end();
 }
 
@@ -59,39 +94,67 @@ export function traceAttempt(
 ): CallAttempt {
   const parent = tracing.parentSpan();
   if (!parent) return UNTRACED_ATTEMPT;
-  const span = startUpstreamSpan(tracing, parent, method, target.url(path()), attempt);
-  return { headers: traceHeaders(span), end: (outcome) => endUpstreamSpan(span, outcome) };
+  const url = target.url(path());
+  const span = tracing.startSpan(`${method} ${url.pathname}`, CLIENT, parent);
+  return new TracedAttempt(span, method, url, attempt);
 }
 
-function startUpstreamSpan(tracing: Tracing, parent: Span, method: string, url: CallUrl, attempt: number): Span {
-  const attributes = (): Attributes => {
-    const own: Attributes = {
-      [HTTP.requestMethod]: method,
-      [HTTP.urlFull]: url.full,
-      [HTTP.serverAddress]: url.hostname,
-      [HTTP.serverPort]: url.port,
-    };
-    if (attempt > 0) own[HTTP.resendCount] = attempt;
-    return own;
-  };
-  return tracing.startSpan(`${method} ${url.pathname}`, { kind: KIND.client, attributes }, parent);
-}
+/** How an upstream call's span starts: its attributes are facts (`withFacts`). */
+const CLIENT: SpanStart = { kind: KIND.client };
 
-/** Ends an upstream call's span with its status, or with the error that ended it (its code, else its class). */
-function endUpstreamSpan(span: Span, outcome: { status: number } | { error: unknown }): void {
-  if ("status" in outcome) {
-    span.setAttribute(HTTP.statusCode, outcome.status);
-    if (outcome.status >= 400) {
-      span.setAttribute(HTTP.errorType, String(outcome.status));
-      span.setStatus({ code: STATUS_ERROR });
-    }
-  } else {
-    const error = outcome.error as { code?: unknown; name?: unknown; message?: unknown } | null;
-    const type = typeof error?.code === "string" ? error.code : typeof error?.name === "string" ? error.name : "error";
-    span.setAttribute(HTTP.errorType, type);
-    span.setStatus({ code: STATUS_ERROR, ...(typeof error?.message === "string" ? { message: error.message } : {}) });
+/** An upstream call's span's facts: where it went, then its status or the error that ended it. */
+class ClientFacts implements SpanFacts {
+  status: number | undefined = undefined;
+  errorType: string | undefined = undefined;
+
+  constructor(
+    private readonly method: string,
+    private readonly url: CallUrl,
+    private readonly attempt: number,
+  ) {}
+
+  write(out: FactWriter): void {
+    out.fact(METHOD, this.method);
+    out.fact(URL_FULL, this.url.full);
+    out.fact(SERVER_ADDRESS, this.url.hostname);
+    out.fact(SERVER_PORT, this.url.port);
+    if (this.attempt > 0) out.fact(RESEND_COUNT, this.attempt);
+    out.fact(STATUS, this.status);
+    out.fact(ERROR_TYPE, this.errorType);
   }
-  span.end();
+}
+
+/** A traced attempt: its span, and the span's facts when it records. */
+class TracedAttempt implements CallAttempt {
+  readonly headers: Readonly<Record<string, string>>;
+  private readonly facts: ClientFacts | undefined;
+
+  constructor(
+    private readonly span: Span,
+    method: string,
+    url: CallUrl,
+    attempt: number,
+  ) {
+    this.headers = traceHeaders(span);
+    this.facts = span.isRecording() ? withFacts(span, new ClientFacts(method, url, attempt)) : undefined;
+  }
+
+  /** Ends the span with the attempt's status, or with the error that ended it (its code, else its class). */
+  end(outcome: { status: number } | { error: unknown }): void {
+    const { span, facts } = this;
+    if ("status" in outcome) {
+      if (facts) {
+        facts.status = outcome.status;
+        if (outcome.status >= 400) facts.errorType = String(outcome.status);
+      }
+      if (outcome.status >= 400) span.setStatus({ code: STATUS_ERROR });
+    } else {
+      const error = outcome.error as { code?: unknown; name?: unknown; message?: unknown } | null;
+      if (facts) facts.errorType = typeof error?.code === "string" ? error.code : typeof error?.name === "string" ? error.name : "error";
+      span.setStatus({ code: STATUS_ERROR, ...(typeof error?.message === "string" ? { message: error.message } : {}) });
+    }
+    span.end();
+  }
 }
 
 /** The W3C trace context headers of a call made within `span`: `traceparent`, and `tracestate` when there is one. */

@@ -5,7 +5,7 @@ import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opent
 import type { BatchSettings } from "./export-settings.js";
 import { exportFailures } from "./export-reports.js";
 import type { Scope } from "./otlp-request.js";
-import { epochTime, type FinishedSpan, type SpanSink } from "./recorded-span.js";
+import { allAttributes, epochTime, type FinishedSpan, type SpanSink } from "./recorded-span.js";
 import type { DropReason, DroppedSpans } from "./tracing.js";
 
 /**
@@ -73,7 +73,7 @@ export function readableSpan(span: FinishedSpan, resource: ReadableSpan["resourc
     startTime,
     endTime,
     status: span.statusMessage === undefined ? { code: span.statusCode } : { code: span.statusCode, message: span.statusMessage },
-    attributes: Object.fromEntries(Object.entries(span.attributes).filter(([, value]) => value !== undefined)),
+    attributes: Object.fromEntries(Object.entries(allAttributes(span)).filter(([, value]) => value !== undefined)),
     links: [...span.links],
     events: span.events.map((event) => ({ name: event.name, time: time(event.time), attributes: event.attributes ?? {} })),
     duration: [Math.floor(nanos / 1e9), nanos % 1e9],

@@ -1,7 +1,7 @@
 import type { Attributes, Link } from "@opentelemetry/api";
 import type { SpanLimits } from "./export-settings.js";
 import type { ProtobufWriter } from "./protobuf-writer.js";
-import { epochTime, type FinishedSpan, type SpanEvent, type TraceClock } from "./recorded-span.js";
+import { allAttributes, epochTime, type FinishedSpan, type SpanEvent, type TraceClock } from "./recorded-span.js";
 
 // OTLP/JSON (the protocol's JSON mapping: hex ids, nanosecond times as strings), in the shape and
 // key order the SDK's JSON serializer gives (@opentelemetry/otlp-transformer's
@@ -17,7 +17,7 @@ const IS_REMOTE = 0x200;
 export function jsonSpan(span: FinishedSpan, limits: SpanLimits): Json {
   const { traceId, spanId, traceFlags, traceState } = span.context;
   const length = limits.attributeValueLength;
-  const attributes = jsonAttributes(span.attributes, limits.attributeCount, length);
+  const attributes = jsonAttributes(allAttributes(span), limits.attributeCount, length);
   const firstEvent = Math.max(0, span.events.length - limits.eventCount);
   const firstLink = Math.max(0, span.links.length - limits.linkCount);
   return {

@@ -3,6 +3,7 @@ import { AttributeCache } from "./attribute-cache.js";
 import type { SpanLimits } from "./export-settings.js";
 import { type ProtobufWriter, WIRE } from "./protobuf-writer.js";
 import { epochTime, type FinishedSpan, serializedState, type SpanEvent, type TraceClock } from "./recorded-span.js";
+import type { FactKey, FactValue, FactWriter } from "./span-facts.js";
 
 // OTLP/protobuf (opentelemetry-proto, trace/v1/trace.proto and common/v1/common.proto), written
 // field for field as the SDK's serializer writes it (@opentelemetry/otlp-transformer's
@@ -38,7 +39,15 @@ export function writeProtobufSpan(writer: ProtobufWriter, span: FinishedSpan, li
   writer.tag(8, WIRE.fixed64);
   writeTime(writer, span.clock, span.endTime);
   const { attributeCount, attributeValueLength } = limits;
-  const droppedAttributes = writeAttributes(writer, span.attributes, 9, attributeCount, attributeValueLength, cache);
+  let written = 0;
+  let droppedAttributes = 0;
+  if (span.facts) {
+    const facts = new ProtobufFacts(writer, attributeCount, attributeValueLength);
+    span.facts.write(facts);
+    written = facts.written;
+    droppedAttributes = facts.dropped;
+  }
+  droppedAttributes += writeAttributes(writer, span.attributes, 9, attributeCount - written, attributeValueLength, cache);
   writer.tag(10, WIRE.varint);
   writer.varint(droppedAttributes);
   // Over the limit, the oldest events and links are the ones dropped (as the SDK's span drops them).
@@ -112,6 +121,35 @@ export function writeAttributes(
     if (cached && remembered) AttributeCache.remember(cached, value, writer.buffer.subarray(pair, writer.pos));
   }
   return dropped;
+}
+
+/** A span's facts written as its attributes (field 9): each key's start copied, at most `count` of them, strings cut to `length`. */
+class ProtobufFacts implements FactWriter {
+  written = 0;
+  dropped = 0;
+
+  constructor(
+    private readonly writer: ProtobufWriter,
+    private readonly count: number,
+    private readonly length: number,
+  ) {}
+
+  fact(key: FactKey, value: FactValue | undefined): void {
+    if (value === undefined) return;
+    if (this.written >= this.count) {
+      this.dropped += 1;
+      return;
+    }
+    this.written += 1;
+    const { writer } = this;
+    writer.tag(9, WIRE.bytes);
+    const pair = writer.begin();
+    writer.raw(key.prefix);
+    const any = writer.begin();
+    writeAnyValue(writer, value, this.length);
+    writer.end(any);
+    writer.end(pair);
+  }
 }
 
 /** An AnyValue's fields: string 1, bool 2, int 3, double 4, array 5, key-value list 6, bytes 7 (strings and bytes cut to `length`). */

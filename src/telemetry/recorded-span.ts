@@ -1,4 +1,5 @@
 import type { Attributes, AttributeValue, Exception, Link, Span, SpanContext, SpanStatus, TimeInput, TraceState } from "@opentelemetry/api";
+import { factsAsAttributes, type SpanFacts } from "./span-facts.js";
 
 /**
  * The clock of the spans of one local trace: the wall-clock time (ms since the epoch, whole) at
@@ -34,7 +35,10 @@ export interface FinishedSpan {
   readonly clock: TraceClock;
   readonly startTime: number;
   readonly endTime: number;
+  /** Its attributes besides its facts. */
   readonly attributes: Attributes;
+  /** The attributes it keeps in typed fields (the adapter's hot spans), written before `attributes`. */
+  readonly facts: SpanFacts | undefined;
   readonly events: readonly SpanEvent[];
   readonly links: readonly Link[];
   readonly statusCode: number;
@@ -52,9 +56,9 @@ const STATUS_OK = 1;
 const STATUS_ERROR = 2;
 
 /**
- * A sampled span of this adapter, recorded as cheaply as the API allows: its attributes are the
- * object it was started with (built once by the caller, never copied or checked on the event
- * loop), events and links are appended as given, and times are `performance.now()` readings on
+ * A sampled span of this adapter, recorded as cheaply as the API allows: its attributes are its
+ * facts, when it has them (typed fields the caller keeps, `span-facts.ts`), and the object it was
+ * started with (built once by the caller, never copied or checked on the event loop), events and links are appended as given, and times are `performance.now()` readings on
  * its trace's clock. Everything else — limits, encoding, batching, export — happens once it ends,
  * and mostly on the export worker. Calls on an ended span do nothing (the SDK only warns).
  */
@@ -63,6 +67,8 @@ export class RecordedSpan implements Span, FinishedSpan {
   private linkList: Link[] | undefined;
   statusCode = STATUS_UNSET;
   statusMessage: string | undefined = undefined;
+  /** Its facts, when its caller keeps them (`withFacts`). */
+  facts: SpanFacts | undefined;
   /** Its end on the trace's clock; -1 while it runs. */
   endTime = -1;
   readonly startTime = performance.now();
@@ -76,7 +82,9 @@ export class RecordedSpan implements Span, FinishedSpan {
     readonly clock: TraceClock,
     readonly attributes: Attributes,
     links: Link[] | undefined,
+    facts: SpanFacts | undefined = undefined,
   ) {
+    this.facts = facts;
     this.linkList = links;
   }
 
@@ -254,6 +262,26 @@ export function epochTime(clock: TraceClock, time: number): [seconds: number, na
     nanos -= 1e9;
   }
   return [seconds, nanos];
+}
+
+/** All of a finished span's attributes, its facts first, as one object (for the JSON encoder and the SDK's exporters). */
+export function allAttributes(span: FinishedSpan): Attributes {
+  return span.facts ? Object.assign(factsAsAttributes(span.facts), span.attributes) : span.attributes;
+}
+
+/**
+ * Gives a span its facts and returns them: the caller builds them once the span records
+ * (`span.isRecording()`), keeps them and sets their fields until the span ends. A span that does
+ * not record keeps nothing.
+ */
+export function withFacts<F extends SpanFacts>(span: Span, facts: F): F {
+  if (span instanceof RecordedSpan && span.isRecording()) span.facts = facts;
+  return facts;
+}
+
+/** The facts of `span` when it is a recorded span whose facts are a `type` (none for a span the sampler dropped). */
+export function factsOf<F extends SpanFacts>(span: Span, type: abstract new (...args: never[]) => F): F | undefined {
+  return span instanceof RecordedSpan && span.facts instanceof type ? span.facts : undefined;
 }
 
 function isTimeInput(value: Attributes | TimeInput | undefined): value is TimeInput {

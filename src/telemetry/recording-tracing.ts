@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { hostname } from "node:os";
 import { Worker } from "node:worker_threads";
-import type { Attributes, Link, Span, SpanContext } from "@opentelemetry/api";
+import type { Attributes, Span, SpanContext } from "@opentelemetry/api";
 import { parseTraceParent, TraceState } from "@opentelemetry/core";
 import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
 import { AttributeCache } from "./attribute-cache.js";
@@ -93,18 +93,18 @@ class RecordingTracing implements Tracing {
     return this.sink.dropped;
   }
 
-  startServerSpan(request: IncomingMessage, attributes: () => Attributes): Span {
+  startServerSpan(request: IncomingMessage): Span {
     const { traceparent, tracestate } = request.headers;
     const header = Array.isArray(traceparent) ? traceparent[0] : traceparent;
     const parent = header === undefined ? undefined : remoteParent(header, Array.isArray(tracestate) ? tracestate.join(",") : tracestate);
-    return this.start(request.method ?? "HTTP", KIND.server, attributes, undefined, parent, undefined);
+    return this.start(request.method ?? "HTTP", SERVER, parent, undefined);
   }
 
   startSpan(name: string, start: SpanStart, parent?: Span | string): Span {
-    if (parent === undefined) return this.start(name, start.kind, start.attributes, start.links, undefined, undefined);
-    if (typeof parent === "string") return this.start(name, start.kind, start.attributes, start.links, remoteParent(parent, undefined), undefined);
+    if (parent === undefined) return this.start(name, start, undefined, undefined);
+    if (typeof parent === "string") return this.start(name, start, remoteParent(parent, undefined), undefined);
     const clock = parent instanceof RecordedSpan ? parent.clock : undefined;
-    return this.start(name, start.kind, start.attributes, start.links, parent.spanContext(), clock);
+    return this.start(name, start, parent.spanContext(), clock);
   }
 
   withParentSpan<T>(span: Span, work: () => T): T {
@@ -141,14 +141,8 @@ class RecordingTracing implements Tracing {
    * parent's clock when it is a local recorded span, or carrying only its context when dropped
    * (its attributes then never built, when given as a function).
    */
-  private start(
-    name: string,
-    kind: number,
-    attributes: Attributes | (() => Attributes) | undefined,
-    links: Link[] | undefined,
-    parent: SpanContext | undefined,
-    clock: TraceClock | undefined,
-  ): Span {
+  private start(name: string, start: SpanStart, parent: SpanContext | undefined, clock: TraceClock | undefined): Span {
+    const { kind, attributes, links } = start;
     const traceId = parent === undefined ? this.ids.traceId() : parent.traceId;
     const spanId = this.ids.spanId();
     const traceState = parent?.traceState;
@@ -168,6 +162,9 @@ class RecordingTracing implements Tracing {
     );
   }
 }
+
+/** How a server span starts: its attributes are facts (`withFacts`). */
+const SERVER: SpanStart = { kind: KIND.server };
 
 /** What the sampler is shown of attributes not built yet (none of the samplers reads them). */
 const NOT_BUILT: Attributes = Object.freeze({});

@@ -62,9 +62,9 @@ export interface Tracing {
   readonly capturesContent: boolean;
   /**
    * Starts a request's server span: a child of the caller's W3C `traceparent` when it sends one,
-   * else a new trace (its attributes built only when the span is recorded, as `SpanStart` allows).
+   * else a new trace. Its attributes are facts its caller gives it (`withFacts`) once it records.
    */
-  startServerSpan(request: IncomingMessage, attributes: () => Attributes): Span;
+  startServerSpan(request: IncomingMessage): Span;
   /**
    * Starts a span under `parent`: a span of this process, a W3C `traceparent` received from
    * elsewhere (another replica), or nothing for a new trace.

@@ -130,7 +130,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
 
 type Json = Record<string, any>;
 
-function fromJson(request: Json): ReceivedSpan[] {
+/** The spans of an OTLP/JSON export request (parsed), as received. */
+export function fromJson(request: Json): ReceivedSpan[] {
   const spans: ReceivedSpan[] = [];
   for (const resourceSpans of request.resourceSpans ?? []) {
     const resource = jsonAttributes(resourceSpans.resource?.attributes);
@@ -232,7 +233,8 @@ const text = (fields: Field[], number: number): string => Buffer.from(firstBytes
 const hex = (fields: Field[], number: number): string => Buffer.from(firstBytes(fields, number) ?? new Uint8Array()).toString("hex");
 const scalar = (fields: Field[], number: number): bigint => (fields.find((field) => field.number === number)?.value as bigint | undefined) ?? 0n;
 
-function fromProtobuf(body: Uint8Array): ReceivedSpan[] {
+/** The spans of an OTLP/protobuf export request, as received. */
+export function fromProtobuf(body: Uint8Array): ReceivedSpan[] {
   const spans: ReceivedSpan[] = [];
   for (const resourceSpans of bytesOf(fieldsOf(body), 1).map(fieldsOf)) {
     const resource = protoAttributes(fieldsOf(firstBytes(resourceSpans, 1) ?? new Uint8Array()), 1);

@@ -10,6 +10,8 @@ import { writeJsonSpan } from "../../../src/telemetry/otlp-span-json.js";
 import { writeProtobufSpan } from "../../../src/telemetry/otlp-span-protobuf.js";
 import { ProtobufWriter } from "../../../src/telemetry/protobuf-writer.js";
 import { type FinishedSpan, RecordedSpan, type TraceClock } from "../../../src/telemetry/recorded-span.js";
+import { factKey, type FactWriter, type SpanFacts } from "../../../src/telemetry/span-facts.js";
+import { fromJson, fromProtobuf } from "../../helpers/otlp-receiver.js";
 
 // The adapter encodes its spans itself (docs/observability.md#how-spans-leave); a collector must
 // receive the same bytes the SDK's serializers (@opentelemetry/otlp-transformer) would send for
@@ -19,7 +21,34 @@ const RESOURCE = { "service.name": "adapter-under-test", "service.version": "1.2
 const SCOPE = { name: "workspace-openai-adapter", version: "1.2.3" };
 const CLOCK: TraceClock = { epochMs: 1_764_000_000_123, at: 1000.25 };
 
-/** Spans as the adapter records them, covering every field and value type the encoders write. */
+const METHOD = factKey("http.request.method");
+const URL_FULL = factKey("url.full");
+const PORT = factKey("server.port");
+const RESEND = factKey("http.request.resend_count");
+const STATUS = factKey("http.response.status_code");
+const RATIO = factKey("workspace_adapter.ratio");
+const REUSED = factKey("workspace_adapter.reused");
+const IDS = factKey("workspace_adapter.query.ids");
+const NOTE = factKey("workspace_adapter.note");
+
+/** Facts of every value type a span's facts have, some unset (not written), one long and non-ASCII. */
+class CallFacts implements SpanFacts {
+  status: number | undefined = undefined;
+
+  write(out: FactWriter): void {
+    out.fact(METHOD, "GET");
+    out.fact(URL_FULL, "http://127.0.0.1:8080/v1/queries/q1?cursor=Zm9v");
+    out.fact(PORT, 8080);
+    out.fact(RESEND, undefined);
+    out.fact(STATUS, this.status);
+    out.fact(RATIO, 0.5);
+    out.fact(REUSED, false);
+    out.fact(IDS, ["q1", "q2"]);
+    out.fact(NOTE, "Grüße ✓ ".repeat(30));
+  }
+}
+
+/** Spans as the adapter records them, covering every field and value type the encoders write, attributes and facts. */
 function recordedSpans(): FinishedSpan[] {
   const ended: FinishedSpan[] = [];
   const sink = { ended: (span: FinishedSpan) => ended.push(span) };
@@ -59,6 +88,11 @@ function recordedSpans(): FinishedSpan[] {
   server.updateName("POST /v1/chat/completions");
   server.setAttribute("http.response.status_code", 200);
   server.end(1400.000001);
+  const facts = new CallFacts();
+  const call = new RecordedSpan(sink, "GET /v1/queries/{id}", 2, { traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "c3995c3f42cd8ad8", traceFlags: 1 }, { spanId: "53995c3f42cd8ad8", isRemote: false }, CLOCK, { "workspace_adapter.extra": "besides the facts" }, undefined, facts);
+  facts.status = 200;
+  call.setAttribute("workspace_adapter.later", 3);
+  call.end(1500);
   return ended;
 }
 
@@ -160,5 +194,31 @@ describe("the OTLP encoding of spans", () => {
     expect(limitedPoll.links.map((link: { spanId: string }) => link.spanId)).toEqual(["63995c3f42cd8ad8"]);
     expect(limitedPoll.links[0].attributes).toEqual([{ key: "note", value: { stringValue: "link" } }]);
     expect(limitedPoll.droppedLinksCount).toBe(1);
+  });
+
+  it("keeps a span's facts within the limits too, first, then its other attributes, in both encodings", () => {
+    const limits = readSpanLimits({ OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT: "9", OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: "12" }, []);
+    const call = recordedSpans().at(-1) as FinishedSpan;
+    const protobuf = new ProtobufWriter(16);
+    writeProtobufSpan(protobuf, call, limits, new AttributeCache());
+    const json = new ProtobufWriter(16);
+    writeJsonSpan(json, call, limits);
+    const [fromProto] = fromProtobuf(new ExportRequests("http/protobuf", RESOURCE, SCOPE).build([protobuf.written()]));
+    const [fromText] = fromJson(JSON.parse(Buffer.from(new ExportRequests("http/json", RESOURCE, SCOPE).build([json.written()])).toString("utf8")));
+    const expected = {
+      "http.request.method": "GET",
+      "url.full": "http://127.0",
+      "server.port": 8080,
+      "http.response.status_code": 200,
+      "workspace_adapter.ratio": 0.5,
+      "workspace_adapter.reused": false,
+      "workspace_adapter.query.ids": ["q1", "q2"],
+      "workspace_adapter.note": "Grüße ✓ Grüß",
+      "workspace_adapter.extra": "besides the ",
+    };
+    expect(fromProto?.attributes).toEqual(expected);
+    expect(fromText?.attributes).toEqual(expected);
+    const dropped = JSON.parse(Buffer.from(new ExportRequests("http/json", RESOURCE, SCOPE).build([json.written()])).toString("utf8")).resourceSpans[0].scopeSpans[0].spans[0].droppedAttributesCount;
+    expect(dropped).toBe(1);
   });
 });
