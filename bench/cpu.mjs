@@ -181,7 +181,7 @@ idle longest; the longer lead costs the run about a minute and a half. Traced ag
 lead) and 1.25× (09:12); in [Tracing](#tracing), where the two processes take turns alone, 1.21× and 1.215× (the
 06:08 build), 1.201× at 08:08 and 1.297× at 09:00 (1-s and 5-s lead). With \`String.prototype\` made fast again
 ([What shaped these numbers](#what-shaped-these-numbers)), 1.26× (1.05–1.35) here at 10:40 and 1.288× (1.21–1.35) in
-[Tracing](#tracing) at 11:00. The build measured above (13:31) adds one tick object held for the adapter's life
+[Tracing](#tracing) at 11:00. The 13:31 build added one tick object held for the adapter's life
 ([What shaped these numbers](#what-shaped-these-numbers)): 1.28× (1.2–1.3) here, and 1.26× (1.18–1.34) at 12:55; in
 [Tracing](#tracing) 1.145× (12:30), 1.228× (12:41) and 1.241× (13:17), and 1.003× (0.89–1.07) the traced CPU of the
 build before it, taking turns with it (12:33). Neither harness reads systematically higher; a run's median moves by
@@ -192,7 +192,15 @@ threads take 16–22 µs a request against 4 µs untraced, where under 20 s of c
 (19 and 20 µs, V8's platform threads, 12:50). In 10 s of continuous load the traced process promoted 713 bytes a
 request to the old generation against 415 and ran 9 full collections against 6, so a 5-s round of it more likely
 holds one; that the rounds' rhythm is what widens the gap is a likely reading, not yet shown. (Runs whose rounds spread over a factor of two, on a host busy enough to double the proxy's CPU, are left
-out of this list and were not published.)
+out of this list and were not published.) Later that day showed why, and the build measured above (2026-11-27 15:44)
+mends it: traced, 1.2× (1.06–1.27), the event loop 274 against 242 µs and the garbage collector threads 14 against 13
+(+51 and +18 at 13:31). Each request's three spans had kept their attributes in objects grown as the request
+went (about 400 of the 800 bytes a traced request promoted); the traced process ran about five times as many full
+collections (6 in 12 s, against 1 in 10 s untraced), and after every one TurboFan compiled again, on the platform threads, the per-request
+closures that built those objects (\`--trace-opt\`: two to four \`attributes\`
+closures and a few more after each of 6 full collections in 12 s). The spans now keep them as facts
+([What shaped these numbers](#what-shaped-these-numbers)): 436–470 bytes promoted a request, no full collection in the
+same 12 s, and 333 against 352 µs a request traced in 10 paired rounds (283 untraced).
 
 Where the rest goes, 2026-11-27 (after the changes of that morning, below). The translation floor
 (\`bench/translation-floor.mjs\`) is what any adapter built on the same HTTP pieces costs before its first feature:
