@@ -192,9 +192,11 @@ threads take 16–22 µs a request against 4 µs untraced, where under 20 s of c
 (19 and 20 µs, V8's platform threads, 12:50). In 10 s of continuous load the traced process promoted 713 bytes a
 request to the old generation against 415 and ran 9 full collections against 6, so a 5-s round of it more likely
 holds one; that the rounds' rhythm is what widens the gap is a likely reading, not yet shown. (Runs whose rounds spread over a factor of two, on a host busy enough to double the proxy's CPU, are left
-out of this list and were not published.) Later that day showed why, and the build measured above (2026-11-27 15:44)
-mends it: traced, 1.2× (1.06–1.27), the event loop 274 against 242 µs and the garbage collector threads 14 against 13
-(+51 and +18 at 13:31). Each request's three spans had kept their attributes in objects grown as the request
+out of this list and were not published.) Later that day showed why, and the build measured above (2026-11-27 16:23)
+mends it: traced, 1.18× (1.06–1.32) here and 1.2× (1.06–1.27) at 15:44 (a run at 16:03, whose untraced chat row spread
+from 269 to 502 µs, was left out); in [Tracing](#tracing) 1.161× (15:49). By thread, the event loop took 283 against
+248 µs here and 274 against 242 at 15:44 (+51 at 13:31); the garbage collector threads 21 against 5 here and 14 against
+13 at 15:44 (+18 at 13:31), so they still vary with whether a round holds a full collection. Each request's three spans had kept their attributes in objects grown as the request
 went (about 400 of the 800 bytes a traced request promoted); the traced process ran about five times as many full
 collections (6 in 12 s, against 1 in 10 s untraced), and after every one TurboFan compiled again, on the platform threads, the per-request
 closures that built those objects (\`--trace-opt\`: two to four \`attributes\`
