@@ -58,9 +58,10 @@ const STATUS_ERROR = 2;
 /**
  * A sampled span of this adapter, recorded as cheaply as the API allows: its attributes are its
  * facts, when it has them (typed fields the caller keeps, `span-facts.ts`), and the object it was
- * started with (built once by the caller, never copied or checked on the event loop), events and links are appended as given, and times are `performance.now()` readings on
- * its trace's clock. Everything else — limits, encoding, batching, export — happens once it ends,
- * and mostly on the export worker. Calls on an ended span do nothing (the SDK only warns).
+ * started with (built once by the caller, never copied or checked on the event loop); events and
+ * links are appended as given, and times are `performance.now()` readings on its trace's clock.
+ * Everything else — limits, encoding, batching, export — happens once it ends, and mostly on the
+ * export worker. Calls on an ended span do nothing (the SDK only warns).
  */
 export class RecordedSpan implements Span, FinishedSpan {
   private eventList: SpanEvent[] | undefined = undefined;
