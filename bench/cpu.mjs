@@ -201,7 +201,7 @@ went (about 400 of the 800 bytes a traced request promoted); the traced process 
 collections (6 in 12 s, against 1 in 10 s untraced), and after every one TurboFan compiled again, on the platform threads, the per-request
 closures that built those objects (\`--trace-opt\`: two to four \`attributes\`
 closures and a few more after each of 6 full collections in 12 s). The spans now keep them as facts
-([What shaped these numbers](#what-shaped-these-numbers)): 436–470 bytes promoted a request, no full collection in the
+([What shaped these numbers](#what-shaped-these-numbers)): 423–470 bytes (three runs) promoted a request, no full collection in the
 same 12 s, and 333 against 352 µs a request traced in 10 paired rounds (283 untraced).
 
 Where the rest goes, 2026-11-27 (after the changes of that morning, below). The translation floor

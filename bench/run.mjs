@@ -487,7 +487,7 @@ ${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTrac
   These three spans now keep their attributes as *facts* (\`src/telemetry/span-facts.ts\`): typed fields of one
   object made once the sampler records the span, set as the request goes, and written key by known key when it ends,
   each key's bytes encoded when its module loads; no closure is made for them per request. A traced request then
-  promoted 436–470 bytes, the same 12 s held no full collection, perf put the event loop at 307.7 against 317.3 µs a
+  promoted 423–470 bytes (three runs), the same 12 s held no full collection, perf put the event loop at 307.7 against 317.3 µs a
   request, and 10 paired rounds of 4 s read 333 against 352 µs a request traced (283 untraced). The spans a
   collector receives carry the same attributes; \`test/unit/telemetry/otlp-encoding.test.ts\` compares facts with the
   SDK's serializers too.
@@ -610,7 +610,7 @@ const TRACING_NOTES = [
   "process encodes them in 8.2 µs, and every string method call elsewhere in the adapter is cheaper too. That",
   "afternoon the recording itself was made lighter: the three spans keep their attributes as facts, typed fields",
   "written key by known key, rather than objects grown as the request goes and encoded through the attribute cache",
-  "([What shaped these numbers](#what-shaped-these-numbers)). A traced request then promoted 436–470 bytes to the old",
+  "([What shaped these numbers](#what-shaped-these-numbers)). A traced request then promoted 423–470 bytes (three runs) to the old",
   "generation against about 800, ran no full collection in 12 s against 6, and cost 333 against 352 µs in 10 paired",
   "rounds of 4 s (283 untraced); a loop of one request's tracing calls (its three spans started, reported on, ended,",
   "encoded and handed over) took 11.2–11.3 µs against 11.3–11.8, so the gain is in the garbage and in what the full",
