@@ -69,7 +69,7 @@ export class RecordedSpan implements Span, FinishedSpan {
   statusCode = STATUS_UNSET;
   statusMessage: string | undefined = undefined;
   /** Its facts, when its caller keeps them (`withFacts`). */
-  facts: SpanFacts | undefined;
+  facts: SpanFacts | undefined = undefined;
   /** Its end on the trace's clock; -1 while it runs. */
   endTime = -1;
   readonly startTime = performance.now();
@@ -83,9 +83,7 @@ export class RecordedSpan implements Span, FinishedSpan {
     readonly clock: TraceClock,
     readonly attributes: Attributes,
     links: Link[] | undefined,
-    facts: SpanFacts | undefined = undefined,
   ) {
-    this.facts = facts;
     this.linkList = links;
   }
 

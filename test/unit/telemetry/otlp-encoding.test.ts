@@ -9,7 +9,7 @@ import { ExportRequests } from "../../../src/telemetry/otlp-request.js";
 import { writeJsonSpan } from "../../../src/telemetry/otlp-span-json.js";
 import { writeProtobufSpan } from "../../../src/telemetry/otlp-span-protobuf.js";
 import { ProtobufWriter } from "../../../src/telemetry/protobuf-writer.js";
-import { type FinishedSpan, RecordedSpan, type TraceClock } from "../../../src/telemetry/recorded-span.js";
+import { type FinishedSpan, RecordedSpan, type TraceClock, withFacts } from "../../../src/telemetry/recorded-span.js";
 import { factKey, type FactWriter, type SpanFacts } from "../../../src/telemetry/span-facts.js";
 import { fromJson, fromProtobuf } from "../../helpers/otlp-receiver.js";
 
@@ -88,9 +88,8 @@ function recordedSpans(): FinishedSpan[] {
   server.updateName("POST /v1/chat/completions");
   server.setAttribute("http.response.status_code", 200);
   server.end(1400.000001);
-  const facts = new CallFacts();
-  const call = new RecordedSpan(sink, "GET /v1/queries/{id}", 2, { traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "c3995c3f42cd8ad8", traceFlags: 1 }, { spanId: "53995c3f42cd8ad8", isRemote: false }, CLOCK, { "workspace_adapter.extra": "besides the facts" }, undefined, facts);
-  facts.status = 200;
+  const call = new RecordedSpan(sink, "GET /v1/queries/{id}", 2, { traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "c3995c3f42cd8ad8", traceFlags: 1 }, { spanId: "53995c3f42cd8ad8", isRemote: false }, CLOCK, { "workspace_adapter.extra": "besides the facts" }, undefined);
+  withFacts(call, new CallFacts()).status = 200;
   call.setAttribute("workspace_adapter.later", 3);
   call.end(1500);
   return ended;
