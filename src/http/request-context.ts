@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Span } from "@opentelemetry/api";
 import type { RunningAnswer } from "../answer/running-answer.js";
 import { type AnswerSeen, observeAnswer } from "../audit/observed-answer.js";
-import { type AnswerStart, type AnswerTrace, SpanAnswerTrace, UNTRACED_ANSWER } from "../telemetry/answer-trace.js";
+import type { AnswerStart } from "../telemetry/answer-facts.js";
+import { type AnswerTrace, SpanAnswerTrace, UNTRACED_ANSWER } from "../telemetry/answer-trace.js";
 import { startRequestSpan } from "../telemetry/http-spans.js";
 import type { Tracing } from "../telemetry/tracing.js";
 
