@@ -12,7 +12,7 @@ const MODERN_REVISION = "2026-07-28";
 
 /**
  * The JSON-RPC response to a task request (docs/mcp.md#long-answers-as-tasks), which the edge
- * answers itself because the SDK's server serves no tasks: the result, stamped on 2026-07-28 as
+ * answers itself (task-replies.ts), outside the per-request SDK server: the result, stamped on 2026-07-28 as
  * that revision's codec stamps results (`resultType: "complete"`, then the server's identity under
  * `_meta`; a result that already carries either keeps its own).
  */
