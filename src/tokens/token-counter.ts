@@ -34,8 +34,8 @@ const SLICE_CHARS = 16_384;
  * The adapter's token counter: o200k counted on the event loop, a slice of a long text at a time,
  * cut where the count cannot change, with a turn of the loop between slices. The counter is ours,
  * not tiktoken's or gpt-tokenizer's, because both merge a long word in quadratic time: a client's
- * 64 KB one-word prompt costs 1.7–2.2 s of CPU there against 13 ms here, and a 1 MB body minutes;
- * they are also 5–17× slower on ordinary text (docs/benchmarks.md#token-counting).
+ * 64 KB one-word prompt costs seconds of CPU there (1.7–12 s) against milliseconds here, and a 1 MB
+ * body minutes; on ordinary text they take 3.5–17× its CPU (docs/benchmarks.md#token-counting).
  */
 export class O200kTokenCounter implements TokenCounter {
   constructor(
