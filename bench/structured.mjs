@@ -81,33 +81,3 @@ export async function structuredCost(start) {
   };
 }
 
-/** The structured answers' section of docs/benchmarks.md (empty for runs from before it existed); `table` renders rows. */
-export function structuredSection(figures, table) {
-  if (!figures) return "";
-  const row = (name, measured) => [name, `${measured.p50Us} µs`, `${measured.p99Us} µs`, measured.rps, `${measured.cpuUs} µs`];
-  const load = figures.loadAverage ? `, load average ${figures.loadAverage.join(" to ")} on the ${"machine's"} cores` : "";
-  const { functions } = figures;
-  return `## Structured answers
-
-The same answer (about 1 KB, three sources) asked in prose and as JSON that matches a schema
-(\`response_format\` \`json_schema\`, strict, three nested objects and an array), on the instant upstream,
-which writes it as JSON when the question carries the instruction block (measured ${figures.date.slice(0, 10)}${figures.commit ? `, commit ${figures.commit}` : ""}${load});
-${figures.rounds} rounds taking turns, 500 sequential requests and ${figures.seconds} s at 50 connections each, medians:
-
-${table([
-  ["", "p50, one at a time", "p99", "requests/s at 50 connections", "adapter CPU per request"],
-  ["---", "---", "---", "---", "---"],
-  row("prose", figures.prose),
-  row("JSON, validated", figures.structured),
-])}
-
-A structured answer adds ${figures.addedCpuUs} µs of the adapter's CPU (the median of the rounds' differences): the schema
-read and found known by its hash, the JSON taken out, validated and its citations found, the
-instruction block's tokens counted. In this process, on the adapter's own functions (median of 7
-batches): reading that a request asks for no schema, what every other request now pays,
-${functions.noSchemaNs} ns (${functions.noSchemaShareOfRequestCpu}% of a prose request's CPU; ${functions.toolsAutoNs} ns with tools offered under \`auto\`); a schema
-seen for the first time, checked and prepared, ${functions.newSchemaUs} µs, then ${functions.knownSchemaUs} µs when known; judging one
-answer ${functions.judgeUs} µs. A repair doubles the workspace's time, not the adapter's work.
-
-`;
-}

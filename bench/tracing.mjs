@@ -1,16 +1,15 @@
 // What tracing costs on the chat path (`node bench/tracing.mjs`, also part of `npm run bench`):
-// the adapter with tracing off, and with tracing on at sampling 1.0 (parent-based always-on, the
-// default) exporting OTLP/HTTP protobuf to a sink in another process, side by side against the
+// the adapter with tracing off, with tracing on at sampling 1.0 (parent-based always-on, the
+// default) and at 0.1, exporting OTLP/HTTP protobuf to a sink in another process, side by side against the
 // instant upstream at 50 connections. The machine is shared and noisy, so the targets take turns
 // in alternating order round after round (off, on, then on, off, …), and what is compared is each
 // round's pair: process CPU time per request (steadier than requests/s) and requests/s.
 // BENCH_BASE=/path/to/an/older/checkout (built) adds that checkout's adapter, untraced as `before`
 // and traced as `beforeOn`, taking turns with the others, for the comparison of this code against
-// it (BENCH_BASE_LABEL names it, e.g. its commit). Run alone, it writes bench/results/tracing.json, which docs/benchmarks.md shows
-// (`BENCH_DOCS_ONLY=1 node bench/run.mjs` rewrites the page). Knobs: BENCH_SECONDS (per run,
-// default 4), BENCH_ROUNDS (default 6), STREAM=1 (streamed answers).
+// it (BENCH_BASE_LABEL names it, e.g. its commit). Run alone, it prints its figures for comparing
+// builds; docs/benchmarks.md shows the part as `npm run bench` runs it (`BENCH_ONLY=tracing BENCH_MERGE=1`
+// measures it again). Knobs: BENCH_SECONDS (per run, default 4), BENCH_ROUNDS (default 6).
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
 import { adapterEnvironment, loadAdapter, startProcess, steadyWindow } from "./processes.mjs";
@@ -43,6 +42,13 @@ export async function tracingCost({ seconds = 4, rounds = 6, stream = false, bas
     }
     targets.off = await start("adapter-process.mjs", common);
     targets.on = await start("adapter-process.mjs", { ...common, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
+    // One request in ten traced, as a busy deployment samples (docs/observability.md).
+    targets.sampled = await start("adapter-process.mjs", {
+      ...common,
+      OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "0.1",
+    });
     const names = Object.keys(targets);
     for (const name of names) await loadAdapter(targets[name].url, { seconds: 2, stream }); // warm-up, discarded
     const figures = Object.fromEntries(names.map((name) => [name, []]));
@@ -82,6 +88,7 @@ export async function tracingCost({ seconds = 4, rounds = 6, stream = false, bas
       stream,
       targets: Object.fromEntries(names.map((name) => [name, summary(name)])),
       onOverOff: ratio("on", "off"),
+      sampledOverOff: ratio("sampled", "off"),
       addedCpuUsPerRequest: round(median(figures.on.map((figure, index) => figure.cpuUs - figures.off[index].cpuUs)), 1),
       ...(base ? { offOverBefore: ratio("off", "before"), beforeOnOverBefore: ratio("beforeOn", "before"), onOverBeforeOn: ratio("on", "beforeOn") } : {}),
       exported: sinkStats,
@@ -105,6 +112,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     plain,
     streamed,
   };
-  writeFileSync(new URL("results/tracing.json", import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
   console.log(JSON.stringify(result, null, 2));
 }

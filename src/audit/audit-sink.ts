@@ -2,6 +2,7 @@ import { createWriteStream, openSync } from "node:fs";
 import type { Writable } from "node:stream";
 import type { AuditSink as AuditSinkSetting } from "../config/config.js";
 import type { AuditRecord } from "./audit-record.js";
+import { errorMessage } from "../util/error-message.js";
 
 /** Where audit records go (docs/governance.md#the-audit-trail). `write` never throws; it says whether the sink took the record. */
 export interface AuditSink {
@@ -52,7 +53,7 @@ function earlyOtlp(options: SinkOptions): AuditSink {
     sink = otlpAuditSink(options);
     for (const record of early.splice(0)) sink.write(record);
   });
-  loading.catch((error: unknown) => options.onError(`the OTLP audit exporter could not be loaded: ${(error as Error).message}`));
+  loading.catch((error: unknown) => options.onError(`the OTLP audit exporter could not be loaded: ${errorMessage(error)}`));
   return {
     write(record) {
       if (sink) return sink.write(record);

@@ -22,7 +22,7 @@ export interface AnswerSeen {
 /**
  * Follows an answer for the audit trail without changing it: the same events and usage, and what
  * they say on the side (the sources, what was sent, the tokens), and whether it still runs — which
- * it may after its request closed (a background answer, a count finishing on a worker thread).
+ * it may after its request closed (a background answer, a count finishing after the last frame).
  */
 export function observeAnswer(answer: RunningAnswer, prompt: string): { answer: RunningAnswer; seen: AnswerSeen } {
   let following = 0;

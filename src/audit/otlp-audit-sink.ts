@@ -4,6 +4,7 @@ import { defaultResource, resourceFromAttributes } from "@opentelemetry/resource
 import { BatchLogRecordProcessor, LoggerProvider } from "@opentelemetry/sdk-logs";
 import type { AuditRecord } from "./audit-record.js";
 import type { AuditSink } from "./audit-sink.js";
+import { errorMessage } from "../util/error-message.js";
 
 /** The instrumentation scope and service of the audit records. */
 const SCOPE = "workspace-openai-adapter";
@@ -35,7 +36,7 @@ export function otlpAuditSink(options: { serviceVersion: string; onError: (messa
       return true;
     },
     async close() {
-      await provider.shutdown().catch((error: unknown) => options.onError((error as Error).message));
+      await provider.shutdown().catch((error: unknown) => options.onError(errorMessage(error)));
     },
   };
 }

@@ -76,9 +76,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
 const RECENT_CREDENTIALS = 1024;
 
 /**
- * `credentialHash`, remembered for the last {@link RECENT_CREDENTIALS} credentials: a SHA-256 costs
- * about 1 µs in a loop but 4–5 µs on a loop busy serving (1.3% of a chat completion's CPU,
- * docs/benchmarks.md#cpu-per-request-side-by-side), a lookup a tenth of that. Full, it starts
+ * `credentialHash`, remembered for the last {@link RECENT_CREDENTIALS} credentials, since a SHA-256
+ * on a busy loop costs ten times a lookup (docs/benchmarks.md#what-shaped-these-numbers). Full, it starts
  * again empty (a flood of made-up keys costs them their hashes, nothing more). It holds only what
  * each request holds already (its credential, sent upstream), and decides nothing: a key refused
  * later is refused by the key ring, which is asked every time.

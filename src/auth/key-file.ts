@@ -4,6 +4,7 @@ import { basename, dirname } from "node:path";
 import type { Logger } from "pino";
 import { parseKeyList } from "../config/key-lists.js";
 import type { KeyRing } from "./key-ring.js";
+import { errorMessage } from "../util/error-message.js";
 
 /** How long a burst of changes (an editor's save, a Kubernetes secret's swap) settles before the file is read. */
 const SETTLE_MS = 50;
@@ -34,7 +35,7 @@ export function watchKeyFile(path: string, ring: KeyRing, logger: Logger): KeyFi
     try {
       text = await readFile(path, "utf8");
     } catch (error) {
-      logger.error({ file: path, err: { message: (error as Error).message } }, "ADAPTER_API_KEYS_FILE could not be read: the keys read before stay");
+      logger.error({ file: path, err: { message: errorMessage(error) } }, "ADAPTER_API_KEYS_FILE could not be read: the keys read before stay");
       return;
     }
     if (text === last) return;
@@ -59,7 +60,7 @@ export function watchKeyFile(path: string, ring: KeyRing, logger: Logger): KeyFi
     });
     watcher.on("error", (error) => logger.warn({ file: path, err: { message: error.message } }, "ADAPTER_API_KEYS_FILE is no longer watched"));
   } catch (error) {
-    logger.warn({ file: path, err: { message: (error as Error).message } }, "ADAPTER_API_KEYS_FILE cannot be watched: its keys change only with a restart");
+    logger.warn({ file: path, err: { message: errorMessage(error) } }, "ADAPTER_API_KEYS_FILE cannot be watched: its keys change only with a restart");
   }
   return {
     reload,

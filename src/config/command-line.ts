@@ -1,6 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { environmentSchema } from "./config.js";
 import { FLAG_ALIASES, flagOf, helpText } from "./config-docs.js";
+import { errorMessage } from "../util/error-message.js";
 
 /** What the command line asks for: run (with these environment overrides), or print and exit. */
 export type CommandLine =
@@ -29,7 +30,7 @@ export function parseCommandLine(argv: readonly string[], version: string): Comm
   try {
     values = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }).values;
   } catch (error) {
-    return { kind: "print", text: `${(error as Error).message}. See --help.\n`, exitCode: 2 };
+    return { kind: "print", text: `${errorMessage(error)}. See --help.\n`, exitCode: 2 };
   }
   if (values.help) return { kind: "print", text: helpText(version), exitCode: 0 };
   if (values.version) return { kind: "print", text: `${version}\n`, exitCode: 0 };

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { ContinuationUnavailableError } from "../errors/adapter-error.js";
+import { errorMessage } from "../util/error-message.js";
 
 /** Who a stored record belongs to: a hash of the credential that made it, and its workspace. */
 export interface Owner {
@@ -43,7 +44,7 @@ export async function lookupOrUnavailable<T>(find: () => Promise<T>, lookup: Loo
   try {
     return await find();
   } catch (error) {
-    report.logger.warn({ err: { message: (error as Error).message } }, `${lookup.store} lookup failed: the request is refused`);
+    report.logger.warn({ err: { message: errorMessage(error) } }, `${lookup.store} lookup failed: the request is refused`);
     report.onRefused?.();
     throw new ContinuationUnavailableError(lookup.what, lookup.code, error);
   }

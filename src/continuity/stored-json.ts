@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { z } from "zod";
+import { errorMessage } from "../util/error-message.js";
 
 /**
  * A record read back from a shared store (docs/architecture.md#continuity), parsed by its schema,
@@ -16,7 +17,7 @@ export function parseStored<Schema extends z.ZodType>(
   try {
     value = JSON.parse(text);
   } catch (error) {
-    logger.warn({ record: what, err: { message: (error as Error).message } }, "stored record is not JSON: treated as absent");
+    logger.warn({ record: what, err: { message: errorMessage(error) } }, "stored record is not JSON: treated as absent");
     return null;
   }
   const parsed = schema.safeParse(value);

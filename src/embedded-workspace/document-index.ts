@@ -1,6 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { basename, join, relative } from "node:path";
 import { readPdf } from "./read-pdf.js";
+import { errorMessage } from "../util/error-message.js";
 
 /** A passage of a document: one paragraph under its heading, on its page (PDFs). */
 export interface Passage {
@@ -194,7 +195,7 @@ export async function loadPassages(
       try {
         passages.push(...(await readPassages(file, name)));
       } catch (error) {
-        unreadable(file, (error as Error).message);
+        unreadable(file, errorMessage(error));
       }
     }
   }

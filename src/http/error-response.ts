@@ -47,7 +47,7 @@ export function sendJson(response: ServerResponse, body: unknown): void {
  * Ends a response with `text` as its body, encoded to UTF-8 once (`utf8Of`): its length is the buffer's, and
  * Node writes the head and the buffer together, where a string body is measured, then joined to
  * the head and encoded again (an answer with one non-Latin-1 character makes that join a two-byte
- * string twice the body's size; docs/benchmarks.md#cpu-per-request-side-by-side).
+ * string twice the body's size; docs/benchmarks.md#what-shaped-these-numbers).
  */
 export function endWithText(response: ServerResponse, text: string): void {
   endWithBytes(response, utf8Of(text));

@@ -6,6 +6,7 @@ import {
   UnsupportedMediaTypeError,
 } from "../errors/adapter-error.js";
 import type { RequestContexts } from "./request-context.js";
+import { errorMessage } from "../util/error-message.js";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
@@ -32,7 +33,7 @@ export async function readJsonBody(request: IncomingMessage, limitBytes: number)
   try {
     return JSON.parse(text);
   } catch (error) {
-    const message = (error as Error).message;
+    const message = errorMessage(error);
     // Where the JSON broke, as FastAPI reports it; the end of the body when it ended too soon.
     const position = /position (\d+)/.exec(message)?.[1];
     throw new RequestValidationError([

@@ -3,7 +3,6 @@ import type { Metrics } from "../metrics/metrics.js";
 import { endRequestSpan } from "../telemetry/http-spans.js";
 import { logFieldsOf, type Tracing } from "../telemetry/tracing.js";
 import { pathOf, RequestContexts, type RequestSubscriber } from "./request-context.js";
-import { requestLineWriter } from "./request-log-line.js";
 
 /** Counts every request and its latency, by route template, mode and status (docs/observability.md). */
 export function requestMetrics(metrics: Metrics): RequestSubscriber {
@@ -29,7 +28,6 @@ export const endRequestSpans: RequestSubscriber = ({ context, request, response 
  * credential or prompt reaches the logs.
  */
 export function requestLog(logger: Logger): RequestSubscriber {
-  const writeLine = requestLineWriter(logger);
   return ({ context, request, response, seconds }) => {
     const { account, workspace, mode, queryIds, continued, tool, chatUiTask } = context.facts;
     const fields = {
@@ -47,7 +45,7 @@ export function requestLog(logger: Logger): RequestSubscriber {
       completed: response.writableFinished,
       ms: Math.round(seconds * 10_000) / 10,
     };
-    writeLine(context.span ? Object.assign(fields, logFieldsOf(context.span)) : fields, "request");
+    logger.info(context.span ? Object.assign(fields, logFieldsOf(context.span)) : fields, "request");
   };
 }
 

@@ -1,5 +1,4 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import { HotCounter, HotHistogram } from "./hot-series.js";
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
@@ -11,33 +10,33 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
  */
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests = new HotCounter({
+  readonly requests = new Counter({
     name: "adapter_http_requests_total",
     help: "HTTP requests answered, by route, mode and status",
     labelNames: ["route", "mode", "status"] as const,
     registers: [this.registry],
   });
-  readonly requestSeconds = new HotHistogram({
+  readonly requestSeconds = new Histogram({
     name: "adapter_http_request_duration_seconds",
     help: "Time from request to the end of the response (streams included), by route, mode and status",
     labelNames: ["route", "mode", "status"] as const,
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
-  readonly upstreamCalls = new HotCounter({
+  readonly upstreamCalls = new Counter({
     name: "adapter_upstream_requests_total",
     help: "Calls to the workspace service, by endpoint and outcome (HTTP status, or error)",
     labelNames: ["endpoint", "outcome"] as const,
     registers: [this.registry],
   });
-  readonly upstreamSeconds = new HotHistogram({
+  readonly upstreamSeconds = new Histogram({
     name: "adapter_upstream_request_duration_seconds",
     help: "Latency of calls to the workspace service, by endpoint",
     labelNames: ["endpoint"] as const,
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
-  readonly queries = new HotCounter({
+  readonly queries = new Counter({
     name: "adapter_queries_finished_total",
     help: "Workspace queries followed to an end, by how they ended (PROCESSED, FAILED, timeout, cancelled)",
     labelNames: ["mode", "state"] as const,

@@ -1,10 +1,11 @@
 import type { IncomingMessage } from "node:http";
-import { type BlockList, isIPv4, isIPv6 } from "node:net";
+import { type BlockList, isIP, isIPv4, isIPv6 } from "node:net";
+import ipaddr from "ipaddr.js";
 
 /** An address as the block lists and the limits read it: IPv4-mapped IPv6 as plain IPv4. */
 function plain(address: string): string {
   const trimmed = address.trim().replace(/^\[|\]$/g, "");
-  return trimmed.toLowerCase().startsWith("::ffff:") && isIPv4(trimmed.slice(7)) ? trimmed.slice(7) : trimmed;
+  return isIP(trimmed) === 0 ? trimmed : ipaddr.process(trimmed).toString();
 }
 
 function trusted(proxies: BlockList, address: string): boolean {
@@ -15,11 +16,8 @@ function trusted(proxies: BlockList, address: string): boolean {
 /** The /64 an IPv6 address lies in (one customer's network, which may rotate addresses at will), or an IPv4 address as it is. */
 export function addressBucket(address: string): string {
   if (!isIPv6(address)) return address;
-  const [head = "", tail] = address.toLowerCase().split("::");
-  const left = head ? head.split(":") : [];
-  const right = tail === undefined ? [] : tail ? tail.split(":") : [];
-  const groups = [...left, ...new Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
-  return `${groups.slice(0, 4).map((group) => parseInt(group, 16).toString(16)).join(":")}::/64`;
+  const network = new ipaddr.IPv6([...ipaddr.IPv6.parse(address).parts.slice(0, 4), 0, 0, 0, 0]);
+  return `${network.toString()}/64`;
 }
 
 /**

@@ -4,6 +4,7 @@ import { ANY_NODE, type ClusterView, clusterViewOf, type MasterConnection, maste
 import { NodeHealth } from "./node-health.js";
 import { isReplyError, type RedisClient } from "./redis-connection.js";
 import { StoreUnavailableError } from "./store-unavailable-error.js";
+import { errorMessage } from "../util/error-message.js";
 
 /** What the gate reports, for logs and metrics. */
 export interface RedisGateEvents {
@@ -112,7 +113,7 @@ export class RedisGate {
       onCommand?.((performance.now() - started) / 1000, replied ? "error" : "failed");
       if (replied) this.health.replied(node);
       else if (this.health.failed(node, number) && !this.closed) this.nodeDown(node);
-      throw new StoreUnavailableError((error as Error).message, error);
+      throw new StoreUnavailableError(errorMessage(error), error);
     }
   }
 

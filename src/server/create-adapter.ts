@@ -17,7 +17,7 @@ import type { OAuthAttemptLimits } from "../oauth/attempt-limits.js";
 import { createMetadataFetch, type MetadataFetchOptions } from "../oauth/metadata-fetch.js";
 import { SecretBox } from "../oauth/secret-box.js";
 import type { Tracing } from "../telemetry/tracing.js";
-import { type TokenCounter, WorkerTokenCounter } from "../tokens/token-counter.js";
+import { O200kTokenCounter, type TokenCounter } from "../tokens/token-counter.js";
 import type { QueryWatcher } from "../upstream/query-watcher.js";
 import type { RealtimeHub } from "../upstream/realtime/realtime-hub.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
@@ -129,7 +129,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     : undefined;
   // docs/governance.md#usage: per account, in the backend's usage store (Redis day buckets the replicas share, or memory).
   const usage = usageOf(config, { store: backend.usageStore, clock, logger, metrics, wake: backend.writes.answersAgain });
-  const tokens = effects.tokens ?? new WorkerTokenCounter(undefined, { isIdle: () => limit.inFlight <= 1 });
+  const tokens = effects.tokens ?? new O200kTokenCounter();
   const answers = new AnswerService({
     client,
     watcher,

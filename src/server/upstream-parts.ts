@@ -8,6 +8,7 @@ import { RealtimeHub } from "../upstream/realtime/realtime-hub.js";
 import { createWorkspaceClient, type WorkspaceClient } from "../upstream/workspace-client.js";
 import type { Clock } from "../util/clock.js";
 import type { Backend } from "./backend.js";
+import { errorMessage } from "../util/error-message.js";
 
 // The adapter's upstream parts, wired from the upstream settings by `createAdapter` (create-adapter.ts).
 
@@ -32,7 +33,7 @@ export function watcherOf(
     pollIntervalMaxMs: upstream.pollIntervalMaxMs,
     maxListPages: upstream.maxListPages,
     onPoll: ({ pages }) => metrics.listCalls.inc(pages),
-    onPollError: (error) => logger.warn({ err: { message: (error as Error).message } }, "poll failed"),
+    onPollError: (error) => logger.warn({ err: { message: errorMessage(error) } }, "poll failed"),
     ...(realtime ? { realtime } : {}),
     ...(sharing ? { sharing } : {}),
     tracing,

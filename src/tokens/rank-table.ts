@@ -7,8 +7,7 @@ import { createRequire } from "node:module";
  * length, and the token's first 8 bytes, so looking up a word costs one cache line (the counter
  * runs between requests, when the table has left the CPU's caches). It lives outside the
  * JavaScript heap, with nothing in it for the garbage collector to trace (gpt-tokenizer's own
- * tables are 200,000 strings in a Map). The arrays live on SharedArrayBuffers, so the token
- * worker shares them.
+ * tables are 200,000 strings in a Map).
  */
 export interface RankTable {
   /** Four Int32 per slot: rank + 1, length, bytes 0-3, bytes 4-7 (little-endian, zero-padded). */
@@ -159,15 +158,7 @@ export function parseTiktoken(text: string): RankTable {
     slots[at + 2] = word(bytes, first, offset, 0);
     slots[at + 3] = offset - first > 4 ? word(bytes, first, offset, 4) : 0;
   });
-  const tokens = shared(bytes.subarray(0, offset));
-  return { slots: shared(slots), bytes: tokens, tokenStart: shared(tokenStart), pairs: shared(pairs), size: lines };
-}
-
-/** A copy on a SharedArrayBuffer: a worker thread given the table reads this memory, not a copy. */
-function shared<T extends Int32Array | Uint8Array | Uint32Array>(array: T): T {
-  const copy = new (array.constructor as new (buffer: SharedArrayBuffer) => T)(new SharedArrayBuffer(array.byteLength));
-  copy.set(array);
-  return copy;
+  return { slots, bytes: bytes.slice(0, offset), tokenStart, pairs, size: lines };
 }
 
 /** Calls `visit(start, space, end)` for each non-empty `token rank` line; returns how many. */

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { TokenUsage } from "../answer/answer-events.js";
 import type { Account } from "../auth/account.js";
 import type { Clock } from "../util/clock.js";
+import { errorMessage } from "../util/error-message.js";
 import { type RetryOutcome, retryBriefly } from "../util/retry-briefly.js";
 import { utcDayOf } from "../util/utc-calendar.js";
 import type { UsageCharge, UsageStore, UsageTotal } from "./usage-store.js";
@@ -55,7 +56,7 @@ export class UsageLedger {
     const write = attempt.outcome.then(({ outcome, lastError }) => {
       events?.onWritten?.(outcome);
       if (outcome !== "lost") return;
-      const err = { message: (lastError as Error | undefined)?.message };
+      const err = { message: lastError === undefined ? undefined : errorMessage(lastError) };
       logger.warn({ account: account.id, workspace, mode, day: charge.day, err }, "an answer's usage was not recorded");
     });
     this.writes.add(write);

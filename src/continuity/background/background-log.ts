@@ -4,6 +4,7 @@ import type { FrameSink } from "../../answer/frame-sink.js";
 import type { SseFrame } from "../../core/sse-frame.js";
 import type { AdapterError } from "../../errors/adapter-error.js";
 import type { BackgroundRecord } from "./background-store.js";
+import { errorMessage } from "../../util/error-message.js";
 
 /** A response object as a background answer handles it: it only reads and sets `status`. */
 export type ResponseBody = BackgroundRecord["response"];
@@ -62,7 +63,7 @@ export class BackgroundLog implements FrameSink {
     try {
       await this.writer.end(this.id, response, this.encoder.fail(error));
     } catch (failure) {
-      this.writer.logger.warn({ responseId: this.id, err: { message: (failure as Error).message } }, "background answer could not be ended as failed");
+      this.writer.logger.warn({ responseId: this.id, err: { message: errorMessage(failure) } }, "background answer could not be ended as failed");
     }
   }
 

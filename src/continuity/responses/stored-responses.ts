@@ -12,6 +12,7 @@ import { type RetryOutcome, writeBriefly } from "../../util/retry-briefly.js";
 import { lookupOrUnavailable, owned } from "../access.js";
 import type { ConversationItem, ConversationsApiStore } from "../conversations-api/conversations-api-store.js";
 import type { ResponseStore, StoredEntry } from "./response-store.js";
+import { errorMessage } from "../../util/error-message.js";
 
 /**
  * A turn to store once its answer is whole: the response's identity and echo, its input, its
@@ -113,7 +114,7 @@ export class StoredResponses {
       waitMs: options.writeWaitMs,
       onOutcome: options.onStored,
       onLost: (error) =>
-        options.logger.warn({ responseId: entry.id, queryId: entry.queryId, err: { message: (error as Error).message } }, "response could not be stored"),
+        options.logger.warn({ responseId: entry.id, queryId: entry.queryId, err: { message: errorMessage(error) } }, "response could not be stored"),
     });
   }
 
@@ -145,7 +146,7 @@ export class StoredResponses {
       const added = await conversationItems.append(conversationId, turnItems as ConversationItem[], conversationTtlSeconds);
       if (!added) this.options.logger.warn({ conversationId }, "conversation gone before its turn was added");
     } catch (error) {
-      this.options.logger.warn({ conversationId, err: { message: (error as Error).message } }, "conversation turn could not be stored");
+      this.options.logger.warn({ conversationId, err: { message: errorMessage(error) } }, "conversation turn could not be stored");
     }
   }
 

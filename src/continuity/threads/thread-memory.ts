@@ -5,6 +5,7 @@ import { type RetryOutcome, writeBriefly } from "../../util/retry-briefly.js";
 import { lookupOrUnavailable } from "../access.js";
 import { conversationIdKey, historyLookupKey, historyRememberKey, type ThreadScope } from "./thread-keys.js";
 import type { ThreadStore } from "./thread-store.js";
+import { errorMessage } from "../../util/error-message.js";
 
 /** Values chat UIs send as a conversation id before a conversation has one. */
 const PLACEHOLDER_IDS = new Set(["", "new", "null", "undefined", "none"]);
@@ -81,7 +82,7 @@ export class ThreadMemory {
       onOutcome: onRemembered,
       onLost: (error) =>
         logger.warn(
-          { queryId: turn.queryId, err: { message: (error as Error).message } },
+          { queryId: turn.queryId, err: { message: errorMessage(error) } },
           "conversation turn lost: the store did not take it; its next turn continues only on this replica",
         ),
     });

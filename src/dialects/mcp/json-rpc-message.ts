@@ -41,10 +41,10 @@ const otherSchema = z.looseObject({
   params: z.looseObject({ _meta: metaSchema.optional().catch(undefined) }).optional().catch(undefined),
 });
 
-/** A `tools/call` request as it came (every key kept): what the direct path checks further. */
+/** A `tools/call` request as it came (every key kept): what the task path checks further. */
 export type ToolCallRequest = z.output<typeof toolCallSchema>;
 
-/** One POST's body as the MCP edge reads it: admission, cancellation, `initialize` and the direct path all decide on it. */
+/** One POST's body as the MCP edge reads it: admission, cancellation, `initialize` and the task path all decide on it. */
 export type JsonRpcMessage =
   | {
       kind: "tool-call";

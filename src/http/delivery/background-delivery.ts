@@ -10,6 +10,7 @@ import { sendUncached } from "../error-response.js";
 import { type KeepAliveSweep, SseWriter } from "../sse-writer.js";
 import type { AnswerRun, Delivery, DeliveryContext } from "./delivery.js";
 import { streamInto } from "./stream-delivery.js";
+import { errorMessage } from "../../util/error-message.js";
 
 /** A background answer to start (`background`): its record, the admission it holds while it runs, and how its client is answered. */
 export interface BackgroundJob {
@@ -80,7 +81,7 @@ export function runInBackground(
 ): void {
   const { logger, release } = options;
   void streamInto(log, { ...run, trace: UNTRACED_ANSWER }, encoder, { opening: [], logger, logFields: { responseId: log.id } })
-    .catch((error: unknown) => logger.warn({ responseId: log.id, err: { message: (error as Error).message } }, "background answer failed"))
+    .catch((error: unknown) => logger.warn({ responseId: log.id, err: { message: errorMessage(error) } }, "background answer failed"))
     .finally(() => {
       log.close();
       release();

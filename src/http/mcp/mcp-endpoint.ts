@@ -10,8 +10,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Logger } from "pino";
 import type { JsonRpcMessage } from "../../dialects/mcp/json-rpc-message.js";
-import { type DirectToolCall, directToolCall, directToolCallResponse, EnvelopeMemo, type ServerIdentity } from "./direct-tool-call.js";
-import { endWithText } from "../error-response.js";
+import type { ServerIdentity } from "./json-rpc-result.js";
 import { toWebRequest, writeWebResponse } from "./web-exchange.js";
 
 /** One MCP request admitted at the edge: what its per-request server is built for. */
@@ -30,13 +29,7 @@ export interface McpExchange {
 export interface McpEndpointOptions<Exchange extends McpExchange> {
   /** A fresh MCP server for one request (the SDK serves one exchange per instance). */
   serverFor(exchange: Exchange): Server;
-  /**
-   * Answers a tool call the endpoint recognised with certainty (`directToolCall`) without the SDK:
-   * the same runner as the SDK's `tools/call` handler; never throws (a failure is a tool error).
-   * Without it, the SDK serves every request (the comparison test's reference).
-   */
-  runDirect?: ((exchange: Exchange, call: DirectToolCall) => Promise<unknown>) | undefined;
-  /** Who the server says it is (the per-request servers' `serverInfo`): stamped on a direct 2026-07-28 result. */
+  /** Who the server says it is (the per-request servers' `serverInfo`): stamped on 2026-07-28 task replies. */
   identity: ServerIdentity;
   /** Comment keep-alives on SSE responses. */
   keepAliveMs: number;
@@ -47,12 +40,10 @@ const EXCHANGE = "workspace-openai-adapter/exchange";
 
 /**
  * Streamable HTTP for every revision the adapter serves (docs/architecture.md#mcp-tools),
- * stateless: each POST gets a fresh server instance, so any replica answers any request. A plain
- * tool call of either era, the commonest request by far, is answered directly (`directToolCall`),
- * byte for byte as the SDK would. Everything else is the SDK's: 2026-07-28 requests (the `_meta`
- * envelope) go through its `createMcpHandler`, which answers JSON, or SSE once a handler sends
- * progress; 2025-era requests are served on its stateless transport, JSON unless the call asked
- * for progress. A 2025 `initialize` is
+ * stateless: each POST gets a fresh server instance, so any replica answers any request. Every
+ * request is the SDK's: 2026-07-28 requests (the `_meta` envelope) go through its
+ * `createMcpHandler`, which answers JSON, or SSE once a handler sends progress; 2025-era requests
+ * are served on its stateless transport, JSON unless the call asked for progress. A 2025 `initialize` is
  * answered with a random `Mcp-Session-Id` that nothing stores: clients echo it, which is what lets
  * a `notifications/cancelled` (a POST of its own) find the call it cancels on this replica
  * without mistaking another client's call with the same request id for it.
@@ -61,10 +52,7 @@ export class McpEndpoint<Exchange extends McpExchange> {
   private readonly modern: McpHttpHandler;
   /** 2025-era tool calls in flight here, by principal, session and request id: what a cancellation aborts. */
   private readonly cancellable = new Map<string, AbortController>();
-  /** 2026-07-28 envelopes found valid: checked once per client, not once per call. */
-  private readonly envelopes = new EnvelopeMemo();
-
-  /** Who the server says it is (stamped on 2026-07-28 results the edge writes itself). */
+  /** Who the server says it is (stamped on 2026-07-28 task replies, which the edge writes itself). */
   get identity(): ServerIdentity {
     return this.options.identity;
   }
@@ -80,13 +68,7 @@ export class McpEndpoint<Exchange extends McpExchange> {
 
   /** Serves one POST whose JSON body the edge has read (`exchange.message` is how it read it); writes the whole response. */
   async serve(request: IncomingMessage, response: ServerResponse, body: unknown, exchange: Exchange): Promise<void> {
-    const { runDirect } = this.options;
     const { message } = exchange;
-    const direct = runDirect && directToolCall(request.headers, message, body, this.envelopes);
-    if (runDirect && direct) {
-      await this.serveDirect(request, response, direct, exchange, runDirect);
-      return;
-    }
     const web = toWebRequest(request, exchange.controller.signal);
     if (!(await isLegacyRequest(web, body))) {
       const { principal } = exchange;
@@ -119,32 +101,6 @@ export class McpEndpoint<Exchange extends McpExchange> {
       if (key && this.cancellable.get(key) === exchange.controller) this.cancellable.delete(key);
       await transport.close().catch(() => undefined);
       await server.close().catch(() => undefined);
-    }
-  }
-
-  /**
-   * A plain tool call (2025-era, or 2026-07-28), answered on the runner's own writer (no SDK
-   * server, transport or web Request/Response per call; docs/architecture.md#mcp-tools): one JSON
-   * body, the bytes the SDK writes for that revision, cancellable as the SDK path's calls are.
-   */
-  private async serveDirect(
-    request: IncomingMessage,
-    response: ServerResponse,
-    call: DirectToolCall,
-    exchange: Exchange,
-    runDirect: (exchange: Exchange, call: DirectToolCall) => Promise<unknown>,
-  ): Promise<void> {
-    const session = request.headers["mcp-session-id"];
-    const key = typeof session === "string" && session !== "" ? callKey(exchange.principal, session, call.id) : undefined;
-    if (key) this.cancellable.set(key, exchange.controller);
-    try {
-      const text = directToolCallResponse(call, await runDirect(exchange, call), this.options.identity);
-      if (response.destroyed || response.headersSent) return;
-      response.statusCode = 200;
-      response.setHeader("content-type", "application/json");
-      endWithText(response, text);
-    } finally {
-      if (key && this.cancellable.get(key) === exchange.controller) this.cancellable.delete(key);
     }
   }
 

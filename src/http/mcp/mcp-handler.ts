@@ -102,11 +102,6 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
         identity: serverIdentity(options.version),
         keepAliveMs: config.answers.sseKeepAliveMs,
         logger: options.logger,
-        // A plain tool call the endpoint answers itself: no progress token, so nothing to notify.
-        runDirect: (exchange, { call }) => {
-          const { signal } = exchange.controller;
-          return runTool({ ...call, progressToken: undefined, signal, notify: async () => undefined }, exchange);
-        },
         serverFor: (exchange) =>
           createToolServer({
             version: options.version,

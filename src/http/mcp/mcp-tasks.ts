@@ -16,6 +16,7 @@ import type { Ids } from "../../util/ids.js";
 import type { Admitted } from "../admission.js";
 import type { AnswerRunner } from "../answer-runner.js";
 import { detached } from "../delivery/background-delivery.js";
+import { errorMessage } from "../../util/error-message.js";
 
 /** The settings of MCP tasks (`MCP_TASK_*`, docs/configuration.md). */
 export type TaskSettings = NonNullable<Config["mcp"]["tasks"]>;
@@ -174,7 +175,7 @@ export class McpTasks {
       const admission = this.counted(caller.admission, record.principal);
       return await this.options.runner.resume(record, { identity: caller.identity, admission }, this.resumption);
     } catch (error) {
-      this.options.logger.warn({ taskId: record.id, err: { message: (error as Error).message } }, "task could not be taken over");
+      this.options.logger.warn({ taskId: record.id, err: { message: errorMessage(error) } }, "task could not be taken over");
       return false;
     }
   }

@@ -4,7 +4,7 @@ import type { TaskView } from "../../dialects/mcp/task-state.js";
 import { type AdapterError, toAdapterError } from "../../errors/adapter-error.js";
 import { endWithText, sendJsonRpcError } from "../error-response.js";
 import type { Beating, KeepAliveSweep } from "../sse-writer.js";
-import { directToolCallResponse, type ServerIdentity } from "./direct-tool-call.js";
+import { jsonRpcResult, type ServerIdentity } from "./json-rpc-result.js";
 import type { McpTasks, NewTask, TaskCaller } from "./mcp-tasks.js";
 import { type TaskRequest, TASKS_REVISION_2025, TASKS_REVISION_2026 } from "./task-request.js";
 
@@ -38,8 +38,7 @@ export interface TaskExchange {
 }
 
 /**
- * Answers a request about tasks (docs/mcp.md#long-answers-as-tasks), the bytes written here as the
- * direct tool calls' are: the created task at once (2025-11-25's `{task}`, 2026-07-28's flat one);
+ * Answers a request about tasks (docs/mcp.md#long-answers-as-tasks), written here (`jsonRpcResult`): the created task at once (2025-11-25's `{task}`, 2026-07-28's flat one);
  * `tasks/get`; 2025's blocking `tasks/result` (an SSE stream with keep-alives while it waits, the
  * tool result tied to its task at the end); `tasks/cancel` (2025: the cancelled task, invalid params
  * for an ended one; 2026: the empty acknowledgement, for an ended one too); 2026's `tasks/update`
@@ -54,7 +53,7 @@ export async function answerTaskRequest(request: TaskRequest, exchange: TaskExch
   }
   const revision = request.era === "2025" ? TASKS_REVISION_2025 : TASKS_REVISION_2026;
   const reply = (result: unknown) => {
-    sendText(response, directToolCallResponse({ id: request.id, revision }, result, context.identity));
+    sendText(response, jsonRpcResult(request.id, revision, result, context.identity));
   };
   try {
     if (request.kind === "create") {
@@ -119,7 +118,7 @@ export async function answerTaskRequest(request: TaskRequest, exchange: TaskExch
 async function answerResult(view: TaskView, id: RequestId, exchange: TaskExchange, context: TaskReplyContext): Promise<void> {
   const { response, signal } = exchange;
   const text = (ended: TaskView) => {
-    return directToolCallResponse({ id, revision: TASKS_REVISION_2025 }, taskWire.result2025(ended), context.identity);
+    return jsonRpcResult(id, TASKS_REVISION_2025, taskWire.result2025(ended), context.identity);
   };
   if (view.status !== "working") {
     sendText(response, text(view));

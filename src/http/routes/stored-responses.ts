@@ -17,6 +17,7 @@ import { errorResponse } from "../openapi.js";
 import { namedWorkspace } from "../resolve-workspace.js";
 import type { Route } from "../route-table.js";
 import { SseWriter } from "../sse-writer.js";
+import { errorMessage } from "../../util/error-message.js";
 
 /** What the stored-response routes need: the runner (a takeover), the edge, and the stores of responses. */
 export interface StoredResponseRouteOptions extends AnswerRouteOptions {
@@ -138,7 +139,7 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
     try {
       await options.runner.resume(record, { identity, admission }, resumption);
     } catch (error) {
-      options.logger.warn({ responseId: record.id, err: { message: (error as Error).message } }, "background answer could not be taken over");
+      options.logger.warn({ responseId: record.id, err: { message: errorMessage(error) } }, "background answer could not be taken over");
     }
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countSoon, O200kTokenCounter, type TokenCounter, WorkerTokenCounter } from "../../../src/tokens/token-counter.js";
+import { countSoon, O200kTokenCounter, type TokenCounter } from "../../../src/tokens/token-counter.js";
 import { countO200k } from "../../../src/tokens/count-o200k.js";
 import { o200kRanks } from "../../../src/tokens/rank-table.js";
 import { countUsage } from "../../../src/answer/count-usage.js";
@@ -83,44 +83,5 @@ describe("countSoon", () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(calls).toEqual(["hello world"]);
     expect(await counted).toBe(2);
-  });
-});
-
-describe("WorkerTokenCounter", () => {
-  // The worker runs compiled JavaScript: the build the test setup makes in dist/.
-  const workerUrl = new URL("../../../dist/src/tokens/count-worker.js", import.meta.url);
-  const texts = (index: number) => [`question ${index}`, "Employees receive 25 days [1]. ".repeat(index + 1), "", "<|endoftext|> 😀"];
-
-  it("counts on the worker thread what the inline counter counts, for many callers at once", async () => {
-    const counter = new WorkerTokenCounter(o200kRanks(), { workerUrl });
-    try {
-      const results = await Promise.all(Array.from({ length: 40 }, (_, index) => counter.count(texts(index))));
-      const expected = await Promise.all(Array.from({ length: 40 }, (_, index) => new O200kTokenCounter().count(texts(index))));
-      expect(results).toEqual(expected);
-    } finally {
-      await counter.close();
-    }
-  });
-
-  it("counts inline when idle, and still counts when the worker is gone", async () => {
-    const idle = new WorkerTokenCounter(o200kRanks(), { workerUrl, isIdle: () => true });
-    const busy = new WorkerTokenCounter(o200kRanks(), { workerUrl });
-    await busy.close();
-    const pending = new WorkerTokenCounter(o200kRanks(), { workerUrl });
-    const inFlight = pending.count(texts(3)); // queued for the worker, which is then stopped
-    await pending.close();
-    try {
-      const expected = await new O200kTokenCounter().count(texts(3));
-      expect(await idle.count(texts(3))).toEqual(expected);
-      expect(await busy.count(texts(3))).toEqual(expected);
-      expect(await inFlight).toEqual(expected);
-    } finally {
-      await idle.close();
-    }
-  });
-
-  it("counts inline without a compiled worker (running from sources)", async () => {
-    const counter = new WorkerTokenCounter(o200kRanks(), { workerUrl: null });
-    expect(await counter.count(["hello world"])).toEqual([2]);
   });
 });

@@ -15,6 +15,8 @@ describe("the client address the OAuth limits count", () => {
     expect(clientAddress(request("203.0.113.5", "1.2.3.4"), proxies)).toBe("203.0.113.5");
     expect(clientAddress(request("::ffff:203.0.113.5"), undefined)).toBe("203.0.113.5");
     expect(clientAddress(request("10.0.0.1", "1.2.3.4"), undefined)).toBe("10.0.0.1");
+    // An IPv4-mapped peer in hex groups is the same client as its dotted spelling.
+    expect(clientAddress(request("::ffff:cb00:7105"), undefined)).toBe("203.0.113.5");
   });
 
   it("behind trusted proxies, is the right-most hop that is not one of them (what the client wrote further left proves nothing)", () => {
@@ -29,7 +31,7 @@ describe("the client address the OAuth limits count", () => {
   it("counts IPv6 by its /64", () => {
     expect(addressBucket("2001:db8:aa:bb:1::9")).toBe("2001:db8:aa:bb::/64");
     expect(addressBucket("2001:db8:aa:bb:ffff::1")).toBe(addressBucket("2001:db8:aa:bb::2"));
-    expect(addressBucket("2001:db8::1")).toBe("2001:db8:0:0::/64");
+    expect(addressBucket("2001:db8::1")).toBe("2001:db8::/64");
     expect(addressBucket("192.0.2.1")).toBe("192.0.2.1");
   });
 });
