@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { format as validatorFormats, type OutputUnit, type Schema, type SchemaDraft, Validator } from "@cfworker/json-schema";
 import { checkSchema, type SchemaLimits, type SchemaProblem } from "./schema-bounds.js";
 import { guardSchema, type GuardedSchema, propertyNames, withLiteralPropertyPatterns } from "./string-predicates.js";
+import { SchemaPatterns } from "./schema-patterns.js";
 import { type SchemaNode, subschemas } from "./schema-walk.js";
 
 /** Whether an answer's JSON matches the schema, and if not the first thing wrong (for the repair turn and the failure). */
@@ -14,6 +15,8 @@ export type SchemaVerdict =
 export interface SchemaValidationOptions extends SchemaLimits {
   /** Schemas kept ready, by hash (least recently used dropped first). */
   cacheSize?: number;
+  /** Most bytes the schemas kept ready may hold, about (their JSON and their compiled patterns). */
+  cacheBytes?: number;
   /** Most subschema evaluations one answer may cost; beyond it the answer is not validated. */
   evaluationBudget?: number;
   /** Most distinct property names an answer may have when the schema uses `patternProperties`. */
@@ -28,7 +31,18 @@ interface ReadySchema {
   validator: Validator;
   /** Evaluations left in the current validation. */
   budget: { left: number };
+  /** Its patterns, compiled once by the check. */
+  patterns: SchemaPatterns;
 }
+
+/** A schema's verdict as kept by its hash, and what keeping it costs. */
+interface Kept {
+  entry: ReadySchema | SchemaProblem;
+  bytes: number;
+}
+
+/** What one character of a kept schema's JSON costs, about: the parsed copy, the guarded copy and the validator's copy of it. */
+const BYTES_PER_SCHEMA_CHARACTER = 24;
 
 /** Keywords the validator reads from every subschema on every evaluation; the first is counted. */
 const COUNTED = "$recursiveAnchor";
@@ -53,13 +67,16 @@ function draftOf(schema: SchemaNode): SchemaDraft {
  * depth). Lives on the adapter: nothing is shared between adapters.
  */
 export class SchemaValidation {
-  private readonly ready = new Map<string, ReadySchema | SchemaProblem>();
+  private readonly ready = new Map<string, Kept>();
   private readonly cacheSize: number;
+  private readonly cacheBytes: number;
+  private keptBytes = 0;
   private readonly evaluationBudget: number;
   private readonly maxPropertyNames: number;
 
   constructor(private readonly options: SchemaValidationOptions) {
     this.cacheSize = options.cacheSize ?? 256;
+    this.cacheBytes = options.cacheBytes ?? 64 * 1024 * 1024;
     this.evaluationBudget = options.evaluationBudget ?? 50_000;
     this.maxPropertyNames = options.maxPropertyNames ?? 500;
   }
@@ -76,7 +93,8 @@ export class SchemaValidation {
     if (!("validator" in entry)) return { valid: false, pointer: "", message: `the schema ${entry.message}`, repairable: false };
     let validator = entry.validator;
     if (entry.guarded.hasPatternProperties) {
-      const literal = withLiteralPropertyPatterns(entry.guarded.schema, propertyNames(value), this.maxPropertyNames);
+      const names = propertyNames(value);
+      const literal = withLiteralPropertyPatterns(entry.guarded.schema, names, this.maxPropertyNames, entry.patterns);
       if (!literal) return tooCostly(`has more than ${this.maxPropertyNames} distinct property names to match against patternProperties`);
       validator = this.validatorOf(literal, entry.draft, entry.budget);
     }
@@ -98,24 +116,33 @@ export class SchemaValidation {
   }
 
   private entry(schema: SchemaNode): ReadySchema | SchemaProblem {
-    const key = createHash("sha256").update(JSON.stringify(schema)).digest("base64url");
+    const text = JSON.stringify(schema);
+    const key = createHash("sha256").update(text).digest("base64url");
     const known = this.ready.get(key);
     if (known) {
       this.ready.delete(key);
       this.ready.set(key, known);
-      return known;
+      return known.entry;
     }
-    const entry = checkSchema(schema, this.options) ?? this.prepare(schema, `adapter-check-${key.slice(0, 16)}`);
-    this.ready.set(key, entry);
-    if (this.ready.size > this.cacheSize) this.ready.delete(this.ready.keys().next().value as string);
+    const patterns = new SchemaPatterns();
+    const entry = checkSchema(schema, this.options, patterns) ?? this.prepare(schema, `adapter-check-${key.slice(0, 16)}`, patterns);
+    const bytes = "validator" in entry ? text.length * BYTES_PER_SCHEMA_CHARACTER + patterns.bytes : text.length;
+    this.ready.set(key, { entry, bytes });
+    this.keptBytes += bytes;
+    // Least recently used first, until both bounds hold (the newest stays, whatever it weighs: it is in use).
+    for (const [oldest, kept] of this.ready) {
+      if (this.ready.size <= 1 || (this.ready.size <= this.cacheSize && this.keptBytes <= this.cacheBytes)) break;
+      this.ready.delete(oldest);
+      this.keptBytes -= kept.bytes;
+    }
     return entry;
   }
 
-  private prepare(schema: SchemaNode, prefix: string): ReadySchema {
-    const guarded = guardSchema(schema, prefix);
+  private prepare(schema: SchemaNode, prefix: string, patterns: SchemaPatterns): ReadySchema {
+    const guarded = guardSchema(schema, prefix, patterns);
     const draft = draftOf(schema);
     const budget = { left: 0 };
-    return { guarded, draft, budget, validator: this.validatorOf(guarded.schema, draft, budget) };
+    return { guarded, draft, budget, patterns, validator: this.validatorOf(guarded.schema, draft, budget) };
   }
 
   /** A validator over a copy of `schema` whose every subschema counts its evaluations against `budget`. */

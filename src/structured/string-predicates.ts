@@ -1,4 +1,4 @@
-import { compileLinearPattern } from "./linear-pattern.js";
+import type { SchemaPatterns } from "./schema-patterns.js";
 import { isSchemaNode, type SchemaNode, subschemas } from "./schema-walk.js";
 
 /** A check of one string that the adapter makes itself, and what it asks for (for the error message). */
@@ -43,9 +43,10 @@ export interface GuardedSchema {
  * `pattern` becomes an `allOf` entry with a format of the adapter's own name, checked by RE2's
  * linear-time engine; formats the validator cannot check in linear time are checked by parsing,
  * the same way; formats nobody checks are dropped (JSON Schema makes `format` an annotation unless
- * asked). `prefix` makes the names unique to this schema.
+ * asked). `prefix` makes the names unique to this schema; `patterns` are the schema's, compiled by
+ * its check (never compiled again here).
  */
-export function guardSchema(checked: SchemaNode, prefix: string): GuardedSchema {
+export function guardSchema(checked: SchemaNode, prefix: string, patterns: SchemaPatterns): GuardedSchema {
   const schema = structuredClone(checked);
   const predicates = new Map<string, StringPredicate>();
   let hasPatternProperties = false;
@@ -62,9 +63,9 @@ export function guardSchema(checked: SchemaNode, prefix: string): GuardedSchema 
       if (parsed) addCheck(node, parsed);
     }
     if (typeof node.pattern === "string") {
-      const compiled = compileLinearPattern(node.pattern);
-      // Checked before (checkSchema): a pattern that does not compile never gets here.
-      if ("test" in compiled) addCheck(node, { test: compiled.test, label: `match the pattern ${JSON.stringify(node.pattern)}` });
+      const compiled = patterns.get(node.pattern);
+      // Compiled by the check (checkSchema): a pattern that does not compile never gets here.
+      if (compiled) addCheck(node, { test: compiled.test, label: `match the pattern ${JSON.stringify(node.pattern)}` });
       delete node.pattern;
     }
   }
@@ -95,12 +96,14 @@ const literal = (text: string) =>
  * `patternProperties` rewritten for one answer: each pattern becomes the alternation of the
  * answer's property names it matches (found with the linear-time engine), which the validator's
  * engine matches without backtracking into the caller's expression. Property names are few; the
- * caller bounds them (`maxNames`) and gets null beyond, for a check too costly to make.
+ * caller bounds them (`maxNames`) and gets null beyond, for a check too costly to make. The
+ * patterns are the schema's, compiled once by its check.
  */
 export function withLiteralPropertyPatterns(
   guarded: SchemaNode,
   names: ReadonlySet<string>,
   maxNames: number,
+  patterns: SchemaPatterns,
 ): SchemaNode | null {
   if (names.size > maxNames) return null;
   const schema = structuredClone(guarded);
@@ -109,8 +112,8 @@ export function withLiteralPropertyPatterns(
     if (!isSchemaNode(node.patternProperties)) continue;
     const rewritten: SchemaNode = {};
     for (const [pattern, subschema] of Object.entries(node.patternProperties)) {
-      const compiled = compileLinearPattern(pattern);
-      const matching = "test" in compiled ? [...names].filter((name) => compiled.test(name)) : [];
+      const compiled = patterns.get(pattern);
+      const matching = compiled ? [...names].filter((name) => compiled.test(name)) : [];
       // `(?:)` repeated keeps two patterns that match the same names apart as keys.
       const alternatives = matching.length > 0 ? `^(?:${matching.map(literal).join("|")})$` : "[^\\s\\S]";
       rewritten[`${alternatives}${"(?:)".repeat(unique)}`] = subschema;

@@ -1,6 +1,7 @@
 import { Worker } from "node:worker_threads";
 import { format as validatorFormats } from "@cfworker/json-schema";
-import { describe, expect, it } from "vitest";
+import { RE2JS } from "re2js";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { SchemaValidation } from "../../../src/structured/schema-validator.js";
 
@@ -74,6 +75,29 @@ describe("SchemaValidation of answers", () => {
     for (let index = 0; index < 5; index += 1) expect(small.check({ type: "object", title: `t${index}` })).toBeNull();
     expect((small as unknown as { ready: Map<string, unknown> }).ready.size).toBe(2);
   });
+
+  it("keeps schemas ready within a bound in bytes, their compiled patterns counted", () => {
+    const light = new SchemaValidation({ ...limits, cacheBytes: 1_000_000 });
+    // Each holds a pattern of about 2,000 instructions (about 320 KB compiled): three fit, not ten.
+    for (let index = 0; index < 10; index += 1) expect(light.check({ type: "string", pattern: `^${"a".repeat(index)}.{1,1000}$` })).toBeNull();
+    const kept = (light as unknown as { ready: Map<string, unknown> }).ready.size;
+    expect(kept).toBeGreaterThanOrEqual(1);
+    expect(kept).toBeLessThanOrEqual(3);
+  });
+
+  it("compiles each pattern once: the check, the guard and every answer's validation share it", () => {
+    const compile = vi.spyOn(RE2JS, "compile");
+    try {
+      const fresh = new SchemaValidation(limits);
+      const schema = { type: "object", patternProperties: { "^x-[a-z]+$": { type: "string", pattern: "^[A-Z]+$" } }, additionalProperties: false };
+      expect(fresh.check(schema)).toBeNull();
+      for (let index = 0; index < 5; index += 1) expect(fresh.validate(schema, { [`x-${"a".repeat(index + 1)}`]: "OK" })).toEqual({ valid: true });
+      expect(fresh.validate(schema, { "x-b": "no" })).toMatchObject({ valid: false, pointer: "/x-b" });
+      expect(compile).toHaveBeenCalledTimes(2);
+    } finally {
+      compile.mockRestore();
+    }
+  });
 });
 
 describe("SchemaValidation of hostile schemas", () => {
@@ -97,6 +121,14 @@ describe("SchemaValidation of hostile schemas", () => {
     ["an invalid expression", { type: "string", pattern: "(" }, "/pattern", "not a valid regular expression"],
     ["a patternProperties key that needs backtracking", { patternProperties: { "(?<=x)y": {} } }, "/patternProperties/(?<=x)y", "linear time"],
     ["$dynamicRef", { $dynamicRef: "#node" }, "/$dynamicRef", "not supported"],
+    ["a short pattern of a huge program", { type: "string", pattern: "x{1,1000}".repeat(111).slice(0, 999) }, "/pattern", "too large a program"],
+    ["a patternProperties key of a huge program", { patternProperties: { ["x{1,1000}".repeat(111).slice(0, 999)]: {} } }, "/patternProperties/", "too large a program"],
+    [
+      "patterns whose programs add up past the schema's budget",
+      { type: "object", properties: Object.fromEntries([1, 2, 3, 4].map((n) => [`p${n}`, { type: "string", pattern: `^${"a".repeat(n)}.{1,1000}$` }])) },
+      "/properties/p",
+      "compiled instructions",
+    ],
   ])("refuses %s", (_name, schema, pointer, message) => {
     const problem = validation.check(schema as Record<string, unknown>);
     expect(problem?.pointer.startsWith(pointer)).toBe(true);
