@@ -28,11 +28,11 @@ const PARSED_FORMATS: Record<string, StringPredicate> = {
   "iri-reference": { test: (text) => URL.canParse(text, "http://reference.invalid/"), label: "be an IRI reference" },
 };
 
-/** A schema made safe to hand to the validator, and the string checks it now names as formats. */
+/** A schema made safe to hand to the validator, and the string checks the adapter makes itself beside it. */
 export interface GuardedSchema {
   schema: SchemaNode;
-  /** Format name → the adapter's check, installed for the length of one validation. */
-  predicates: Map<string, StringPredicate>;
+  /** The adapter's checks of strings, by the JSON pointer of the subschema that asks them (`/properties/code`). */
+  predicates: Map<string, StringPredicate[]>;
   /** Whether the schema has `patternProperties` (matched per answer: see `withLiteralPropertyPatterns`). */
   hasPatternProperties: boolean;
 }
@@ -40,36 +40,68 @@ export interface GuardedSchema {
 /**
  * A copy of a checked schema in which no expression of the caller's reaches the JavaScript regular
  * expression engine, which backtracks (docs/structured-answers.md#the-schema-is-untrusted): each
- * `pattern` becomes an `allOf` entry with a format of the adapter's own name, checked by RE2's
- * linear-time engine; formats the validator cannot check in linear time are checked by parsing,
- * the same way; formats nobody checks are dropped (JSON Schema makes `format` an annotation unless
- * asked). `prefix` makes the names unique to this schema; `patterns` are the schema's, compiled by
- * its check (never compiled again here).
+ * `pattern` is taken out and becomes a check of the adapter's, by RE2's linear-time engine (the
+ * schema's `patterns`, compiled by its check, never again here); formats the validator cannot
+ * check in linear time are checked by parsing, the same way; formats nobody checks are dropped
+ * (JSON Schema makes `format` an annotation unless asked). The answer's strings are checked
+ * before the validator runs (`measureAnswer`), and the validator is told those refused
+ * (`withRefusedStrings`).
  */
-export function guardSchema(checked: SchemaNode, prefix: string, patterns: SchemaPatterns): GuardedSchema {
+export function guardSchema(checked: SchemaNode, patterns: SchemaPatterns): GuardedSchema {
   const schema = structuredClone(checked);
-  const predicates = new Map<string, StringPredicate>();
+  const predicates = new Map<string, StringPredicate[]>();
   let hasPatternProperties = false;
-  const addCheck = (node: SchemaNode, predicate: StringPredicate) => {
-    const name = `${prefix}-${predicates.size}`;
-    predicates.set(name, predicate);
-    node.allOf = [...(Array.isArray(node.allOf) ? node.allOf : []), { format: name }];
+  const addCheck = (pointer: string, predicate: StringPredicate) => {
+    predicates.set(pointer, [...(predicates.get(pointer) ?? []), predicate]);
   };
-  for (const { node } of subschemas(schema)) {
+  for (const { node, pointer } of subschemas(schema)) {
     if (isSchemaNode(node.patternProperties)) hasPatternProperties = true;
     if (typeof node.format === "string" && !VALIDATOR_FORMATS.has(node.format)) {
       const parsed = PARSED_FORMATS[node.format];
       delete node.format;
-      if (parsed) addCheck(node, parsed);
+      if (parsed) addCheck(pointer, parsed);
     }
     if (typeof node.pattern === "string") {
       const compiled = patterns.get(node.pattern);
       // Compiled by the check (checkSchema): a pattern that does not compile never gets here.
-      if (compiled) addCheck(node, { test: compiled.test, label: `match the pattern ${JSON.stringify(node.pattern)}` });
+      if (compiled) addCheck(pointer, { test: compiled.test, label: `match the pattern ${JSON.stringify(node.pattern)}` });
       delete node.pattern;
     }
   }
   return { schema, predicates, hasPatternProperties };
+}
+
+/** The label of the adapter's check an injected `{not: {enum}}` stands for, by its index in its subschema's `allOf`. */
+export interface RefusedMarker {
+  allOfIndex: number;
+  label: string;
+  strings: ReadonlySet<string>;
+}
+
+/**
+ * A copy of a guarded schema in which each subschema whose checks refused some of the answer's
+ * strings (`failures`, by pointer) refuses exactly those strings, with `{not: {enum: [...]}}`
+ * appended to its `allOf`: the validator then decides what a refused string means where it is
+ * (inside `anyOf`, `not`, `if`) without running any expression of the caller's. Returns the
+ * markers, for the error message.
+ */
+export function withRefusedStrings(
+  guarded: SchemaNode,
+  failures: ReadonlyMap<string, ReadonlyMap<StringPredicate, ReadonlySet<string>>>,
+): { schema: SchemaNode; markers: RefusedMarker[] } {
+  const schema = structuredClone(guarded);
+  const markers: RefusedMarker[] = [];
+  for (const { node, pointer } of subschemas(schema)) {
+    const refused = failures.get(pointer);
+    if (!refused) continue;
+    const allOf = Array.isArray(node.allOf) ? [...(node.allOf as unknown[])] : [];
+    for (const [predicate, strings] of refused) {
+      markers.push({ allOfIndex: allOf.length, label: predicate.label, strings });
+      allOf.push({ not: { enum: [...strings] } });
+    }
+    node.allOf = allOf;
+  }
+  return { schema, markers };
 }
 
 /** Every distinct property name of a JSON value. */

@@ -100,6 +100,55 @@ describe("SchemaValidation of answers", () => {
   });
 });
 
+describe("SchemaValidation of work the evaluations do not show", () => {
+  const validation = new SchemaValidation(limits);
+
+  it("measures uniqueItems (every pair of items compared) before validating, and does not validate past the budget", () => {
+    const schema = { type: "array", items: { type: "string" }, uniqueItems: true };
+    expect(validation.validate(schema, Array.from({ length: 500 }, (_, index) => `item ${index}`))).toEqual({ valid: true });
+    expect(validation.validate(schema, ["a", "b", "a"])).toMatchObject({ valid: false, repairable: true });
+    // 20,000 short strings: 400 million comparisons, 4 s in the validator.
+    const verdict = validation.validate(schema, Array.from({ length: 20_000 }, (_, index) => `item ${index}`));
+    expect(verdict).toMatchObject({ valid: false, repairable: false, message: expect.stringContaining("uniqueItems") });
+  });
+
+  it("measures enum and const comparisons of whole values", () => {
+    const members = Array.from({ length: 400 }, (_, index) => ({ kind: index, tags: ["a", "b", "c", "d"] }));
+    const schema = { type: "array", items: { enum: members } };
+    expect(validation.validate(schema, [members[3], members[7]])).toEqual({ valid: true });
+    const many = Array.from({ length: 5000 }, () => ({ kind: 399, tags: ["a", "b", "c", "d"] }));
+    expect(validation.validate(schema, many)).toMatchObject({ valid: false, repairable: false, message: expect.stringContaining("enum") });
+  });
+
+  it("decides patterns where they stand: inside anyOf, not and if", () => {
+    const either = { anyOf: [{ type: "string", pattern: "^a" }, { type: "string", pattern: "^b" }] };
+    expect(validation.validate(either, "a1")).toEqual({ valid: true });
+    expect(validation.validate(either, "b1")).toEqual({ valid: true });
+    expect(validation.validate(either, "c1")).toMatchObject({ valid: false });
+    const never = { type: "object", properties: { a: { not: { pattern: "^x" } } } };
+    expect(validation.validate(never, { a: "y" })).toEqual({ valid: true });
+    expect(validation.validate(never, { a: "x1" })).toMatchObject({ valid: false, pointer: "/a" });
+    const conditional = { if: { pattern: "^id-" }, then: { maxLength: 5 }, else: { minLength: 1 } };
+    expect(validation.validate(conditional, "id-12")).toEqual({ valid: true });
+    expect(validation.validate(conditional, "id-123")).toMatchObject({ valid: false });
+    expect(validation.validate(conditional, "x")).toEqual({ valid: true });
+    const link = { type: "array", items: { type: "string", format: "uri" } };
+    expect(validation.validate(link, ["https://example.com", "https://example.org"])).toEqual({ valid: true });
+    expect(validation.validate(link, ["https://example.com", "nope"])).toEqual({ valid: false, pointer: "/1", message: "String must be an absolute URI.", repairable: true });
+  });
+});
+
+describe("SchemaValidation through the validator's public API", () => {
+  it("never writes into the validator's format table (it would throw here)", () => {
+    Object.preventExtensions(validatorFormats);
+    const validation = new SchemaValidation(limits);
+    const answer = { items: [{ name: "x", renews: "2027-01-31", code: "LEA-1", kind: "lease" }], total: 1 };
+    expect(validation.validate(contracts, answer)).toEqual({ valid: true });
+    expect(validation.validate(contracts, { ...answer, items: [{ ...answer.items[0], code: "x" }] })).toMatchObject({ valid: false, message: expect.stringContaining("pattern") });
+    expect(validation.validate({ type: "string", format: "uri" }, "nope")).toMatchObject({ valid: false, message: "String must be an absolute URI." });
+  });
+});
+
 describe("SchemaValidation of hostile schemas", () => {
   const validation = new SchemaValidation(limits);
   let deep: Record<string, unknown> = { type: "string" };
