@@ -21,7 +21,7 @@ import { toolCallCost, waitingToolCalls } from "./mcp.mjs";
 import { cpuPerRequest, cpuSection } from "./cpu.mjs";
 import { oauthCost } from "./oauth.mjs";
 import { chatUiTaskCost } from "./chat-ui-tasks.mjs";
-import { structuredCost, structuredSection } from "./structured.mjs";
+import { schemaWorstCases, structuredCost, structuredSection } from "./structured.mjs";
 import { backgroundCost } from "./background.mjs";
 import { clusterFailover } from "./cluster-failover.mjs";
 
@@ -1008,7 +1008,7 @@ if (process.env.BENCH_DOCS_ONLY) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|cpu|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|mcp|chat-ui-tasks|structured|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
+  // BENCH_ONLY=latency|cpu|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|mcp|chat-ui-tasks|structured|schemas|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
   const only = process.env.BENCH_ONLY;
   const measured = {};
   const part = async (name, run) => {
@@ -1033,6 +1033,8 @@ try {
   const mcp = await part("mcp", async () => ({ cost: await toolCallCost(start, { seconds: SECONDS, repeats: REPEATS }), waiting: await waitingToolCalls(start) }));
   const chatUiTasks = await part("chat-ui-tasks", () => chatUiTaskCost(start));
   const structured = await part("structured", async () => ({ ...(await structuredCost(start)), commit: currentCommit() }));
+  // The schema check's and validation's worst cases alone, in this process (part of "structured" in a full run).
+  await part("schemas", async () => ({ date: new Date().toISOString(), commit: currentCommit(), ...schemaWorstCases() }));
   const oauth = await part("oauth", () => oauthCost(start, { seconds: SECONDS, repeats: REPEATS }));
   const background = await part("background", () => backgroundCost(start));
   const failover = await part("failover", async () => ({ date: new Date().toISOString(), commit: currentCommit(), ...(await clusterFailover(start, { repeats: REPEATS })) }));
