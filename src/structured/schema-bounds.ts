@@ -16,6 +16,13 @@ export interface SchemaProblem {
   message: string;
 }
 
+/** A schema the check accepted: its copy with references resolved (`dereference`), and its subschemas by pointer. */
+export interface CheckedSchema {
+  copy: SchemaNode;
+  lookup: Record<string, Schema | boolean>;
+  nodes: { node: SchemaNode; pointer: string }[];
+}
+
 /** Most subschemas one value may be checked against in place (`allOf`, `anyOf`, `$ref`…, all expanded). */
 export const MAX_IN_PLACE = 1000;
 
@@ -32,10 +39,10 @@ const IN_PLACE_MAPS = ["dependentSchemas", "dependencies"];
  * `MAX_IN_PLACE` subschemas checked in place against one value (a schema of a few lines can name
  * the same definitions over and over); every `pattern` and `patternProperties` key compiles for
  * the linear-time engine within the program budgets of `SchemaPatterns`, into `patterns` (last,
- * so that a schema refused for anything else compiles nothing). Null when the schema is fine;
- * else the first problem. Never throws.
+ * so that a schema refused for anything else compiles nothing). The first problem; else the copy
+ * the check resolved, which answers are measured against (`measureAnswer`). Never throws.
  */
-export function checkSchema(schema: unknown, limits: SchemaLimits, patterns: SchemaPatterns): SchemaProblem | null {
+export function checkSchema(schema: unknown, limits: SchemaLimits, patterns: SchemaPatterns): SchemaProblem | CheckedSchema {
   if (!isSchemaNode(schema)) return { pointer: "", message: "must be a JSON object" };
   const shape = checkShape(schema, limits.maxDepth);
   if (shape) return shape;
@@ -58,7 +65,7 @@ export function checkSchema(schema: unknown, limits: SchemaLimits, patterns: Sch
     const target = lookup[(node as Schema).__absolute_ref__ ?? node.$ref];
     if (target === undefined) return { pointer: `${pointer}/$ref`, message: `points to nothing in this schema (${node.$ref}); only references inside the schema are followed` };
   }
-  return checkExpansion(nodes, lookup, pointers) ?? checkPatterns(nodes, patterns);
+  return checkExpansion(nodes, lookup, pointers) ?? checkPatterns(nodes, patterns) ?? { copy, lookup, nodes };
 }
 
 /** Depth and `$data`, over the whole document (data keywords included), without recursion. */

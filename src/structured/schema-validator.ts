@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import { dereference, type OutputUnit, type Schema, type SchemaDraft, Validator } from "@cfworker/json-schema";
+import { type OutputUnit, type Schema, type SchemaDraft, Validator } from "@cfworker/json-schema";
 import { type AnswerBudget, measureAnswer, type MeasuredSchema } from "./answer-cost.js";
-import { checkSchema, type SchemaLimits, type SchemaProblem } from "./schema-bounds.js";
+import { type CheckedSchema, checkSchema, type SchemaLimits, type SchemaProblem } from "./schema-bounds.js";
 import { SchemaPatterns } from "./schema-patterns.js";
 import { guardSchema, type GuardedSchema, propertyNames, type RefusedMarker, type StringPredicate, withLiteralPropertyPatterns, withRefusedStrings } from "./string-predicates.js";
-import { type SchemaNode, subschemas } from "./schema-walk.js";
+import type { SchemaNode } from "./schema-walk.js";
 
 /** Whether an answer's JSON matches the schema, and if not the first thing wrong (for the repair turn and the failure). */
 export type SchemaVerdict =
@@ -32,7 +32,7 @@ interface ReadySchema {
   draft: SchemaDraft;
   /** The validator of the guarded schema, for an answer none of whose strings the adapter's checks refuse. */
   validator: Validator;
-  /** Another copy of the guarded schema, its references resolved, that answers are measured against. */
+  /** The check's copy of the schema, its references resolved, that answers are measured against. */
   measured: MeasuredSchema;
   /** The JSON pointer of each subschema of `measured.root`. */
   pointers: Map<SchemaNode, string>;
@@ -124,7 +124,8 @@ export class SchemaValidation {
       return known.entry;
     }
     const patterns = new SchemaPatterns();
-    const entry = checkSchema(schema, this.options, patterns) ?? prepare(schema, patterns);
+    const checked = checkSchema(schema, this.options, patterns);
+    const entry = "copy" in checked ? prepare(schema, checked, patterns) : checked;
     const bytes = "validator" in entry ? text.length * BYTES_PER_SCHEMA_CHARACTER + patterns.bytes : text.length;
     this.ready.set(key, { entry, bytes });
     this.keptBytes += bytes;
@@ -138,13 +139,14 @@ export class SchemaValidation {
   }
 }
 
-/** A checked schema made ready: guarded, its validator built, a copy resolved for measuring answers. */
-function prepare(schema: SchemaNode, patterns: SchemaPatterns): ReadySchema {
+/**
+ * A checked schema made ready: guarded, its validator built; answers are measured against the
+ * check's resolved copy (its `pattern` keywords are left there unread: the walk runs the guard's checks).
+ */
+function prepare(schema: SchemaNode, checked: CheckedSchema, patterns: SchemaPatterns): ReadySchema {
   const guarded = guardSchema(schema, patterns);
   const draft = draftOf(schema);
-  const root = structuredClone(guarded.schema);
-  const nodes = subschemas(root);
-  const lookup = dereference(root as Schema);
+  const { copy: root, lookup, nodes } = checked;
   const predicates = new Map<SchemaNode, StringPredicate[]>();
   for (const { node, pointer } of nodes) {
     const asked = guarded.predicates.get(pointer);
