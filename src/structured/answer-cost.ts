@@ -26,7 +26,9 @@ export type AnswerCost =
   | { failures: Map<SchemaNode, Map<StringPredicate, Set<string>>> }
   | { tooCostly: string };
 
-const IN_PLACE = ["allOf", "anyOf", "oneOf"] as const;
+const IN_PLACE_SINGLE = ["not", "if", "then", "else"] as const;
+const IN_PLACE_LISTS = ["allOf", "anyOf", "oneOf"] as const;
+const DEPENDENT = ["dependentSchemas", "dependencies"] as const;
 
 /** The size of every object and array of a value, in members, for the cost of comparing them (strings compare at once: one step). */
 function sizesOf(value: unknown): Map<object, number> {
@@ -81,8 +83,8 @@ export function measureAnswer(schema: MeasuredSchema, value: unknown, budget: An
     // A comparison stops at the smaller of its two values: at most the answer's part.
     if ("const" in node) work += size(item);
     if (Array.isArray(node.enum)) work += node.enum.length * size(item);
-    for (const keyword of ["not", "if", "then", "else"]) push(node[keyword], item);
-    for (const keyword of IN_PLACE) {
+    for (const keyword of IN_PLACE_SINGLE) push(node[keyword], item);
+    for (const keyword of IN_PLACE_LISTS) {
       if (Array.isArray(node[keyword])) for (const branch of node[keyword] as unknown[]) push(branch, item);
     }
     if (typeof item === "string") {
@@ -163,6 +165,7 @@ function applyToMembers(
   let work = 0;
   const properties = isSchemaNode(node.properties) ? node.properties : {};
   const patterned = isSchemaNode(node.patternProperties) ? Object.entries(node.patternProperties) : [];
+  const dependents = DEPENDENT.map((keyword) => node[keyword]).filter(isSchemaNode);
   for (const [name, member] of Object.entries(object)) {
     let matched = Object.hasOwn(properties, name);
     if (matched) push(properties[name], member);
@@ -176,10 +179,7 @@ function applyToMembers(
     if (!matched) push(node.additionalProperties, member);
     push(node.unevaluatedProperties, member);
     push(node.propertyNames, name);
-    for (const keyword of ["dependentSchemas", "dependencies"]) {
-      const dependent = isSchemaNode(node[keyword]) ? node[keyword][name] : undefined;
-      push(isSchemaNode(dependent) ? dependent : undefined, object);
-    }
+    for (const dependent of dependents) if (isSchemaNode(dependent[name])) push(dependent[name], object);
   }
   return work;
 }
