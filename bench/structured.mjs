@@ -147,6 +147,21 @@ export async function structuredCost(start) {
   };
 }
 
+/** The worst cases' paragraph of the structured answers' section (`schemaWorstCases`), empty for runs from before it existed. */
+function worstSentence(worst) {
+  if (!worst) return "";
+  const { hugePattern, hugePatternProperty, largestAccepted, uniqueItems20000, unionNested20 } = worst;
+  return `
+The worst cases, in CPU milliseconds of this process (slowest of a few, each on a schema never seen;
+[structured-answers.md](structured-answers.md#the-schema-is-untrusted)): a schema whose \`pattern\` is
+\`x{1,1000}\` repeated to 999 characters is refused in ${hugePattern.maxMs} ms (${hugePatternProperty.maxMs} ms as a
+\`patternProperties\` key), before anything is compiled; the largest schema accepted (${largestAccepted.bytes} bytes,
+${largestAccepted.patterns} patterns up to the program budget) is checked in ${largestAccepted.maxMs} ms; an answer of
+20,000 strings under \`uniqueItems\` is refused in ${uniqueItems20000.maxMs} ms, one whose validation multiplies with its
+depth (a union nested 20 deep) in ${unionNested20.maxMs} ms; a typical answer is validated in ${worst.typicalValidationUs} µs.
+`;
+}
+
 /** The structured answers' section of docs/benchmarks.md (empty for runs from before it existed); `table` renders rows. */
 export function structuredSection(figures, table) {
   if (!figures) return "";
@@ -174,6 +189,6 @@ batches): reading that a request asks for no schema, what every other request no
 ${functions.noSchemaNs} ns (${functions.noSchemaShareOfRequestCpu}% of a prose request's CPU; ${functions.toolsAutoNs} ns with tools offered under \`auto\`); a schema
 seen for the first time, checked and prepared, ${functions.newSchemaUs} µs, then ${functions.knownSchemaUs} µs when known; judging one
 answer ${functions.judgeUs} µs. A repair doubles the workspace's time, not the adapter's work.
-
+${worstSentence(figures.worst)}
 `;
 }
