@@ -30,10 +30,15 @@ const IN_PLACE_SINGLE = ["not", "if", "then", "else"] as const;
 const IN_PLACE_LISTS = ["allOf", "anyOf", "oneOf"] as const;
 const DEPENDENT = ["dependentSchemas", "dependencies"] as const;
 
-/** The size of every object and array of a value, in members, for the cost of comparing them (strings compare at once: one step). */
-function sizesOf(value: unknown): Map<object, number> {
-  const sizes = new Map<object, number>();
-  const stack: { value: object; expanded: boolean }[] = typeof value === "object" && value !== null ? [{ value, expanded: false }] : [];
+/**
+ * The size of a part of the answer, in members, for the cost of comparing it (strings compare at
+ * once: one step); computed when first asked, for the part and everything in it, without recursion.
+ */
+function sizeOf(sizes: Map<object, number>, value: unknown): number {
+  if (typeof value !== "object" || value === null) return 1;
+  const known = sizes.get(value);
+  if (known !== undefined) return known;
+  const stack: { value: object; expanded: boolean }[] = [{ value, expanded: false }];
   while (stack.length > 0) {
     const top = stack.at(-1) as (typeof stack)[number];
     const children = Object.values(top.value) as unknown[];
@@ -43,13 +48,9 @@ function sizesOf(value: unknown): Map<object, number> {
       continue;
     }
     stack.pop();
-    sizes.set(top.value, children.reduce<number>((sum, child) => sum + sizeIn(sizes, child), 1));
+    sizes.set(top.value, children.reduce<number>((sum, child) => sum + (typeof child === "object" && child !== null ? (sizes.get(child) ?? 1) : 1), 1));
   }
-  return sizes;
-}
-
-function sizeIn(sizes: ReadonlyMap<object, number>, value: unknown): number {
-  return typeof value === "object" && value !== null ? (sizes.get(value) ?? 1) : 1;
+  return sizes.get(value) ?? 1;
 }
 
 /**
@@ -63,8 +64,8 @@ function sizeIn(sizes: ReadonlyMap<object, number>, value: unknown): number {
  * (`withRefusedStrings`). Reads no library's internals: JSON Schema's own applicators.
  */
 export function measureAnswer(schema: MeasuredSchema, value: unknown, budget: AnswerBudget): AnswerCost {
-  const sizes = sizesOf(value);
-  const size = (item: unknown) => sizeIn(sizes, item);
+  const sizes = new Map<object, number>();
+  const size = (item: unknown) => sizeOf(sizes, item);
   const verdicts = new Map<StringPredicate, Map<string, boolean>>();
   const failures = new Map<SchemaNode, Map<StringPredicate, Set<string>>>();
   const checkedAt = new Map<SchemaNode, number>();
