@@ -62,6 +62,8 @@ const ROWS = [
   ["oauth", "an access token's validation: added CPU; added latency per tool call", "", (r) => r.oauth && `${µs(r.oauth.addedCpuUsByToken)}; ${µs(r.oauth.addedLatencyUsByToken)}`],
   ["chat-ui-tasks", "Open WebUI's title request: CPU answered by the adapter; passed on", "", (r) => r.chatUiTasks && `${µs(r.chatUiTasks.titleLocal.cpuUs)}; ${µs(r.chatUiTasks.titleByWorkspace.cpuUs)}`],
   ["structured", "a structured answer: added CPU over the same answer in prose", "", (r) => r.structured && µs(r.structured.addedCpuUs)],
+  ["schemas", "the worst schema check: a 999-character counted-repetition `pattern` refused; the largest schema accepted, checked", "a few ms", (r) => r.schemas && `${ms(r.schemas.hugePattern.maxMs)}; ${ms(r.schemas.largestAccepted.maxMs)}`, (r) => Math.max(r.schemas.hugePattern.maxMs, r.schemas.largestAccepted.maxMs) <= 5],
+  ["schemas", "validating an answer: typical; 20,000 strings under `uniqueItems` (refused by the budget)", "", (r) => r.schemas && `${µs(r.schemas.typicalValidationUs)}; ${ms(r.schemas.uniqueItems20000.maxMs)}`],
   ["background", "1,000 background answers in flight: heap; RSS per answer", "", (r) => r.background && `${r.background.inFlight.heapKBPerAnswer} KB; ${r.background.inFlight.rssKBPerAnswer} KB`],
   ["failover", "a master killed: its keys' p99; last refusal after the kill (medians of the runs)", "", (r) => r.failover?.runs && `${ms(r.failover.medianP99Ms.killedMaster)}; ${ms(median(r.failover.runs.map((run) => run.lastRefusedAfterMs)))}`],
 ];
@@ -127,6 +129,10 @@ const METHODS = {
   structured: [
     "Structured answers",
     "`bench/structured.mjs`: the same answer asked in prose and as JSON matching a strict `json_schema` (three nested objects and an array), which the instant upstream writes as JSON when the question carries the instruction block; the adapters take turns, and the figure is the median of the rounds' differences.",
+  ],
+  schemas: [
+    "The worst schemas",
+    "`bench/structured.mjs` (`schemaWorstCases`), in the bench's own process: CPU milliseconds (the slowest of a few runs, each schema never seen before) to check a schema whose `pattern` is `x{1,1000}` repeated to 999 characters (refused before anything is compiled) and the largest schema accepted (about 44 KB, patterns up to the program budget), and to validate a typical answer and 20,000 strings under `uniqueItems` ([structured-answers.md](structured-answers.md#the-schema-is-untrusted)).",
   ],
   background: [
     "Background responses",

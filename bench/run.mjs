@@ -22,7 +22,7 @@ import { toolCallCost, waitingToolCalls } from "./mcp.mjs";
 import { cpuPerRequest } from "./cpu.mjs";
 import { oauthCost } from "./oauth.mjs";
 import { chatUiTaskCost } from "./chat-ui-tasks.mjs";
-import { structuredCost } from "./structured.mjs";
+import { schemaWorstCases, structuredCost } from "./structured.mjs";
 import { backgroundCost } from "./background.mjs";
 import { clusterFailover } from "./cluster-failover.mjs";
 import { majorOf, readResults, writePage } from "./page.mjs";
@@ -279,7 +279,7 @@ try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   const loadBefore = loadavg()[0];
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|cpu|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|mcp|chat-ui-tasks|structured|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
+  // BENCH_ONLY=latency|cpu|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|mcp|chat-ui-tasks|structured|schemas|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
   const only = process.env.BENCH_ONLY;
   const measured = {};
   const commit = currentCommit();
@@ -308,6 +308,8 @@ try {
   const mcp = await part("mcp", async () => ({ cost: await toolCallCost(start, { seconds: SECONDS, repeats: REPEATS }), waiting: await waitingToolCalls(start) }));
   const chatUiTasks = await part("chat-ui-tasks", () => chatUiTaskCost(start));
   const structured = await part("structured", () => structuredCost(start));
+  // The schema check's and validation's worst cases, in this process (docs/structured-answers.md#the-schema-is-untrusted).
+  const schemas = await part("schemas", async () => schemaWorstCases());
   const oauth = await part("oauth", () => oauthCost(start, { seconds: SECONDS, repeats: REPEATS }));
   const background = await part("background", () => backgroundCost(start));
   const failover = await part("failover", () => clusterFailover(start, { repeats: REPEATS }));
@@ -325,7 +327,7 @@ try {
     const merged = { ...kept, ...run, parts: { ...kept.parts, ...parts }, [{ "chat-ui-tasks": "chatUiTasks" }[only] ?? only]: measured[only] };
     writeFileSync(ownResults, `${JSON.stringify(merged, null, 2)}\n`);
   } else {
-    const all = { ...run, parts, latency, cpu, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, governance, mcp, chatUiTasks, structured, oauth, background, failover };
+    const all = { ...run, parts, latency, cpu, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, governance, mcp, chatUiTasks, structured, schemas, oauth, background, failover };
     writeFileSync(ownResults, `${JSON.stringify(all, null, 2)}\n`);
   }
   writePage(readResults(results), page);

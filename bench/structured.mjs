@@ -29,6 +29,12 @@ const responseFormat = { type: "json_schema", json_schema: { name: "policies", s
 export const bodies = {
   prose: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }),
   structured: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }], response_format: responseFormat }),
+  /** The instant upstream's answer as JSON (what `functionCosts` validates). */
+  answer: JSON.stringify({
+    leave: { days: 25, summary: "Employees receive 25 days of paid annual leave per calendar year [1].", carryOver: "Unused leave of up to 5 days carries over [1]." },
+    remoteWork: { daysPerWeek: 3, summary: "Remote work is allowed up to three days per week [2].", equipment: "Equipment is reimbursed up to 500 euros once [2]." },
+    incidents: [{ deadline: "one hour", summary: "Security incidents are reported within one hour [3]." }],
+  }),
 };
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -56,6 +62,64 @@ function functionCosts() {
   };
 }
 
+/**
+ * Milliseconds of CPU (this process's, user and system: what blocks its event loop, less the waits a
+ * busy machine adds to wall time) of the slowest and the median of `runs` calls of `run(index)`.
+ */
+function millis(run, runs) {
+  const times = [];
+  let result;
+  for (let index = 0; index < runs; index += 1) {
+    const started = process.cpuUsage();
+    result = run(index);
+    const spent = process.cpuUsage(started);
+    times.push((spent.user + spent.system) / 1000);
+  }
+  return { maxMs: round(Math.max(...times), 2), medianMs: round(median(times), 2), result: JSON.stringify(result)?.slice(0, 100) ?? "null" };
+}
+
+/**
+ * The worst cases of the schema check and of an answer's validation (docs/structured-answers.md#the-schema-is-untrusted),
+ * in this process on the adapter's own functions, each on a schema never seen: the 999-character pattern of
+ * counted repetitions (`x{1,1000}` repeated) as a `pattern` and as a `patternProperties` key, the largest schema
+ * accepted (64 KB, 1,500 properties, patterns up to the program budget), and answers that multiply the
+ * validator's work (`uniqueItems` over 20,000 strings, a union nested 20 deep). `BENCH_ONLY=schemas`.
+ */
+export function schemaWorstCases() {
+  const limits = { maxBytes: 65_536, maxDepth: 24 };
+  const huge = "x{1,1000}".repeat(111).slice(0, 999);
+  const fresh = () => new SchemaValidation(limits);
+  const properties = {};
+  for (let index = 0; index < 1400; index += 1) properties[`field_${index}`] = { type: "string" };
+  // Two patterns of about 2,000 instructions, then small distinct ones until the schema's budget is spent.
+  const patterns = ["^a.{1,1000}$", "^b.{1,1000}$", ...Array.from({ length: 60 }, (_, index) => `^[A-Z]{3}-${index}\\d{2,4}$`)];
+  patterns.forEach((pattern, index) => (properties[`field_${index}`] = { type: "string", pattern }));
+  const largest = (nonce) => {
+    const schema = { type: "object", description: `n${nonce}`, properties: { ...properties }, additionalProperties: false };
+    // Keep the patterns the budget accepts (the adapter before the budget accepted them all).
+    for (let kept = patterns.length; kept > 0 && fresh().check(schema) !== null; kept -= 1) schema.properties[`field_${kept - 1}`] = { type: "string" };
+    return schema;
+  };
+  const accepted = Array.from({ length: 5 }, (_, nonce) => largest(nonce));
+  const validation = fresh();
+  validation.check(schema);
+  const branch = { type: "object", properties: { a: { $ref: "#/$defs/n" } } };
+  const union = { $defs: { n: { oneOf: [branch, { ...branch, required: ["a"] }, { ...branch, minProperties: 1 }] } }, $ref: "#/$defs/n" };
+  let deep = {};
+  for (let level = 0; level < 20; level += 1) deep = { a: deep };
+  const unique = { type: "array", items: { type: "string" }, uniqueItems: true };
+  const strings = Array.from({ length: 20_000 }, (_, index) => `item ${index}`);
+  const answer = JSON.parse(bodies.answer);
+  return {
+    hugePattern: millis((index) => fresh().check({ type: "object", description: `h${index}`, properties: { a: { type: "string", pattern: huge } } }), 3),
+    hugePatternProperty: millis((index) => fresh().check({ type: "object", description: `p${index}`, patternProperties: { [huge]: { type: "string" } } }), 3),
+    largestAccepted: { bytes: JSON.stringify(accepted[0]).length, patterns: Object.values(accepted[0].properties).filter((item) => item.pattern).length, ...millis((index) => fresh().check(accepted[index]), accepted.length) },
+    typicalValidationUs: round(nanosPerCall(() => validation.validate(schema, answer), 20_000) / 1000, 2),
+    uniqueItems20000: millis(() => validation.validate(unique, strings), 1),
+    unionNested20: millis(() => validation.validate(union, deep), 3),
+  };
+}
+
 /** `start(file, env)` starts a bench process (run.mjs's), remembered for the final clean-up. */
 export async function structuredCost(start) {
   const loadBefore = round(loadavg()[0], 2);
@@ -69,6 +133,7 @@ export async function structuredCost(start) {
   const prose = row("prose");
   const structured = row("structured");
   const functions = functionCosts();
+  const worst = schemaWorstCases();
   return {
     date: new Date().toISOString(),
     loadAverage: [loadBefore, round(loadavg()[0], 2)],
@@ -78,6 +143,7 @@ export async function structuredCost(start) {
     structured,
     addedCpuUs: round(median(rounds.map((figures) => figures.structured.cpuUs - figures.prose.cpuUs))),
     functions: { ...functions, noSchemaShareOfRequestCpu: round((functions.noSchemaNs / 1000 / prose.cpuUs) * 100, 3) },
+    worst,
   };
 }
 

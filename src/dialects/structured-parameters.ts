@@ -18,13 +18,14 @@ export interface OfferedFunction {
 
 /**
  * The caller's schema, checked as untrusted input (docs/structured-answers.md#the-schema-is-untrusted);
- * a schema that is not an object, or one the adapter will not take on, is a 400 naming `param`
- * with the place in the schema and what is wrong there, before anything is asked of the workspace.
+ * a schema that is not an object, or (with `check`) one the adapter will not take on, is a 400
+ * naming `param` with the place in the schema and what is wrong there, before anything is asked of
+ * the workspace.
  */
-function checkedSchema(schema: unknown, param: string, name: string | null, check: SchemaCheck): SchemaNode {
+function checkedSchema(schema: unknown, param: string, name: string | null, check: SchemaCheck | undefined): SchemaNode {
   const what = `${param}${name ? ` '${name}'` : ""}`;
   if (!isSchemaNode(schema)) throw new InvalidRequestError(`Invalid schema for ${what}: the schema must be a JSON object.`, { param, code: "invalid_json_schema" });
-  const problem = check(schema);
+  const problem = check?.(schema);
   if (problem) {
     const where = problem.pointer === "" ? "the schema" : `the schema at ${problem.pointer}`;
     throw new InvalidRequestError(`Invalid schema for ${what}: ${where} ${problem.message}.`, { param, code: "invalid_json_schema" });
@@ -33,14 +34,25 @@ function checkedSchema(schema: unknown, param: string, name: string | null, chec
 }
 
 /**
+ * Checks the schema of a structured request read without a check (a 400 as `checkedSchema`'s):
+ * the routes read what is asked before admission and check the schema after it, so that the
+ * limits count a request whose schema is refused (docs/structured-answers.md#the-schema-is-untrusted).
+ * A forced function's schema is its `parameters`, named `tools`.
+ */
+export function checkStructuredSchema(structured: StructuredRequest | null, check: SchemaCheck): void {
+  if (!structured?.schema) return;
+  checkedSchema(structured.schema, structured.kind === "function" ? "tools" : structured.param, structured.name, check);
+}
+
+/**
  * The structured answer a requested format asks for (chat `response_format`, Responses
- * `text.format`): `json_schema` with its schema checked, `json_object`; null for `text`, absence and
+ * `text.format`): `json_schema` with its schema (checked, given `check`), `json_object`; null for `text`, absence and
  * types the adapter does not know (answered in prose, as before).
  */
 export function formatRequest(
   format: unknown,
   param: string,
-  check: SchemaCheck,
+  check: SchemaCheck | undefined,
   readSchema: (format: Record<string, unknown>) => { name: unknown; description: unknown; schema: unknown },
 ): StructuredRequest | null {
   if (!isObject(format)) return null;
@@ -61,7 +73,7 @@ function functionRequest(
   forced: string,
   offered: readonly OfferedFunction[],
   param: string,
-  check: SchemaCheck,
+  check: SchemaCheck | undefined,
 ): StructuredRequest {
   const tool = offered.find((candidate) => candidate.name === forced);
   if (!tool) {
@@ -109,10 +121,11 @@ export interface StructuredParameters {
 
 /**
  * What a request asks in structure, from what its dialect read (docs/structured-answers.md): its
- * format, or its forced function (with its parameters checked); a 400 for both at once, and for a
- * forced function after a tool's result.
+ * format, or its forced function (with its parameters checked, given `check`; else
+ * `checkStructuredSchema` checks it later); a 400 for both at once, and for a forced function after
+ * a tool's result.
  */
-export function structuredRequestOf(read: StructuredParameters, check: SchemaCheck): StructuredRequest | null {
+export function structuredRequestOf(read: StructuredParameters, check?: SchemaCheck): StructuredRequest | null {
   if (read.forced === null) return read.format;
   if (read.format) throw bothAsked(read.formatParam);
   if (read.endsWithToolResult) throw resultNotActedOn(read.conversationParam);

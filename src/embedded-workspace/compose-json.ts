@@ -14,11 +14,21 @@ export type JsonStyle = "trailing-sources" | "bare" | "fenced" | "prose" | "inva
 type Schema = Record<string, unknown>;
 const isSchema = (value: unknown): value is Schema => typeof value === "object" && value !== null && !Array.isArray(value);
 const MAX_DEPTH = 12;
+/**
+ * Most items one array gets, and most values one answer holds, whatever the schema's `minItems`
+ * ask (docs/structured-answers.md#the-embedded-workspaces-json-mode): the stand-in builds its
+ * answer inside the adapter's process, and nested `minItems` multiply (1000×1000 took 16 s and
+ * 1.45 GB). Past them the answer is cut short and may not match the schema.
+ */
+export const MAX_JSON_ITEMS = 50;
+export const MAX_JSON_VALUES = 5000;
 
 /** What filling a schema draws on: the best passages, each with its source number, and the day. */
 class Filling {
   readonly numbered: { hit: Hit; number: number }[];
   private readonly used = new Map<Hit, number>();
+  /** Values this answer may still hold (`MAX_JSON_VALUES`). */
+  private valuesLeft = MAX_JSON_VALUES;
 
   constructor(
     hits: readonly Hit[],
@@ -35,6 +45,18 @@ class Filling {
     const turn = this.used.get(at.hit) ?? 0;
     this.used.set(at.hit, turn + 1);
     return `${sentences[turn % Math.max(sentences.length, 1)] ?? at.hit.heading} [${at.number}]`;
+  }
+
+  /** Takes one value from the answer's allowance; false once it is spent. */
+  takeValue(): boolean {
+    if (this.valuesLeft <= 0) return false;
+    this.valuesLeft -= 1;
+    return true;
+  }
+
+  /** Items an array may get: what the schema asks, within `MAX_JSON_ITEMS` and what the answer has left. */
+  items(wanted: number): number {
+    return Math.max(0, Math.min(wanted, MAX_JSON_ITEMS, this.valuesLeft));
   }
 
   /** A local reference (`#/$defs/x`), resolved in the schema; null when it points elsewhere. */
@@ -64,10 +86,11 @@ const clamp = (value: number, schema: Schema, low: string, high: string) =>
  * A value for `schema` from the passages: strings are sentences with their markers (a name, title
  * or heading is the passage's heading), arrays hold one item per passage, an enum its first value,
  * numbers count the passages, a date is the day's. Deterministic, and as close to the schema as
- * an extractive stand-in can be (a `pattern` is not followed).
+ * an extractive stand-in can be (a `pattern` is not followed), within `MAX_JSON_ITEMS` items an
+ * array and `MAX_JSON_VALUES` values an answer (null past them).
  */
 function fill(schema: unknown, filling: Filling, at: { hit: Hit; number: number }, key: string, depth: number): unknown {
-  if (!isSchema(schema) || depth > MAX_DEPTH) return null;
+  if (!isSchema(schema) || depth > MAX_DEPTH || !filling.takeValue()) return null;
   if (typeof schema.$ref === "string") return fill(filling.resolve(schema.$ref), filling, at, key, depth + 1);
   if ("const" in schema) return schema.const;
   if (Array.isArray(schema.enum)) return schema.enum[0] ?? null;
@@ -83,7 +106,7 @@ function fill(schema: unknown, filling: Filling, at: { hit: Hit; number: number 
       return Object.fromEntries(entries);
     }
     case "array": {
-      const count = clamp(filling.numbered.length, schema, "minItems", "maxItems");
+      const count = filling.items(clamp(filling.numbered.length, schema, "minItems", "maxItems"));
       const itemOf = (index: number) => filling.numbered[index % filling.numbered.length] ?? at;
       return Array.from({ length: count }, (_, index) => fill(schema.items, filling, itemOf(index), key, depth + 1));
     }

@@ -1,5 +1,5 @@
 import { dereference, type Schema } from "@cfworker/json-schema";
-import { compileLinearPattern } from "./linear-pattern.js";
+import type { SchemaPatterns } from "./schema-patterns.js";
 import { isSchemaNode, pointerSegment, type SchemaNode, subschemas } from "./schema-walk.js";
 
 /** How much of a caller's schema the adapter takes on (`STRUCTURED_SCHEMA_MAX_*`). */
@@ -14,6 +14,13 @@ export interface SchemaLimits {
 export interface SchemaProblem {
   pointer: string;
   message: string;
+}
+
+/** A schema the check accepted: its copy with references resolved (`dereference`), and its subschemas by pointer. */
+export interface CheckedSchema {
+  copy: SchemaNode;
+  lookup: Record<string, Schema | boolean>;
+  nodes: { node: SchemaNode; pointer: string }[];
 }
 
 /** Most subschemas one value may be checked against in place (`allOf`, `anyOf`, `$ref`…, all expanded). */
@@ -31,9 +38,11 @@ const IN_PLACE_MAPS = ["dependentSchemas", "dependencies"];
  * within the document; no loop of references that never reaches a value, and at most
  * `MAX_IN_PLACE` subschemas checked in place against one value (a schema of a few lines can name
  * the same definitions over and over); every `pattern` and `patternProperties` key compiles for
- * the linear-time engine. Null when the schema is fine; else the first problem. Never throws.
+ * the linear-time engine within the program budgets of `SchemaPatterns`, into `patterns` (last,
+ * so that a schema refused for anything else compiles nothing). The first problem; else the copy
+ * the check resolved, which answers are measured against (`measureAnswer`). Never throws.
  */
-export function checkSchema(schema: unknown, limits: SchemaLimits): SchemaProblem | null {
+export function checkSchema(schema: unknown, limits: SchemaLimits, patterns: SchemaPatterns): SchemaProblem | CheckedSchema {
   if (!isSchemaNode(schema)) return { pointer: "", message: "must be a JSON object" };
   const shape = checkShape(schema, limits.maxDepth);
   if (shape) return shape;
@@ -56,7 +65,7 @@ export function checkSchema(schema: unknown, limits: SchemaLimits): SchemaProble
     const target = lookup[(node as Schema).__absolute_ref__ ?? node.$ref];
     if (target === undefined) return { pointer: `${pointer}/$ref`, message: `points to nothing in this schema (${node.$ref}); only references inside the schema are followed` };
   }
-  return checkExpansion(nodes, lookup, pointers);
+  return checkExpansion(nodes, lookup, pointers) ?? checkPatterns(nodes, patterns) ?? { copy, lookup, nodes };
 }
 
 /** Depth and `$data`, over the whole document (data keywords included), without recursion. */
@@ -74,7 +83,7 @@ function checkShape(schema: SchemaNode, maxDepth: number): SchemaProblem | null 
   return null;
 }
 
-/** The keywords of one subschema that the adapter refuses or must compile. */
+/** The keywords of one subschema that the adapter refuses. */
 function checkKeywords(node: SchemaNode, pointer: string): SchemaProblem | null {
   for (const keyword of UNSUPPORTED_KEYWORDS) {
     if (keyword in node) return { pointer: `${pointer}/${keyword}`, message: `uses ${keyword}, which is not supported` };
@@ -82,15 +91,22 @@ function checkKeywords(node: SchemaNode, pointer: string): SchemaProblem | null 
   if ("$ref" in node && (typeof node.$ref !== "string" || !node.$ref.startsWith("#"))) {
     return { pointer: `${pointer}/$ref`, message: "must be a reference inside this schema (starting with '#'); remote references are never fetched" };
   }
-  if ("pattern" in node) {
-    if (typeof node.pattern !== "string") return { pointer: `${pointer}/pattern`, message: "must be a string" };
-    const compiled = compileLinearPattern(node.pattern);
-    if ("problem" in compiled) return { pointer: `${pointer}/pattern`, message: compiled.problem };
-  }
-  if (isSchemaNode(node.patternProperties)) {
-    for (const key of Object.keys(node.patternProperties)) {
-      const compiled = compileLinearPattern(key);
-      if ("problem" in compiled) return { pointer: `${pointer}/patternProperties/${pointerSegment(key)}`, message: `(the pattern) ${compiled.problem}` };
+  return null;
+}
+
+/** Every `pattern` and `patternProperties` key, each distinct one compiled once into `patterns`. */
+function checkPatterns(nodes: { node: SchemaNode; pointer: string }[], patterns: SchemaPatterns): SchemaProblem | null {
+  for (const { node, pointer } of nodes) {
+    if ("pattern" in node) {
+      if (typeof node.pattern !== "string") return { pointer: `${pointer}/pattern`, message: "must be a string" };
+      const compiled = patterns.compile(node.pattern);
+      if ("problem" in compiled) return { pointer: `${pointer}/pattern`, message: compiled.problem };
+    }
+    if (isSchemaNode(node.patternProperties)) {
+      for (const key of Object.keys(node.patternProperties)) {
+        const compiled = patterns.compile(key);
+        if ("problem" in compiled) return { pointer: `${pointer}/patternProperties/${pointerSegment(key)}`, message: `(the pattern) ${compiled.problem}` };
+      }
     }
   }
   return null;

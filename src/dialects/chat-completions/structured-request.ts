@@ -18,10 +18,11 @@ function offeredFunctions(tools: unknown): OfferedFunction[] {
  * What a chat completion request asks in structure (docs/structured-answers.md), or null for prose:
  * `response_format` `json_schema` (`{json_schema: {name, description, schema}}`) or `json_object`,
  * or a forced single function (`tool_choice` naming it, or `required` with one tool offered). The
- * schema is checked (`check`) and a problem is a 400 naming the parameter; so are a format and a
+ * schema is checked when `check` is given (else `checkStructuredSchema` does, after admission) and
+ * a problem is a 400 naming the parameter; so are a format and a
  * forced function together, and a forced function after a tool's result (`role: "tool"`).
  */
-export function readChatStructured(body: Readonly<Record<string, unknown>>, check: SchemaCheck): StructuredRequest | null {
+export function readChatStructured(body: Readonly<Record<string, unknown>>, check?: SchemaCheck): StructuredRequest | null {
   const format = formatRequest(body.response_format, "response_format", check, (value) => {
     const described = isParameterObject(value.json_schema) ? value.json_schema : {};
     return { name: described.name, description: described.description, schema: described.schema };

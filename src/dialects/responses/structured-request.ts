@@ -16,10 +16,10 @@ function offeredFunctions(tools: unknown): OfferedFunction[] {
  * What a Responses request asks in structure (docs/structured-answers.md), or null for prose:
  * `text.format` `json_schema` (`{name, description, schema}`) or `json_object`, or a forced single
  * function (`tool_choice` naming it, or `required` with one tool offered). The schema is checked
- * (`check`) and a problem is a 400 naming the parameter; so are a format and a forced function
- * together, and a forced function after a tool's result (a `function_call_output` item last).
+ * when `check` is given (else `checkStructuredSchema` does, after admission) and a problem is a 400
+ * naming the parameter; so are a format and a forced function together, and a forced function after a tool's result (a `function_call_output` item last).
  */
-export function readResponseStructured(body: Readonly<Record<string, unknown>>, check: SchemaCheck): StructuredRequest | null {
+export function readResponseStructured(body: Readonly<Record<string, unknown>>, check?: SchemaCheck): StructuredRequest | null {
   const text = isParameterObject(body.text) ? body.text : {};
   const format = formatRequest(text.format, "text.format", check, (value) => ({ name: value.name, description: value.description, schema: value.schema }));
   const last: unknown = Array.isArray(body.input) ? body.input.at(-1) : undefined;

@@ -13,6 +13,7 @@ import { recognizeChatUiTask } from "../../chat-ui-tasks/recognize-task.js";
 import { asksChatJson, forcesChatToolCall, unansweredChatParameters } from "../../dialects/chat-completions/unsupported-parameters.js";
 import { readChatStructured, structuredEncoding } from "../../dialects/chat-completions/structured-request.js";
 import { structuredMarkers } from "../../dialects/structured-markers.js";
+import { checkStructuredSchema } from "../../dialects/structured-parameters.js";
 import type { StructuredRequest } from "../../structured/structured-request.js";
 import { InvalidRequestError } from "../../errors/adapter-error.js";
 import { admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest } from "../answer-request.js";
@@ -42,7 +43,9 @@ export interface ChatRouteOptions extends AnswerRouteOptions {
  * `node:http`: the hot path skips Express's router and request decoration (docs/benchmarks.md).
  * Reads the request (docs/architecture.md#data-flow-of-one-request): read → authenticate →
  * validate → (a chat UI's housekeeping is answered here: docs/chat-ui-tasks.md) → refuse what the
- * workspace cannot do → admit → find the conversation; the answer runner does the rest.
+ * workspace cannot do → admit → check the caller's schema (after admission, so that the limits count
+ * a request whose schema is refused: docs/structured-answers.md#the-schema-is-untrusted) → find the
+ * conversation; the answer runner does the rest.
  */
 export function createChatHandler(options: ChatRouteOptions): (request: IncomingMessage, response: ServerResponse) => void {
   const { config } = options;
@@ -87,8 +90,8 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
       await runner.answerLocally(response, { prompt, text, choices: body.n ?? 1, id }, delivery);
       return;
     }
-    // What it asks in structure, its schema checked (a 400) before anything is asked (docs/structured-answers.md).
-    const asked = readChatStructured(body, (value) => options.schemas.check(value));
+    // What it asks in structure; its schema is checked (a 400) once admitted, before anything is asked (docs/structured-answers.md).
+    const asked = readChatStructured(body);
     // A chat UI's housekeeping (a title, tags) is never a workspace turn: forcing a function on one is refused, not extracted.
     const housekeeping = asked?.kind === "function" && recognizeChatUiTask(messages) !== null;
     const unanswered = [...unansweredChatParameters(body), ...(housekeeping ? [HOUSEKEEPING_CALL] : [])];
@@ -99,6 +102,7 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     }
     const markers = structured ? structuredMarkers(request, config.answers.structured.citations) : undefined;
     const { admission } = await admitValidRequest(response, valid, options);
+    checkStructuredSchema(structured, (value) => options.schemas.check(value));
     const encoding = encodingOf(request, workspace);
     const { prompt, messageIndex } = extractPrompt(body.messages);
     const scope = { principal: identity.principal, workspace };

@@ -16,6 +16,7 @@ import { type ResponseRequest, responseRequestSchema } from "../../dialects/resp
 import { asksResponseJson, forcesResponseToolCall, unansweredResponseParameters } from "../../dialects/responses/unsupported-parameters.js";
 import { readResponseStructured } from "../../dialects/responses/structured-request.js";
 import { structuredMarkers } from "../../dialects/structured-markers.js";
+import { checkStructuredSchema } from "../../dialects/structured-parameters.js";
 import { InvalidRequestError } from "../../errors/adapter-error.js";
 import { type AdmittedRequest, admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest, type ValidAnswerRequest } from "../answer-request.js";
 import type { Admitted } from "../admission.js";
@@ -57,7 +58,8 @@ interface Continuation {
 
 /**
  * The Responses API (docs/architecture.md#data-flow-of-one-request): `POST /v1/responses` on the
- * fast path, and the stored responses (`stored-responses.ts`). `previous_response_id` (or an
+ * fast path, and the stored responses (`stored-responses.ts`). A request is read, admitted, then its
+ * schema checked (docs/structured-answers.md#the-schema-is-untrusted), then continued. `previous_response_id` (or an
  * `item_reference` to a stored output item) continues the upstream query of that response's chain;
  * the answer runner does the rest — in the background too — and the turn and the response are
  * stored before the last bytes.
@@ -81,6 +83,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const structured = structuredOf(body, response);
     const markers = structured ? structuredMarkers(request, config.answers.structured.citations) : undefined;
     const admitted = await admitValidRequest(response, valid, options);
+    checkStructuredSchema(structured, (value) => options.schemas.check(value));
     const { identity, model, workspace, admission } = admitted;
     const continuation = await continuationOf(request, admitted, conversationId, input);
     const { conversation, hints } = continuation;
@@ -108,12 +111,12 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
 
   /**
    * What the request asks in structure (docs/structured-answers.md), its schema checked (a 400)
-   * before anything is asked; what stays unanswerable refused (or, with `LENIENT_PARAMETERS=on`,
-   * ignored). In the background too: the runner judges it there as anywhere (a replica taking it
+   * once admitted, so that the limits count a request whose schema is refused, and before anything
+   * is asked; what stays unanswerable refused (or, with `LENIENT_PARAMETERS=on`, ignored). In the background too: the runner judges it there as anywhere (a replica taking it
    * over refuses it, `responsesResumption`).
    */
   function structuredOf(body: ResponseRequest, response: ServerResponse) {
-    const structured = readResponseStructured(body, (value) => options.schemas.check(value));
+    const structured = readResponseStructured(body);
     refuseUnsupported(unansweredResponseParameters(body), response, options.parameters);
     return structured;
   }

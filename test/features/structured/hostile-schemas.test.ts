@@ -52,3 +52,58 @@ describe("hostile schemas", () => {
     expect(stack.workspace.control.creates.length).toBe(before);
   });
 });
+
+// A pattern's cost is its program, not its text: `x{1,1000}` repeated to 999 characters compiles into
+// about 220,000 RE2 instructions (seconds of blocked event loop and 38 MB kept, each time). It is
+// refused before it is compiled, after admission, so that the rate limits count it.
+const HUGE_PROGRAM = "x{1,1000}".repeat(111).slice(0, 999);
+
+describe("schemas that compile into huge programs", () => {
+  const cases: [string, string, (schema: Record<string, unknown>, nonce: number) => Record<string, unknown>, string][] = [
+    ["chat", "/v1/chat/completions", (schema, nonce) => chatBody(`Anything ${nonce}`, { response_format: { type: "json_schema", json_schema: { name: "x", schema } } }), "response_format"],
+    ["Responses", "/v1/responses", (schema, nonce) => ({ model: "ask", input: `Anything ${nonce}`, text: { format: { type: "json_schema", name: "x", schema } } }), "text.format"],
+    ["a forced function", "/v1/responses", (schema, nonce) => ({ model: "ask", input: `Anything ${nonce}`, tools: [{ type: "function", name: "f", parameters: schema }], tool_choice: "required" }), "tools"],
+  ];
+
+  it.each(cases)("%s: a 999-character pattern of counted repetitions is a 400 naming the parameter, the heap stays bounded", async (_name, path, bodyOf, param) => {
+    const before = stack.workspace.control.creates.length;
+    const heapBefore = process.memoryUsage().heapUsed;
+    for (let nonce = 0; nonce < 4; nonce += 1) {
+      // A different description each time: no cache can answer it.
+      const schemas = [
+        { type: "object", description: `d${nonce}`, properties: { a: { type: "string", pattern: HUGE_PROGRAM } } },
+        { type: "object", description: `d${nonce}`, patternProperties: { [HUGE_PROGRAM]: { type: "string" } } },
+      ];
+      for (const schema of schemas) {
+        const response = await fetch(`${stack.url}${path}`, { method: "POST", headers: headers(), body: JSON.stringify(bodyOf(schema, nonce)) });
+        const parsed = (await response.json()) as { error: { param: string; code: string; message: string } };
+        expect(response.status).toBe(400);
+        expect(parsed.error).toMatchObject({ param, code: "invalid_json_schema" });
+        expect(parsed.error.message).toMatch(/too large a program/);
+      }
+    }
+    expect(stack.workspace.control.creates.length).toBe(before);
+    // Eight such schemas compiled and kept would hold over 300 MB.
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(64 * 1024 * 1024);
+    expect((await fetch(`${stack.url}/health`)).status).toBe(200);
+  });
+
+  it("a refused schema counts against RATE_LIMIT_RPM: it is checked after admission", async () => {
+    const limited = await startStack({ RATE_LIMIT_RPM: "2" });
+    try {
+      const post = (body: unknown) => fetch(`${limited.url}/v1/chat/completions`, { method: "POST", headers: headers(), body: JSON.stringify(body) });
+      for (let nonce = 0; nonce < 2; nonce += 1) {
+        const schema = { type: "object", description: `d${nonce}`, properties: { a: { type: "string", pattern: HUGE_PROGRAM } } };
+        const refused = await post(chatBody("Anything", { response_format: { type: "json_schema", json_schema: { name: "x", schema } } }));
+        expect(refused.status).toBe(400);
+        await refused.arrayBuffer();
+      }
+      const next = await post(chatBody("How much annual leave do employees get?"));
+      expect(next.status).toBe(429);
+      await next.arrayBuffer();
+      expect(limited.workspace.control.creates.length).toBe(0);
+    } finally {
+      await limited.close();
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { composeJsonAnswer, type JsonStyle } from "../../../src/embedded-workspace/compose-json.js";
+import { composeJsonAnswer, type JsonStyle, MAX_JSON_ITEMS, MAX_JSON_VALUES } from "../../../src/embedded-workspace/compose-json.js";
 import { DocumentIndex, type Passage } from "../../../src/embedded-workspace/document-index.js";
 import { extractJson } from "../../../src/structured/extract-json.js";
 import { repairInstructions, withInstructions } from "../../../src/structured/instruction-block.js";
@@ -71,5 +71,26 @@ describe("the embedded workspace's JSON mode", () => {
 
   it("leaves a question without the block to the prose answer", () => {
     expect(answer("trailing-sources", "How do leave and travel work?")).toBeNull();
+  });
+
+  it("builds no more than its clamp, whatever minItems ask (nested, they multiply)", () => {
+    const values = (value: unknown): number => (typeof value === "object" && value !== null ? 1 + Object.values(value).reduce<number>((sum, item) => sum + values(item), 0) : 1);
+    const wide = { type: "array", minItems: 1000, items: { type: "string" } };
+    const nested = { type: "array", minItems: 200, items: { type: "array", minItems: 200, items: { type: "array", minItems: 200, items: { type: "integer" } } } };
+    for (const [asked, limit] of [[wide, MAX_JSON_ITEMS + 1], [nested, MAX_JSON_VALUES + 1]] as const) {
+      const content = withInstructions("How do leave and travel work?", { ...request, schema: { type: "object", properties: { all: asked }, required: ["all"] } });
+      const extracted = extractJson(answer("bare", content)?.output ?? "");
+      expect(extracted.found).toBe(true);
+      const all = extracted.found ? (extracted.value as { all: unknown[] }).all : [];
+      expect(all.length).toBeLessThanOrEqual(MAX_JSON_ITEMS);
+      expect(values(all)).toBeLessThanOrEqual(limit);
+    }
+  });
+
+  it("keeps answering valid JSON for a schema within the clamp", () => {
+    const few = { type: "object", properties: { all: { type: "array", minItems: 40, maxItems: 45, items: { type: "string" } } }, required: ["all"] };
+    const content = withInstructions("How do leave and travel work?", { ...request, schema: few });
+    const extracted = extractJson(answer("bare", content)?.output ?? "");
+    expect(extracted.found && validation.validate(few, extracted.value)).toEqual({ valid: true });
   });
 });

@@ -1,6 +1,7 @@
 import { Worker } from "node:worker_threads";
 import { format as validatorFormats } from "@cfworker/json-schema";
-import { describe, expect, it } from "vitest";
+import { RE2JS } from "re2js";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { SchemaValidation } from "../../../src/structured/schema-validator.js";
 
@@ -74,6 +75,78 @@ describe("SchemaValidation of answers", () => {
     for (let index = 0; index < 5; index += 1) expect(small.check({ type: "object", title: `t${index}` })).toBeNull();
     expect((small as unknown as { ready: Map<string, unknown> }).ready.size).toBe(2);
   });
+
+  it("keeps schemas ready within a bound in bytes, their compiled patterns counted", () => {
+    const light = new SchemaValidation({ ...limits, cacheBytes: 1_000_000 });
+    // Each holds a pattern of about 2,000 instructions (about 320 KB compiled): three fit, not ten.
+    for (let index = 0; index < 10; index += 1) expect(light.check({ type: "string", pattern: `^${"a".repeat(index)}.{1,1000}$` })).toBeNull();
+    const kept = (light as unknown as { ready: Map<string, unknown> }).ready.size;
+    expect(kept).toBeGreaterThanOrEqual(1);
+    expect(kept).toBeLessThanOrEqual(3);
+  });
+
+  it("compiles each pattern once: the check, the guard and every answer's validation share it", () => {
+    const compile = vi.spyOn(RE2JS, "compile");
+    try {
+      const fresh = new SchemaValidation(limits);
+      const schema = { type: "object", patternProperties: { "^x-[a-z]+$": { type: "string", pattern: "^[A-Z]+$" } }, additionalProperties: false };
+      expect(fresh.check(schema)).toBeNull();
+      for (let index = 0; index < 5; index += 1) expect(fresh.validate(schema, { [`x-${"a".repeat(index + 1)}`]: "OK" })).toEqual({ valid: true });
+      expect(fresh.validate(schema, { "x-b": "no" })).toMatchObject({ valid: false, pointer: "/x-b" });
+      expect(compile).toHaveBeenCalledTimes(2);
+    } finally {
+      compile.mockRestore();
+    }
+  });
+});
+
+describe("SchemaValidation of work the evaluations do not show", () => {
+  const validation = new SchemaValidation(limits);
+
+  it("measures uniqueItems (every pair of items compared) before validating, and does not validate past the budget", () => {
+    const schema = { type: "array", items: { type: "string" }, uniqueItems: true };
+    expect(validation.validate(schema, Array.from({ length: 500 }, (_, index) => `item ${index}`))).toEqual({ valid: true });
+    expect(validation.validate(schema, ["a", "b", "a"])).toMatchObject({ valid: false, repairable: true });
+    // 20,000 short strings: 400 million comparisons, 4 s in the validator.
+    const verdict = validation.validate(schema, Array.from({ length: 20_000 }, (_, index) => `item ${index}`));
+    expect(verdict).toMatchObject({ valid: false, repairable: false, message: expect.stringContaining("uniqueItems") });
+  });
+
+  it("measures enum and const comparisons of whole values", () => {
+    const members = Array.from({ length: 400 }, (_, index) => ({ kind: index, tags: ["a", "b", "c", "d"] }));
+    const schema = { type: "array", items: { enum: members } };
+    expect(validation.validate(schema, [members[3], members[7]])).toEqual({ valid: true });
+    const many = Array.from({ length: 5000 }, () => ({ kind: 399, tags: ["a", "b", "c", "d"] }));
+    expect(validation.validate(schema, many)).toMatchObject({ valid: false, repairable: false, message: expect.stringContaining("enum") });
+  });
+
+  it("decides patterns where they stand: inside anyOf, not and if", () => {
+    const either = { anyOf: [{ type: "string", pattern: "^a" }, { type: "string", pattern: "^b" }] };
+    expect(validation.validate(either, "a1")).toEqual({ valid: true });
+    expect(validation.validate(either, "b1")).toEqual({ valid: true });
+    expect(validation.validate(either, "c1")).toMatchObject({ valid: false });
+    const never = { type: "object", properties: { a: { not: { pattern: "^x" } } } };
+    expect(validation.validate(never, { a: "y" })).toEqual({ valid: true });
+    expect(validation.validate(never, { a: "x1" })).toMatchObject({ valid: false, pointer: "/a" });
+    const conditional = { if: { pattern: "^id-" }, then: { maxLength: 5 }, else: { minLength: 1 } };
+    expect(validation.validate(conditional, "id-12")).toEqual({ valid: true });
+    expect(validation.validate(conditional, "id-123")).toMatchObject({ valid: false });
+    expect(validation.validate(conditional, "x")).toEqual({ valid: true });
+    const link = { type: "array", items: { type: "string", format: "uri" } };
+    expect(validation.validate(link, ["https://example.com", "https://example.org"])).toEqual({ valid: true });
+    expect(validation.validate(link, ["https://example.com", "nope"])).toEqual({ valid: false, pointer: "/1", message: "String must be an absolute URI.", repairable: true });
+  });
+});
+
+describe("SchemaValidation through the validator's public API", () => {
+  it("never writes into the validator's format table (it would throw here)", () => {
+    Object.preventExtensions(validatorFormats);
+    const validation = new SchemaValidation(limits);
+    const answer = { items: [{ name: "x", renews: "2027-01-31", code: "LEA-1", kind: "lease" }], total: 1 };
+    expect(validation.validate(contracts, answer)).toEqual({ valid: true });
+    expect(validation.validate(contracts, { ...answer, items: [{ ...answer.items[0], code: "x" }] })).toMatchObject({ valid: false, message: expect.stringContaining("pattern") });
+    expect(validation.validate({ type: "string", format: "uri" }, "nope")).toMatchObject({ valid: false, message: "String must be an absolute URI." });
+  });
 });
 
 describe("SchemaValidation of hostile schemas", () => {
@@ -97,6 +170,14 @@ describe("SchemaValidation of hostile schemas", () => {
     ["an invalid expression", { type: "string", pattern: "(" }, "/pattern", "not a valid regular expression"],
     ["a patternProperties key that needs backtracking", { patternProperties: { "(?<=x)y": {} } }, "/patternProperties/(?<=x)y", "linear time"],
     ["$dynamicRef", { $dynamicRef: "#node" }, "/$dynamicRef", "not supported"],
+    ["a short pattern of a huge program", { type: "string", pattern: "x{1,1000}".repeat(111).slice(0, 999) }, "/pattern", "too large a program"],
+    ["a patternProperties key of a huge program", { patternProperties: { ["x{1,1000}".repeat(111).slice(0, 999)]: {} } }, "/patternProperties/", "too large a program"],
+    [
+      "patterns whose programs add up past the schema's budget",
+      { type: "object", properties: Object.fromEntries([1, 2, 3, 4].map((n) => [`p${n}`, { type: "string", pattern: `^${"a".repeat(n)}.{1,1000}$` }])) },
+      "/properties/p",
+      "compiled instructions",
+    ],
   ])("refuses %s", (_name, schema, pointer, message) => {
     const problem = validation.check(schema as Record<string, unknown>);
     expect(problem?.pointer.startsWith(pointer)).toBe(true);
