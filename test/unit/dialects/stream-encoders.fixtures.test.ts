@@ -9,7 +9,7 @@ import { ResponseBodyEncoder } from "../../../src/dialects/responses/response-bo
 import { ResponseStreamEncoder } from "../../../src/dialects/responses/response-stream-encoder.js";
 import { metaOf } from "../../../src/dialects/responses/response-meta.js";
 import { responseRequestSchema } from "../../../src/dialects/responses/response-request.js";
-import { QueryFailedError } from "../../../src/errors/adapter-error.js";
+import { QueryFailedError, ServiceUnavailableError } from "../../../src/errors/adapter-error.js";
 import { formatFrame } from "../../../src/http/sse-writer.js";
 import { openAIErrors, responseEventErrors } from "../../helpers/openai-schemas.js";
 import { openResponsesErrors, openResponsesEventErrors } from "../../helpers/open-responses-schemas.js";
@@ -88,6 +88,14 @@ describe("Responses events from recorded answer events", () => {
     expect(data.map((event) => event.sequence_number)).toEqual(data.map((_, index) => index));
     expect(data.at(0)?.type).toBe("response.created");
     expect(data.at(-1)).toMatchObject({ type: "response.completed", response: { status: "completed", usage: { input_tokens: 12, output_tokens: 31, total_tokens: 43 } } });
+  });
+
+  it("end a stream that fails after it began with an error event both OpenAI's and Open Responses' schemas accept", () => {
+    const [frame] = new ResponseStreamEncoder(responseMeta, () => 1_767_225_601).fail(new ServiceUnavailableError("The workspace could not be reached"));
+    const event = frame?.data as { type: string };
+    expect(event).toMatchObject({ type: "error", message: "The workspace could not be reached", error: { message: "The workspace could not be reached" } });
+    expect(responseEventErrors(event)).toEqual([]);
+    expect(openResponsesEventErrors(event)).toEqual([]);
   });
 
   it("complete to the same response as the non-streamed encoder", () => {
