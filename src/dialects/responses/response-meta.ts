@@ -20,6 +20,37 @@ export const citationFormatSchema = z.object({
 export type CitationFormat = z.infer<typeof citationFormatSchema>;
 
 /**
+ * The request's settings a response echoes, as sent or as they applied, under the response object's
+ * own names (Open Responses requires each on every response object; none is sent upstream).
+ */
+export const echoedSettingsSchema = z.object({
+  presence_penalty: z.number(),
+  frequency_penalty: z.number(),
+  top_logprobs: z.int(),
+  service_tier: z.string(),
+  max_tool_calls: z.int().nullable(),
+  safety_identifier: z.string().nullable(),
+  prompt_cache_key: z.string().nullable(),
+});
+/** The settings a response echoes. */
+export type EchoedSettings = z.infer<typeof echoedSettingsSchema>;
+
+/** The settings a response echoes: what the request sent, or the value that applies. */
+export function echoedSettings(body: Partial<Record<keyof EchoedSettings, unknown>>): EchoedSettings {
+  const number = (value: unknown, otherwise: number) => (typeof value === "number" ? value : otherwise);
+  const text = (value: unknown) => (typeof value === "string" ? value : null);
+  return {
+    presence_penalty: number(body.presence_penalty, 0),
+    frequency_penalty: number(body.frequency_penalty, 0),
+    top_logprobs: number(body.top_logprobs, 0),
+    service_tier: text(body.service_tier) ?? "default",
+    max_tool_calls: typeof body.max_tool_calls === "number" ? body.max_tool_calls : null,
+    safety_identifier: text(body.safety_identifier),
+    prompt_cache_key: text(body.prompt_cache_key),
+  };
+}
+
+/**
  * What a response echoes of its request, and its identity (docs/architecture.md#data-flow-of-one-request):
  * a schema, since a stored response keeps it and reads it back parsed. Fields added after responses
  * were first stored are optional: a record written before them still parses, and reads as it was sent.
@@ -50,14 +81,8 @@ export const responseMetaSchema = z.object({
   textFormat: z.looseObject({ type: z.string() }).optional(),
   /** A forced function, answered as its call (docs/structured-answers.md#a-forced-function): the output is a `function_call` item. */
   call: z.object({ name: z.string() }).optional(),
-  // Echoed as sent, or the value that applies (Open Responses requires each on every response object).
-  presencePenalty: z.number().optional(),
-  frequencyPenalty: z.number().optional(),
-  topLogprobs: z.int().optional(),
-  serviceTier: z.string().optional(),
-  maxToolCalls: z.int().nullable().optional(),
-  safetyIdentifier: z.string().nullable().optional(),
-  promptCacheKey: z.string().nullable().optional(),
+  /** The settings echoed as sent or as they applied; absent in a record stored before them (`echoedSettings({})` then). */
+  settings: echoedSettingsSchema.optional(),
   /** How the citations are written; absent in a record stored before there was a choice: `file_citation`, as they were then. */
   citations: citationFormatSchema.optional(),
 });
@@ -104,13 +129,7 @@ export function metaOf(
       summary: typeof reasoning.summary === "string" ? reasoning.summary : null,
     },
     ...(asksJson ? { textFormat: echoedFormat(format) } : {}),
-    presencePenalty: body.presence_penalty ?? 0,
-    frequencyPenalty: body.frequency_penalty ?? 0,
-    topLogprobs: body.top_logprobs ?? 0,
-    serviceTier: body.service_tier ?? "default",
-    maxToolCalls: body.max_tool_calls ?? null,
-    safetyIdentifier: body.safety_identifier ?? null,
-    promptCacheKey: body.prompt_cache_key ?? null,
+    settings: echoedSettings(body),
     ...(citations ? { citations } : {}),
   };
 }

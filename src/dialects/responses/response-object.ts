@@ -137,6 +137,7 @@ export const responseObjectSchema = z.object({
   metadata: z.record(z.string(), z.string()),
   /** Whether it ran in the background. */
   background: z.boolean().default(false),
+  // The echoed settings (`echoedSettings`), defaulted alike in an object stored before them.
   presence_penalty: z.number().default(0),
   frequency_penalty: z.number().default(0),
   top_logprobs: z.int().default(0),

@@ -1,6 +1,6 @@
 import type { TokenUsage } from "../../answer/answer-events.js";
 import type { AdapterError } from "../../errors/adapter-error.js";
-import type { ResponseMeta } from "./response-meta.js";
+import { echoedSettings, type ResponseMeta } from "./response-meta.js";
 import type { FunctionCallItem, OutputItem, OutputMessage, OutputText, ReasoningItem, ResponseObject, ResponseUsage } from "./response-object.js";
 import type { ResponseState } from "./response-state.js";
 
@@ -88,13 +88,7 @@ export function responseOf(
     usage: end?.status === "completed" ? responseUsage(end.usage) : null,
     ...(meta.user === null ? {} : { user: meta.user }),
     background: meta.background === true,
-    presence_penalty: meta.presencePenalty ?? 0,
-    frequency_penalty: meta.frequencyPenalty ?? 0,
-    top_logprobs: meta.topLogprobs ?? 0,
-    service_tier: meta.serviceTier ?? "default",
-    max_tool_calls: meta.maxToolCalls ?? null,
-    safety_identifier: meta.safetyIdentifier ?? null,
-    prompt_cache_key: meta.promptCacheKey ?? null,
+    ...(meta.settings ?? echoedSettings({})),
     ...(meta.conversation ? { conversation: { id: meta.conversation } } : {}),
   };
 }

@@ -28,7 +28,8 @@ function formerValue() {
   for (const field of NEW_FIELDS) delete response[field];
   delete response.output[0].phase;
   const former = { ...meta } as Record<string, unknown>;
-  for (const field of ["presencePenalty", "frequencyPenalty", "topLogprobs", "serviceTier", "maxToolCalls", "safetyIdentifier", "promptCacheKey", "citations"]) delete former[field];
+  delete former.settings;
+  delete former.citations;
   return JSON.parse(JSON.stringify({ response, input: [], meta: former, answer: encoder.answer, usage: USAGE })) as unknown;
 }
 
