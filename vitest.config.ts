@@ -1,4 +1,5 @@
-import { configDefaults, defineConfig } from "vitest/config";
+import { fileURLToPath } from "node:url";
+import { configDefaults, defineConfig, type Plugin } from "vitest/config";
 
 // CI (.ci/run) asks for a JSON report beside the usual output, to print its own summary line.
 const jsonReport = process.env.VITEST_JSON_REPORT;
@@ -16,6 +17,20 @@ const HEAVY = [
   // Starts the MCP Inspector's command line three times: each a Node process loading a large bundle.
   "test/features/mcp/mcp-real-clients.test.ts",
 ];
+
+/**
+ * The Open Responses compliance suite, vendored unmodified in test/fixtures/openresponses/compliance
+ * (its README), is written for zod 3: its `zod` imports resolve to the zod 3 API that the project's
+ * zod 4 ships as `zod/v3`. Every other module's `zod` stays zod 4.
+ */
+const COMPLIANCE_SUITE = fileURLToPath(new URL("test/fixtures/openresponses/compliance/", import.meta.url));
+const complianceSuiteZod: Plugin = {
+  name: "open-responses-compliance-zod-v3",
+  enforce: "pre",
+  resolveId(source, importer) {
+    return source === "zod" && importer?.startsWith(COMPLIANCE_SUITE) ? this.resolve("zod/v3", importer, { skipSelf: true }) : null;
+  },
+};
 
 const shared = {
   globalSetup: ["test/global-setup.ts"],
@@ -36,6 +51,7 @@ export default defineConfig({
     reporters: jsonReport ? ["default", ["json", { outputFile: jsonReport }]] : ["default"],
     projects: [
       {
+        plugins: [complianceSuiteZod],
         test: {
           ...shared,
           name: "suite",
@@ -49,6 +65,7 @@ export default defineConfig({
         },
       },
       {
+        plugins: [complianceSuiteZod],
         test: { ...shared, name: "heavy", include: HEAVY, maxWorkers: 1, sequence: { groupOrder: 1 } },
       },
     ],

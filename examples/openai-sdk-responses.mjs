@@ -12,7 +12,7 @@ const first = await client.responses.create({ model: "ask", input: "How does the
 console.log(first.output_text);
 const message = first.output.find((item) => item.type === "message");
 for (const annotation of message?.content[0]?.annotations ?? []) {
-  console.log(`cites ${annotation.filename} (${annotation.file_id}) at ${annotation.index}`);
+  console.log(`cites ${annotation.title} <${annotation.url}> at ${annotation.start_index}-${annotation.end_index}`);
 }
 console.log("usage:", first.usage);
 

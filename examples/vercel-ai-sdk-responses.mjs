@@ -12,7 +12,7 @@ const openai = createOpenAI({
 const question = "How does the adapter cite sources?";
 const first = await generateText({ model: openai("ask"), prompt: question });
 console.log(first.text);
-for (const source of first.sources) console.log(`source: ${source.title}`);
+for (const source of first.sources) console.log(`source: ${source.title} <${source.url}>`);
 
 const second = await generateText({
   model: openai("ask"),

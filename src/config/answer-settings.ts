@@ -12,6 +12,10 @@ export const answerVariables = z.object({
     z.enum(["file_citation", "url_citation", "none"]).default("url_citation"),
     "Chat annotation format: `url_citation` (OpenAI's, which every client accepts), `file_citation` (the interface's; clients known to reject it still get `url_citation`) or `none`; per request: `X-Chat-Annotations`",
   ),
+  RESPONSES_ANNOTATIONS: documented(
+    z.enum(["url_citation", "file_citation", "none"]).default("url_citation"),
+    "Responses API annotation format: `url_citation` (the Open Responses specification's only one, which every Responses client keeps; its `url` is the source's link), `file_citation` (OpenAI's file shape: `document` sources in `@ai-sdk/openai`, dropped by `@ai-sdk/open-responses` and refused by strict Open Responses clients) or `none`; per request: `X-Responses-Annotations`",
+  ),
   SOURCE_URL_TEMPLATE: documented(
     optionalText,
     "Link of each source: `{workspace}`, `{filename}`, `{page}`, `{title}` are replaced (URL-encoded), e.g. `https://docs.example.com/{workspace}/{filename}#page={page}`",
@@ -44,6 +48,7 @@ export function answerSettings(env: AnswerVariables) {
     stepsOutput: env.STEPS_OUTPUT,
     citationStyle: env.CITATION_STYLE,
     chatAnnotations: env.CHAT_ANNOTATIONS,
+    responsesAnnotations: env.RESPONSES_ANNOTATIONS,
     sourceUrlTemplate: env.SOURCE_URL_TEMPLATE,
     /** Who answers chat UIs' housekeeping requests: the adapter (`local`) or the workspace. */
     chatUiTasks: env.CHAT_UI_TASKS,

@@ -143,7 +143,18 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
   const { threads, stored, background, conversations } = continuity;
   return [
     chatCompletionsRoute({ ...answering, config, documentPage: dependencies.documentPage, threads, housekeeping, parameters }),
-    ...responsesRoutes({ ...answering, config, threads, stored, background, conversations, housekeeping, parameters }),
+    ...responsesRoutes({
+      ...answering,
+      config,
+      threads,
+      stored,
+      background,
+      conversations,
+      housekeeping,
+      parameters,
+      tokens: dependencies.tokens,
+      documentPage: dependencies.documentPage,
+    }),
     ...conversationsRoutes({ config, authenticate: dependencies.authenticate, conversations }),
     ...(config.mcp.enabled ? mcpRoutes({ ...dependencies, ...answering }) : []),
     ...(config.mcp.enabled && config.oauth && dependencies.oauth

@@ -62,6 +62,8 @@ export function buildRequest(api: "chat" | "responses", ask: Ask): OutgoingReque
       body: { model: ask.mode, stream: true, stream_options: { include_usage: true }, messages: [...ask.history, { role: "user", content: ask.question }] },
     };
   }
+  // file_citation carries each source's file name, page and snippet, which the page lists (the default is url_citation).
+  headers["x-responses-annotations"] = "file_citation";
   const body: Record<string, unknown> = { model: ask.mode, stream: true, input: ask.question };
   if (ask.previousResponseId) body.previous_response_id = ask.previousResponseId;
   return { url: "/v1/responses", headers, body };

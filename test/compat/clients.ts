@@ -106,9 +106,12 @@ function openaiClient(module: OpenAIModule, { baseURL, apiKey, workspace, fetch 
 const urlCitations = (annotations: { type: string; url_citation?: { url: string } }[] | undefined) =>
   (annotations ?? []).flatMap((annotation) => (annotation.url_citation ? [annotation.url_citation.url] : []));
 
-/** Responses `output_text` annotations: `file_citation` with the file's name. */
-const fileCitations = (annotations: { type: string; filename?: string }[] | undefined) =>
-  (annotations ?? []).flatMap((annotation) => (annotation.filename ? [annotation.filename] : []));
+/** Responses `output_text` annotations: `url_citation` with the source's link (the default), or `file_citation` with the file's name. */
+const responseCitations = (annotations: { type: string; url?: string; filename?: string }[] | undefined) =>
+  (annotations ?? []).flatMap((annotation) => {
+    const named = annotation.url ?? annotation.filename;
+    return named ? [named] : [];
+  });
 
 function openaiChat(module: OpenAIModule): (connection: Connection) => Driver {
   return (connection) => {
@@ -143,7 +146,7 @@ function openaiResponses(module: OpenAIModule): (connection: Connection) => Driv
     const client = openaiClient(module, connection);
     const turn = (response: any): Turn => {
       const message = response.output.find((item: { type: string }) => item.type === "message");
-      return { text: response.output_text, citations: fileCitations(message?.content[0]?.annotations), state: response };
+      return { text: response.output_text, citations: responseCitations(message?.content[0]?.annotations), state: response };
     };
     return {
       answer: async (question) => turn(await client.responses.create({ model: "ask", input: question })),
@@ -178,29 +181,39 @@ type Model = (connection: Connection) => unknown;
 const sourceNames = (sources: { sourceType: string; url?: string; title?: string }[]) =>
   sources.map((source) => (source.sourceType === "url" ? (source.url ?? "") : (source.title ?? "")));
 
-function aiSdk(ai: AiModule, model: Model, citations: "sources" | "text"): (connection: Connection) => Driver {
-  const shown = (text: string, sources: { sourceType: string }[]) => (citations === "sources" ? sourceNames(sources as never) : textCitations(text));
+/** Where an AI SDK provider shows citations: `sources` parts, the text's own Sources lines, or its text parts' provider metadata. */
+type AiSdkCitations = "sources" | "text" | { metadata: string };
+
+/** `url_citation` links kept in the provider metadata of text parts (@ai-sdk/open-responses: `providerMetadata.<name>.annotations`). */
+const metadataCitations = (name: string, parts: { type: string; providerMetadata?: Record<string, { annotations?: { url: string }[] }> }[]) =>
+  parts.flatMap((part) => (part.type === "text" || part.type === "text-end" ? (part.providerMetadata?.[name]?.annotations ?? []).map((annotation) => annotation.url) : []));
+
+function aiSdk(ai: AiModule, model: Model, citations: AiSdkCitations): (connection: Connection) => Driver {
+  const shown = (text: string, sources: { sourceType: string }[], parts: any[]) =>
+    citations === "sources" ? sourceNames(sources as never) : citations === "text" ? textCitations(text) : metadataCitations(citations.metadata, parts);
   return (connection) => ({
     async answer(question) {
       const result = await ai.generateText({ model: model(connection), prompt: question, maxRetries: 0 });
-      return { text: result.text, citations: shown(result.text, result.sources), state: result.response.messages };
+      return { text: result.text, citations: shown(result.text, result.sources, result.content ?? []), state: result.response.messages };
     },
     async stream(question) {
       const result = ai.streamText({ model: model(connection), prompt: question, maxRetries: 0 });
       let text = "";
       const errors: unknown[] = [];
+      const parts: unknown[] = [];
       for await (const part of result.fullStream) {
         if (part.type === "text-delta") text += part.text;
+        if (part.type === "text-end") parts.push(part);
         if (part.type === "error") errors.push(part.error);
       }
       if (errors.length > 0) throw new Error(`the stream had error parts: ${String(errors[0])}`, { cause: errors[0] });
-      return { text, citations: shown(text, await result.sources), state: null };
+      return { text, citations: shown(text, await result.sources, parts), state: null };
     },
     async followUp(first, question, next) {
       // The AI SDK's history: the user's message, the first result's response messages, the next question.
       const messages = [{ role: "user", content: question }, ...(first.state as unknown[]), { role: "user", content: next }];
       const result = await ai.generateText({ model: model(connection), messages, maxRetries: 0 });
-      return { text: result.text, citations: shown(result.text, result.sources), state: result.response.messages };
+      return { text: result.text, citations: shown(result.text, result.sources, result.content ?? []), state: result.response.messages };
     },
     isAuthError: (error) => ai.APICallError.isInstance(error) && (error as { statusCode?: number }).statusCode === 401,
   });
@@ -218,17 +231,20 @@ const providerChat = (create: CreateOpenAI): Model => (connection) => openaiProv
 const providerResponses = (create: CreateOpenAI): Model => (connection) => openaiProvider(create, connection)("ask");
 const compatibleChat = (create: CreateCompatible): Model => ({ baseURL, apiKey, workspace, fetch }) =>
   create({ name: "workspace", baseURL, apiKey, headers: { "Service-Workspace": workspace }, ...(fetch ? { fetch } : {}) })("ask");
+/** @ai-sdk/open-responses takes the Responses endpoint's whole URL. */
+const openResponses = (create: CreateCompatible): Model => ({ baseURL, apiKey, workspace, fetch }) =>
+  create({ name: "workspace", url: `${baseURL}/responses`, apiKey, headers: { "Service-Workspace": workspace }, ...(fetch ? { fetch } : {}) })("ask");
 
 // ---------------------------------------------------------------------------------------------
 // LangChain JS: ChatOpenAI on chat completions, and with useResponsesApi.
 
 type ChatOpenAIClass = new (fields: Record<string, unknown>) => any;
 
-/** LangChain's Responses text blocks carry the annotations (0.x: as sent; 1.x: as `citation` blocks with a `title`). */
+/** LangChain's Responses text blocks carry the annotations (0.x: as sent; 1.x: as `citation` blocks with a `url` and `title`). */
 function langchainCitations(content: unknown): string[] {
   if (!Array.isArray(content)) return [];
-  return content.flatMap((block: { annotations?: { filename?: string; title?: string }[] }) =>
-    (block.annotations ?? []).flatMap((annotation) => [annotation.filename ?? annotation.title ?? ""]),
+  return content.flatMap((block: { annotations?: { url?: string; filename?: string; title?: string }[] }) =>
+    (block.annotations ?? []).flatMap((annotation) => [annotation.url ?? annotation.filename ?? annotation.title ?? ""]),
   );
 }
 
@@ -271,12 +287,12 @@ interface AgentsModule {
   setTracingDisabled(disabled: boolean): void;
 }
 
-/** The annotations the agent's message items keep in `providerData` (file_citation names, url_citation links). */
+/** The annotations the agent's message items keep in `providerData` (url_citation links, file_citation names). */
 function agentCitations(items: { rawItem?: { type?: string; content?: { providerData?: { annotations?: any[] } }[] } }[]): string[] {
   return items.flatMap((item) =>
     item.rawItem?.type === "message"
       ? (item.rawItem.content ?? []).flatMap((part) =>
-        (part.providerData?.annotations ?? []).map((annotation: any) => annotation.filename ?? annotation.url_citation?.url ?? ""),
+        (part.providerData?.annotations ?? []).map((annotation: any) => annotation.url ?? annotation.filename ?? annotation.url_citation?.url ?? ""),
       )
       : [],
   );
@@ -315,7 +331,7 @@ function llamaindexDriver(llamaindexOpenAI: { OpenAI: new (options: object) => a
     const llm: { chat(params: any): Promise<any> } = api === "responses" ? new llamaindexOpenAI.OpenAIResponses(options) : new llamaindexOpenAI.OpenAI(options);
     // Chat: the raw completion's url_citation annotations. Responses: the message's annotations option.
     const citationsOf = (response: any) =>
-      api === "responses" ? fileCitations(response.message.options?.annotations) : urlCitations(response.raw?.choices?.[0]?.message?.annotations);
+      api === "responses" ? responseCitations(response.message.options?.annotations) : urlCitations(response.raw?.choices?.[0]?.message?.annotations);
     const chat = async (messages: { role: "user" | "assistant"; content: string }[]): Promise<Turn> => {
       const response = await llm.chat({ messages });
       return { text: String(response.message.content), citations: citationsOf(response), state: response.message };
@@ -330,7 +346,7 @@ function llamaindexDriver(llamaindexOpenAI: { OpenAI: new (options: object) => a
           // OpenAIResponses repeats the last delta on every later event (its stream state keeps it):
           // its own bug, against OpenAI too, so only text-delta events' chunks are text.
           if (api === "chat" || raw?.type === "response.output_text.delta") text += chunk.delta;
-          citations.push(...(api === "responses" ? fileCitations(raw?.annotation ? [raw.annotation] : []) : urlCitations(raw?.choices?.[0]?.delta?.annotations)));
+          citations.push(...(api === "responses" ? responseCitations(raw?.annotation ? [raw.annotation] : []) : urlCitations(raw?.choices?.[0]?.delta?.annotations)));
         }
         return { text, citations, state: null };
       },
@@ -348,12 +364,13 @@ function llamaindexDriver(llamaindexOpenAI: { OpenAI: new (options: object) => a
 const OPENAI = "OpenAI SDK for JavaScript (`openai`)";
 const AI_SDK_OPENAI = "Vercel AI SDK: `ai` with `@ai-sdk/openai`";
 const AI_SDK_COMPATIBLE = "Vercel AI SDK: `ai` with `@ai-sdk/openai-compatible`";
+const AI_SDK_OPEN_RESPONSES = "Vercel AI SDK: `ai` with `@ai-sdk/open-responses`";
 const LANGCHAIN = "LangChain JS (`@langchain/openai`)";
 const AGENTS = "OpenAI Agents SDK (`@openai/agents`)";
 const LLAMAINDEX = "LlamaIndex (`@llamaindex/openai`)";
 
 const CHAT_ANNOTATIONS = "`message.annotations` (`url_citation`)";
-const RESPONSES_ANNOTATIONS = "`output_text` annotations (`file_citation`)";
+const RESPONSES_ANNOTATIONS = "`output_text` annotations (`url_citation`)";
 
 function openaiRows(major: string, openai: Package): MatrixRow[] {
   const row = { client: OPENAI, packages: [openai.installed] };
@@ -368,7 +385,7 @@ function aiSdkRows(id: string, provider: Package, ai: Package): MatrixRow[] {
   const load = (model: (create: CreateOpenAI) => Model) => async () => aiSdk(await ai.load(), model((await provider.load()).createOpenAI), "sources");
   return [
     { ...row, id: `${id}-chat`, api: "chat", shows: "`sources` (`url`)", load: load(providerChat) },
-    { ...row, id: `${id}-responses`, api: "responses", shows: "`sources` (`document`)", load: load(providerResponses) },
+    { ...row, id: `${id}-responses`, api: "responses", shows: "`sources` (`url`)", load: load(providerResponses) },
   ];
 }
 
@@ -380,6 +397,17 @@ function compatibleRow(id: string, provider: Package, ai: Package): MatrixRow {
     api: "chat",
     shows: "the text only (it reads no annotations)",
     load: async () => aiSdk(await ai.load(), compatibleChat((await provider.load()).createOpenAICompatible), "text"),
+  };
+}
+
+function openResponsesRow(id: string, provider: Package, ai: Package): MatrixRow {
+  return {
+    id,
+    client: AI_SDK_OPEN_RESPONSES,
+    packages: [provider.installed, ai.installed],
+    api: "responses",
+    shows: "text `providerMetadata.<name>.annotations` (`url_citation` only)",
+    load: async () => aiSdk(await ai.load(), openResponses((await provider.load()).createOpenResponses), { metadata: "workspace" }),
   };
 }
 
@@ -430,6 +458,7 @@ export const MATRIX: readonly MatrixRow[] = [
   compatibleRow("ai-5-compatible-1", project("ai-sdk-openai-compatible-v1"), AI5),
   compatibleRow("ai-6-compatible-2", project("ai-sdk-openai-compatible-v2"), AI6),
   compatibleRow("ai-7-compatible-3", project("@ai-sdk/openai-compatible"), AI7),
+  openResponsesRow("ai-7-open-responses-2", project("@ai-sdk/open-responses"), AI7),
   ...langchainRows("0", compat("@langchain/openai"), compat("@langchain/core")),
   ...langchainRows("1", project("@langchain/openai"), project("@langchain/core")),
   // Both Agents SDK lines depend on openai ^7: the project's.

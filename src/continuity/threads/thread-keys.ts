@@ -44,3 +44,12 @@ export function historyRememberKey(
 export function conversationIdKey(scope: ThreadScope, conversationId: string): string {
   return `c:${digest([scope.principal, scope.workspace, conversationId])}`;
 }
+
+/**
+ * The key of a handle the adapter gave a client for a thread (docs/responses-api.md): a forced
+ * function's `call_id` (`call:<id>`), whose output continues the query that asked for the call; a
+ * compaction's content (`compaction:<token>`). Bound to the credential and workspace, like every key.
+ */
+export function handleKey(scope: ThreadScope, handle: string): string {
+  return `k:${digest([scope.principal, scope.workspace, handle])}`;
+}

@@ -3,7 +3,7 @@ import type { PlainMessage } from "../../core/plain-message.js";
 import type { Clock } from "../../util/clock.js";
 import { type RetryOutcome, writeBriefly } from "../../util/retry-briefly.js";
 import { lookupOrUnavailable } from "../access.js";
-import { conversationIdKey, historyLookupKey, historyRememberKey, type ThreadScope } from "./thread-keys.js";
+import { conversationIdKey, handleKey, historyLookupKey, historyRememberKey, type ThreadScope } from "./thread-keys.js";
 import type { ThreadStore } from "./thread-store.js";
 import { errorMessage } from "../../util/error-message.js";
 
@@ -22,6 +22,8 @@ export interface ThreadTurn {
   promptIndex: number;
   answer: string;
   queryId: string;
+  /** Handles the answer gave out for its thread (`handleKey`): a forced function's `call:<call_id>`. */
+  handles?: readonly string[] | undefined;
 }
 
 /** What the thread memory needs besides its store. */
@@ -65,16 +67,32 @@ export class ThreadMemory {
     return lookupOrUnavailable(() => this.store.get(key), lookup, this.options);
   }
 
+  /** The query a handle the adapter gave out names (`handleKey`), or null; a `ContinuationUnavailableError` when the store cannot answer. */
+  async findHandle(scope: ThreadScope, handle: string): Promise<string | null> {
+    const lookup = { what: "The thread this request's items name", code: "conversation_unavailable", store: "conversation" };
+    return lookupOrUnavailable(() => this.store.get(handleKey(scope, handle)), lookup, this.options);
+  }
+
+  /** Binds a handle to a query (a compaction's content): resolves as `remember` does. */
+  bind(scope: ThreadScope, handle: string, queryId: string): Promise<void> {
+    return this.write([handleKey(scope, handle)], queryId);
+  }
+
   /**
-   * Remembers a finished turn under its history and, when given, its conversation id. Resolves once
-   * the first write has been answered (or after `writeWaitMs`): the caller ends the answer then.
-   * A write that failed is retried in the background.
+   * Remembers a finished turn under its history, its conversation id and its handles, when given.
+   * Resolves once the first write has been answered (or after `writeWaitMs`): the caller ends the
+   * answer then. A write that failed is retried in the background.
    */
   remember(scope: ThreadScope, hints: ThreadHints, turn: ThreadTurn): Promise<void> {
     const keys = [historyRememberKey(scope, hints.messages, turn.promptIndex, turn.answer)];
     if (hints.conversationId) keys.push(conversationIdKey(scope, hints.conversationId));
+    for (const handle of turn.handles ?? []) keys.push(handleKey(scope, handle));
+    return this.write(keys, turn.queryId);
+  }
+
+  private write(keys: readonly string[], queryId: string): Promise<void> {
     const { ttlSeconds, logger, clock, writeWaitMs, onRemembered, storeAnswersAgain } = this.options;
-    const write = () => Promise.all(keys.map((key) => this.store.set(key, turn.queryId, ttlSeconds))).then(() => undefined);
+    const write = () => Promise.all(keys.map((key) => this.store.set(key, queryId, ttlSeconds))).then(() => undefined);
     return writeBriefly(write, {
       clock,
       wake: storeAnswersAgain,
@@ -82,7 +100,7 @@ export class ThreadMemory {
       onOutcome: onRemembered,
       onLost: (error) =>
         logger.warn(
-          { queryId: turn.queryId, err: { message: errorMessage(error) } },
+          { queryId, err: { message: errorMessage(error) } },
           "conversation turn lost: the store did not take it; its next turn continues only on this replica",
         ),
     });

@@ -7,7 +7,7 @@ import { applyEvent } from "./response-state.js";
 /** Encodes a non-streamed answer as one response object. */
 export class ResponseBodyEncoder extends ResponseEncoding implements BodyEncoder<ResponseObject> {
   add(event: AnswerEvent): void {
-    applyEvent(this.state, event);
+    applyEvent(this.state, event, this.annotate);
   }
 
   body(usage: TokenUsage): ResponseObject {

@@ -1,4 +1,5 @@
 import type { ChoiceSent, TokenUsage } from "../../answer/answer-events.js";
+import { type Annotate, annotatorOf } from "./response-annotations.js";
 import type { ResponseMeta } from "./response-meta.js";
 import type { ResponseObject } from "./response-object.js";
 import { type ResponseEnd, responseOf } from "./response-of.js";
@@ -7,6 +8,8 @@ import { newResponseState, type ResponseState } from "./response-state.js";
 /** What both Responses encoders report they sent, and keep of a finished answer for the store. */
 export abstract class ResponseEncoding {
   protected readonly state = newResponseState();
+  /** Writes the citations in the response's format (`meta.citations`). */
+  protected readonly annotate: Annotate;
   /** The finished response object, once there is one. */
   finished: ResponseObject | undefined;
   /** The usage counted for it. */
@@ -16,7 +19,9 @@ export abstract class ResponseEncoding {
     readonly meta: ResponseMeta,
     /** Seconds since the epoch, for `completed_at`. */
     protected readonly now: () => number,
-  ) {}
+  ) {
+    this.annotate = annotatorOf(meta.citations);
+  }
 
   sent(): ChoiceSent[] {
     return [{ content: this.state.text, reasoning: this.state.reasoning }];

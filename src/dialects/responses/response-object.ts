@@ -19,11 +19,30 @@ export const fileCitationSchema = z.object({
 /** One `file_citation` annotation. */
 export type ResponseFileCitation = z.infer<typeof fileCitationSchema>;
 
+/**
+ * A citation as a `url_citation` (the default: docs/citations.md#the-responses-api), the one
+ * annotation of the Open Responses specification and one every Responses client keeps: `url` is the
+ * source's link (`answer/source-links.ts`), `title` its title (or file name), and `start_index` /
+ * `end_index` span the marker in code points, the end exclusive, as chat's `url_citation` does.
+ */
+export const urlCitationSchema = z.object({
+  type: z.literal("url_citation"),
+  url: z.string(),
+  title: z.string(),
+  start_index: z.int(),
+  end_index: z.int(),
+});
+/** One `url_citation` annotation. */
+export type ResponseUrlCitation = z.infer<typeof urlCitationSchema>;
+
+/** A citation annotation, in the format the response was asked in. */
+export type ResponseAnnotation = ResponseFileCitation | ResponseUrlCitation;
+
 /** The text part of an assistant message. */
 export const outputTextSchema = z.object({
   type: z.literal("output_text"),
   text: z.string(),
-  annotations: z.array(fileCitationSchema),
+  annotations: z.array(z.union([urlCitationSchema, fileCitationSchema])),
   logprobs: z.array(z.unknown()),
 });
 /** One output text part. */
@@ -36,6 +55,8 @@ export const outputMessageSchema = z.object({
   status: z.enum(["in_progress", "completed", "incomplete"]),
   role: z.literal("assistant"),
   content: z.array(outputTextSchema),
+  /** The answer is the final answer (Open Responses' `phase`); absent in a response stored before it was sent. */
+  phase: z.literal("final_answer").optional(),
 });
 /** The assistant message item. */
 export type OutputMessage = z.infer<typeof outputMessageSchema>;
@@ -81,7 +102,11 @@ export const responseUsageSchema = z.object({
 /** Response usage. */
 export type ResponseUsage = z.infer<typeof responseUsageSchema>;
 
-/** The response object, with every field OpenAI's schema requires. */
+/**
+ * The response object, with every field OpenAI's schema and Open Responses' `ResponseResource`
+ * require. The fields added since responses were first stored have defaults: an object stored
+ * before them reads back whole.
+ */
 export const responseObjectSchema = z.object({
   id: z.string(),
   object: z.literal("response"),
@@ -105,13 +130,21 @@ export const responseObjectSchema = z.object({
   tools: z.array(z.unknown()),
   top_p: z.number().nullable(),
   truncation: z.enum(["auto", "disabled"]),
-  /** Absent until the response completes. */
-  usage: responseUsageSchema.optional(),
+  /** Null until the response completes. */
+  usage: responseUsageSchema.nullable().default(null),
   /** Echoed when the request gave one. */
   user: z.string().optional(),
   metadata: z.record(z.string(), z.string()),
-  /** `true` for a response run in the background. */
-  background: z.boolean().optional(),
+  /** Whether it ran in the background. */
+  background: z.boolean().default(false),
+  // The echoed settings (`echoedSettings`), defaulted alike in an object stored before them.
+  presence_penalty: z.number().default(0),
+  frequency_penalty: z.number().default(0),
+  top_logprobs: z.int().default(0),
+  service_tier: z.string().default("default"),
+  max_tool_calls: z.int().nullable().default(null),
+  safety_identifier: z.string().nullable().default(null),
+  prompt_cache_key: z.string().nullable().default(null),
   /** The conversation it belongs to, when the request named one. */
   conversation: z.object({ id: z.string() }).optional(),
 });

@@ -1,6 +1,6 @@
 import type { TokenUsage } from "../../answer/answer-events.js";
 import type { AdapterError } from "../../errors/adapter-error.js";
-import type { ResponseMeta } from "./response-meta.js";
+import { echoedSettings, type ResponseMeta } from "./response-meta.js";
 import type { FunctionCallItem, OutputItem, OutputMessage, OutputText, ReasoningItem, ResponseObject, ResponseUsage } from "./response-object.js";
 import type { ResponseState } from "./response-state.js";
 
@@ -23,9 +23,11 @@ export function outputText(state: ResponseState): OutputText {
   return { type: "output_text", text: state.text, annotations: state.annotations, logprobs: [] };
 }
 
-/** The message item as it stands: completed once its citations came. */
+/** The message item as it stands: completed once its citations came; its `phase` is `final_answer`. */
 export function messageItem(meta: ResponseMeta, state: ResponseState): OutputMessage {
-  return { type: "message", id: itemIdOf(meta, "msg"), status: state.messageDone ? "completed" : "in_progress", role: "assistant", content: [outputText(state)] };
+  const status = state.messageDone ? "completed" : "in_progress";
+  // The answer is the final answer: the workspace's steps are the reasoning item, never commentary messages.
+  return { type: "message", id: itemIdOf(meta, "msg"), status, role: "assistant", content: [outputText(state)], phase: "final_answer" };
 }
 
 /** The forced function's call as it stands (docs/structured-answers.md#a-forced-function): its arguments are the answer's text. */
@@ -50,7 +52,11 @@ export function responseUsage(usage: TokenUsage): ResponseUsage {
   };
 }
 
-/** The response object of a state: `in_progress` with what is known, or ended (completed with its usage, failed, cancelled). */
+/**
+ * The response object of a state: `in_progress` with what is known (`usage` null), or ended
+ * (completed with its usage, failed, cancelled). Every field OpenAI's and Open Responses' schemas
+ * require is there: what the request sent, or the value that applied.
+ */
 export function responseOf(
   meta: ResponseMeta,
   state: ResponseState | null,
@@ -79,9 +85,10 @@ export function responseOf(
     top_p: meta.topP,
     truncation: meta.truncation,
     metadata: meta.metadata,
-    ...(end?.status === "completed" ? { usage: responseUsage(end.usage) } : {}),
+    usage: end?.status === "completed" ? responseUsage(end.usage) : null,
     ...(meta.user === null ? {} : { user: meta.user }),
-    ...(meta.background ? { background: true } : {}),
+    background: meta.background === true,
+    ...(meta.settings ?? echoedSettings({})),
     ...(meta.conversation ? { conversation: { id: meta.conversation } } : {}),
   };
 }

@@ -4,16 +4,21 @@ import { modelSchema } from "../../core/model.js";
 /** A content part of an input message: `input_text` and `output_text` are read; others are kept as sent. */
 export const inputPartSchema = z.looseObject({ type: z.string(), text: z.string().optional() });
 
+/** What an assistant message is (Open Responses 2026-04-24, OpenAI): commentary on the way, or the final answer. */
+export const messagePhaseSchema = z.enum(["commentary", "final_answer"]);
+
 /**
- * One item of `input`. Messages (`type` may be omitted) with
- * string or part content, `item_reference`s to earlier output, and any other item type (reasoning,
- * function call outputs…), which is accepted, kept and not sent upstream.
+ * One item of `input`. Messages (`type` may be omitted) with string or part content (an assistant
+ * message's `phase` kept as sent), `item_reference`s to earlier output, `compaction` items
+ * (docs/responses-api.md#compaction), a tool's results (`function_call_output`: docs/responses-api.md#a-tools-result-handed-back),
+ * and any other item type (reasoning, function calls…), which is accepted, kept and not sent upstream.
  */
 export const inputItemSchema = z.looseObject({
   type: z.string().optional(),
   id: z.string().optional(),
   role: z.string().optional(),
   content: z.union([z.string(), z.array(inputPartSchema)]).optional(),
+  phase: messagePhaseSchema.optional(),
 });
 /** One input item as sent. */
 export type InputItem = z.infer<typeof inputItemSchema>;
@@ -37,9 +42,9 @@ export const metadataSchema = z
 
 /**
  * The body of `POST /v1/responses`: OpenAI's fields that apply here are read; `include`, `tools`,
- * `reasoning`, `max_output_tokens`, `temperature` and every unknown field are accepted, echoed
- * where the response object has a place for them, and otherwise ignored (the upstream has no
- * place for them).
+ * `reasoning`, `max_output_tokens`, `temperature`, the penalties, `service_tier`,
+ * `prompt_cache_key`… and every unknown field are accepted, echoed where the response object has a
+ * place for them, and otherwise ignored (the upstream has no place for them).
  */
 export function responseRequestSchema(options: { maxMessages: number }) {
   return z.looseObject({
@@ -64,6 +69,14 @@ export function responseRequestSchema(options: { maxMessages: number }) {
     tool_choice: z.unknown().optional(),
     reasoning: z.looseObject({}).nullish(),
     text: z.looseObject({}).nullish(),
+    // Echoed on the response object (Open Responses requires each there); the workspace has no place for them.
+    presence_penalty: z.number().nullish(),
+    frequency_penalty: z.number().nullish(),
+    top_logprobs: z.int().min(0).max(20).nullish(),
+    service_tier: z.string().nullish(),
+    max_tool_calls: z.int().min(0).nullish(),
+    safety_identifier: z.string().max(64).nullish(),
+    prompt_cache_key: z.string().nullish(),
     /** Escape hatch (docs/upstream-assumptions.md#create): keys merged into the upstream create body. */
     query: z.record(z.string(), z.unknown()).nullish(),
   });

@@ -1,7 +1,8 @@
 import { hash } from "node:crypto";
 import type { AnswerEvent, Citation } from "../../answer/answer-events.js";
 import type { CitedSource } from "../../core/source-record.js";
-import type { ResponseFileCitation } from "./response-object.js";
+import type { Annotate } from "./response-annotations.js";
+import type { ResponseAnnotation } from "./response-object.js";
 
 /** What the answer gave a response so far: text, reasoning and citations, in the order items opened. */
 export interface ResponseState {
@@ -10,7 +11,7 @@ export interface ResponseState {
   text: string;
   messageOpen: boolean;
   messageDone: boolean;
-  annotations: ResponseFileCitation[];
+  annotations: ResponseAnnotation[];
   /** The citations and sources as the core gave them: what a stored response replays. */
   citations: Citation[];
   sources: CitedSource[];
@@ -26,10 +27,14 @@ export function newResponseState(): ResponseState {
 /**
  * Folds one answer event into a response's state: steps into the reasoning item (which precedes
  * the message; a step that arrives after the answer text began is left out, as steps come before
- * the output in the interface), text into the message, citations into `file_citation`
- * annotations whose `index` is the marker's start (docs/upstream-assumptions.md#sources-and-citations).
+ * the output in the interface), text into the message, citations into annotations in the
+ * response's format (`annotate`: `response-annotations.ts`; docs/upstream-assumptions.md#sources-and-citations).
  */
-export function applyEvent(state: ResponseState, event: AnswerEvent): void {
+export function applyEvent(
+  state: ResponseState,
+  event: AnswerEvent,
+  annotate: Annotate,
+): void {
   if (event.type === "reasoning" && !state.messageOpen) {
     if (!state.reasoningOpen) state.order.push("reasoning");
     state.reasoningOpen = true;
@@ -41,9 +46,7 @@ export function applyEvent(state: ResponseState, event: AnswerEvent): void {
     openMessage(state);
     state.citations = event.citations;
     state.sources = event.sources;
-    // Several markers cite one source: its file id (a hash) is made once per answer.
-    const fileIds = new Map<string, string>();
-    state.annotations = event.citations.map((citation) => annotationOf(citation, event.sources[citation.source], fileIds));
+    state.annotations = annotate(event.citations, event.sources);
     state.messageDone = true;
   }
 }
@@ -68,17 +71,4 @@ export function fileIdOf(name: string, source?: CitedSource, known?: Map<string,
     known?.set(key, id);
   }
   return id;
-}
-
-function annotationOf(citation: Citation, source: CitedSource | undefined, fileIds: Map<string, string>): ResponseFileCitation {
-  const annotation: ResponseFileCitation = {
-    type: "file_citation",
-    file_id: fileIdOf(citation.filename, source, fileIds),
-    filename: citation.filename,
-    index: citation.start,
-  };
-  if (source?.title) annotation.title = source.title;
-  if (source?.page !== null && source?.page !== undefined) annotation.page = source.page;
-  if (source?.snippet) annotation.snippet = source.snippet;
-  return annotation;
 }

@@ -30,7 +30,7 @@ export class ResponseStreamEncoder extends ResponseEncoding implements StreamEnc
     if (event.type === "reasoning") {
       if (state.messageOpen) return frames;
       if (!state.reasoningOpen) {
-        applyEvent(state, { ...event, text: "" });
+        applyEvent(state, { ...event, text: "" }, this.annotate);
         const at = this.indexOf("reasoning");
         frames.push(
           this.frame("response.output_item.added", { output_index: at, item: { type: "reasoning", id: itemIdOf(this.meta, "rs"), summary: [] } }),
@@ -42,7 +42,7 @@ export class ResponseStreamEncoder extends ResponseEncoding implements StreamEnc
           }),
         );
       }
-      applyEvent(state, event);
+      applyEvent(state, event, this.annotate);
       frames.push(
         this.frame("response.reasoning_summary_text.delta", {
           item_id: itemIdOf(this.meta, "rs"),
@@ -57,13 +57,13 @@ export class ResponseStreamEncoder extends ResponseEncoding implements StreamEnc
     if (call) return this.encodeCall(event, call.name);
     if (event.type === "text") {
       frames.push(...this.startMessage());
-      applyEvent(state, event);
+      applyEvent(state, event, this.annotate);
       frames.push(this.frame("response.output_text.delta", { ...this.textPosition(), delta: event.text, logprobs: [] }));
       return frames;
     }
     if (event.type === "cited") {
       frames.push(...this.startMessage());
-      applyEvent(state, event);
+      applyEvent(state, event, this.annotate);
       state.annotations.forEach((annotation, index) => {
         frames.push(this.frame("response.output_text.annotation.added", { ...this.textPosition(), annotation_index: index, annotation }));
       });
@@ -86,7 +86,9 @@ export class ResponseStreamEncoder extends ResponseEncoding implements StreamEnc
     if (error instanceof QueryFailedError || error instanceof GatewayTimeoutError || error instanceof StructuredOutputError) {
       return [this.frame("response.failed", { response: responseOf(this.meta, this.state, { status: "failed", error, at: this.now() }) })];
     }
-    return [this.frame("error", { code: error.code, message: error.message, param: error.param })];
+    // OpenAI's error event has its fields at the top, Open Responses' in `error`: both, so that either reader finds them.
+    const { code, message, param } = error;
+    return [this.frame("error", { code, message, param, error: { type: error.type, code, message, param } })];
   }
 
   /** A forced function's call: opened with its first arguments, done with its sources (`cited`, the answer's end). */
@@ -99,7 +101,7 @@ export class ResponseStreamEncoder extends ResponseEncoding implements StreamEnc
       openMessage(state);
       frames.push(this.frame("response.output_item.added", { output_index: this.indexOf("message"), item: functionCallItem(this.meta, state, name) }));
     }
-    applyEvent(state, event);
+    applyEvent(state, event, this.annotate);
     if (event.type === "text") return [...frames, this.frame("response.function_call_arguments.delta", { ...position(), delta: event.text })];
     return [
       ...frames,
@@ -130,7 +132,7 @@ export class ResponseStreamEncoder extends ResponseEncoding implements StreamEnc
     frames.push(
       this.frame("response.output_item.added", {
         output_index: at,
-        item: { type: "message", id: itemIdOf(this.meta, "msg"), status: "in_progress", role: "assistant", content: [] },
+        item: { type: "message", id: itemIdOf(this.meta, "msg"), status: "in_progress", role: "assistant", content: [], phase: "final_answer" },
       }),
       this.frame("response.content_part.added", { ...this.textPosition(), part: { type: "output_text", text: "", annotations: [], logprobs: [] } }),
     );

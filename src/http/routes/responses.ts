@@ -7,27 +7,32 @@ import type { BackgroundResponses } from "../../continuity/background/background
 import type { BackgroundResume } from "../../continuity/background/responses-resumption.js";
 import type { ConversationsApi } from "../../continuity/conversations-api/conversations-api.js";
 import type { FinishedAnswer, StoredResponses, Turn } from "../../continuity/responses/stored-responses.js";
-import { conversationIdFrom, type ThreadHints, type ThreadMemory } from "../../continuity/threads/thread-memory.js";
+import type { ThreadMemory } from "../../continuity/threads/thread-memory.js";
 import { ResponseBodyEncoder } from "../../dialects/responses/response-body-encoder.js";
 import { ResponseStreamEncoder } from "../../dialects/responses/response-stream-encoder.js";
-import { type ReadInput, readInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
-import { metaOf, type ResponseMeta } from "../../dialects/responses/response-meta.js";
+import { responseAnnotationFormat } from "../../dialects/responses/citation-choice.js";
+import { type ReadInput, readInput } from "../../dialects/responses/read-input.js";
+import { itemIdOf } from "../../dialects/responses/response-of.js";
+import { type CitationFormat, metaOf, type ResponseMeta } from "../../dialects/responses/response-meta.js";
 import { type ResponseRequest, responseRequestSchema } from "../../dialects/responses/response-request.js";
 import { asksResponseJson, forcesResponseToolCall, unansweredResponseParameters } from "../../dialects/responses/unsupported-parameters.js";
 import { readResponseStructured } from "../../dialects/responses/structured-request.js";
 import { structuredMarkers } from "../../dialects/structured-markers.js";
 import { checkStructuredSchema } from "../../dialects/structured-parameters.js";
 import { InvalidRequestError } from "../../errors/adapter-error.js";
-import { type AdmittedRequest, admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest, type ValidAnswerRequest } from "../answer-request.js";
+import { admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest, type ValidAnswerRequest } from "../answer-request.js";
 import type { Admitted } from "../admission.js";
 import type { ChatUiHousekeeping } from "../chat-ui-housekeeping.js";
 import { background } from "../delivery/background-delivery.js";
 import type { Delivery } from "../delivery/delivery.js";
 import { json } from "../delivery/json-delivery.js";
 import { sse } from "../delivery/stream-delivery.js";
+import type { TokenCounter } from "../../tokens/token-counter.js";
 import type { Route } from "../route-table.js";
 import { type ParameterPolicy, refuseUnsupported } from "../unsupported-parameters.js";
 import { createResponseOperation } from "./answer-operations.js";
+import { compactAndCountRoutes } from "./compact-and-count.js";
+import { continuationOf } from "./response-continuation.js";
 import { storedResponseRoutes } from "./stored-responses.js";
 
 /** What the Responses routes need: the runner and the edge, and the continuity stores a response reads and writes. */
@@ -44,16 +49,10 @@ export interface ResponsesRouteOptions extends AnswerRouteOptions {
   housekeeping: ChatUiHousekeeping;
   /** What becomes of parameters the workspace cannot honour (`LENIENT_PARAMETERS`). */
   parameters: ParameterPolicy;
-}
-
-/** What a request continues: its resolved input items, the query to continue, and the conversation or response it names. */
-interface Continuation {
-  items: StoredInputItem[];
-  continueQueryId: string | null;
-  /** The Conversations API's conversation it belongs to. */
-  conversation: string | null;
-  previousResponseId: string | null;
-  hints: ThreadHints;
+  /** The base URL of the adapter's document page, when it serves one (the embedded workspace): the link of a `url_citation`. */
+  documentPage?: (() => string) | undefined;
+  /** The tokenizer `usage` counts with: `input_tokens` and a compaction count with it too. */
+  tokens: TokenCounter;
 }
 
 /**
@@ -76,37 +75,46 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const conversationId = refuseConflicts(body);
     const id = options.ids.response();
     const input = readInput(body.input, id);
+    const citations = citationsOf(request, valid.workspace);
     // `instructions` is where a UI's system prompt travels on this API: part of the frame.
     const framed = body.instructions ? [{ role: "system", text: body.instructions }, ...input.messages] : input.messages;
-    const task = options.housekeeping.localTask(framed, forcesResponseToolCall(body));
-    if (task) return answerTask(response, valid, task, id, input);
+    // A tool's result handed back is a turn of a workspace thread, never a chat UI's housekeeping.
+    const task = input.turn.kind === "question" ? options.housekeeping.localTask(framed, forcesResponseToolCall(body)) : null;
+    if (task) return answerTask(response, valid, task, id, input, citations);
     const structured = structuredOf(body, response);
     const markers = structured ? structuredMarkers(request, config.answers.structured.citations) : undefined;
     const admitted = await admitValidRequest(response, valid, options);
     checkStructuredSchema(structured, (value) => options.schemas.check(value));
     const { identity, model, workspace, admission } = admitted;
-    const continuation = await continuationOf(request, admitted, conversationId, input);
-    const { conversation, hints } = continuation;
-    // A forced function is answered as its call: the output is one function_call item.
+    const scope = { principal: identity.principal, workspace };
+    const asked = { scope, previousResponseId: body.previous_response_id, conversationId };
+    const continuation = await continuationOf(options, request, asked, input);
+    const { conversation, hints, continueQueryId, prompt } = continuation;
+    // A forced function is answered as its call: the output is one function_call item, whose result continues this thread.
     const call = structured?.kind === "function" ? { call: { name: structured.name ?? "" } } : {};
     const echoed = { conversation, ...(body.background ? { background: true } : {}), ...call };
-    const meta = { ...metaOf(id, body, seconds(), continuation.previousResponseId), ...echoed };
-    const { continueQueryId } = continuation;
-    const { prompt } = input;
+    const meta = { ...metaOf(id, body, seconds(), continuation.previousResponseId, citations), ...echoed };
+    const handles = meta.call ? [`call:${itemIdOf(meta, "call")}`] : [];
     const createFields = body.query;
     const plan = { prompt, mode: model.mode, choices: 1, continueQueryId, createFields, from: CREATE_FIELDS, structured };
     const spanStart = { operation: "chat", model: body.model, stream: body.stream === true } as const;
     const promptIndex = input.messages.findLastIndex((message) => message.role === "user");
-    const scope = { principal: identity.principal, workspace };
     await runner.run({ response, identity, workspace, meter: admission.meter, input: plan, spanStart, markers }, ([queryId = ""]) => {
       const turn: Turn = { id, ...scope, queryId, meta, input: continuation.items, conversation };
-      const { delivery, encoder } = deliveryOf(body, meta, { mode: model.mode, prompt: input.prompt, turn }, admission);
+      const { delivery, encoder } = deliveryOf(body, meta, { mode: model.mode, prompt, turn }, admission);
       const remember = async (sent: ChoiceSent[]) => {
-        const remembered = options.threads.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId });
+        const remembered = options.threads.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId, handles });
         await Promise.all([remembered, stored.storeTurn(turn, encoder)]);
       };
       return { delivery, respondedAs: id, remember };
     });
+  }
+
+  /** How the request's citations are written (docs/citations.md#the-responses-api): the format asked for, and the links of its workspace. */
+  function citationsOf(request: IncomingMessage, workspace: string): CitationFormat {
+    const format = responseAnnotationFormat(request, config.answers.responsesAnnotations);
+    const documentPage = options.documentPage?.() ?? null;
+    return { format, links: { template: config.answers.sourceUrlTemplate ?? null, documentPage, workspace } };
   }
 
   /**
@@ -128,36 +136,16 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     task: ChatUiTask,
     id: string,
     input: ReadInput,
+    citations: CitationFormat,
   ): Promise<void> {
     await admitValidRequest(response, valid, options, task);
     const text = localReply(task, asksResponseJson(valid.body));
     const prompt = input.messages.at(-1)?.text ?? "";
-    const meta = { ...metaOf(id, valid.body, seconds(), null), store: false };
+    const meta = { ...metaOf(id, valid.body, seconds(), null, citations), store: false };
     const delivery: Delivery<unknown> = valid.body.stream
       ? sse(new ResponseStreamEncoder(meta, seconds), sweep)
       : json(new ResponseBodyEncoder(meta, seconds));
     await runner.answerLocally(response, { prompt, text, choices: 1, id: options.ids.local() }, delivery);
-  }
-
-  /** A request's continuation: its conversation, previous response or referenced item (any unknown one a 404), else the thread its history matches. */
-  async function continuationOf(
-    request: IncomingMessage,
-    admitted: AdmittedRequest<ResponseRequest>,
-    conversationId: string | undefined,
-    input: ReadInput,
-  ): Promise<Continuation> {
-    const { identity, workspace, body } = admitted;
-    const { principal } = identity;
-    const { conversationIdHeaders } = config.continuity;
-    const hints = { conversationId: conversationIdFrom(request.headers, conversationIdHeaders), messages: input.messages };
-    const thread = conversationId ? await options.conversations.visible(conversationId, principal, workspace, "conversation") : null;
-    const items = await stored.resolveReferences(input.items, principal, workspace);
-    const previousId = body.previous_response_id;
-    const previous = previousId ? await stored.visible(previousId, principal, workspace, "previous_response_id") : null;
-    const continued = thread ?? previous ?? items.lastReferenced;
-    const continueQueryId = continued?.queryId ?? (await options.threads.find({ principal, workspace }, hints));
-    const conversation = thread?.id ?? null;
-    return { items: items.resolved, continueQueryId, conversation, previousResponseId: previous?.id ?? null, hints };
   }
 
   /** The delivery of a response: one body, a stream, or a background answer (its stream into an event log); and its encoder, for the stored turn. */
@@ -181,6 +169,8 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
 
   return [
     { method: "POST", path: "/v1/responses", handler: { fast: answerHandler(create, options) }, operation: createResponseOperation },
+    // Before the stored responses: `/v1/responses/compact` is not a response id.
+    ...compactAndCountRoutes(options),
     ...storedResponseRoutes(options),
   ];
 }

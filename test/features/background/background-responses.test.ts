@@ -1,6 +1,7 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { responseEventErrors, responsesErrors } from "../../helpers/openai-schemas.js";
+import { openResponsesErrors, openResponsesEventErrors } from "../../helpers/open-responses-schemas.js";
 import { until } from "../../helpers/redis-topologies.js";
 import { API_KEY, headers, type Stack, startStack } from "../../helpers/start-stack.js";
 
@@ -43,9 +44,11 @@ describe("background: true", () => {
     expect(created.id).toMatch(/^resp_[0-9a-f]{32}$/);
     expect(created.output).toEqual([]);
     expect(responsesErrors("Response", created)).toEqual([]);
+    expect(openResponsesErrors("ResponseResource", created)).toEqual([]);
     const done = await until200(client, created.id, (status) => status !== "in_progress");
     expect(done.status).toBe("completed");
     expect(responsesErrors("Response", done)).toEqual([]);
+    expect(openResponsesErrors("ResponseResource", done)).toEqual([]);
     expect(done.output_text).toContain("25 days");
     expect(done.usage.output_tokens).toBeGreaterThan(0);
     // Stored: it continues like any stored response.
@@ -62,6 +65,7 @@ describe("background: true", () => {
     const cancelled = await client.responses.cancel(created.id);
     expect(cancelled.status).toBe("cancelled");
     expect(responsesErrors("Response", cancelled)).toEqual([]);
+    expect(openResponsesErrors("ResponseResource", cancelled)).toEqual([]);
     await until(async () => slow.adapter.watcher.waitingQueries === 0, "the wait to stop");
     expect((await client.responses.retrieve(created.id)).status).toBe("cancelled");
     expect((await client.responses.cancel(created.id)).status).toBe("cancelled");
@@ -88,6 +92,7 @@ describe("background: true", () => {
     const all = [...first, ...rest];
     expect(all.map((event) => event.sequence_number)).toEqual(all.map((_, index) => index));
     for (const event of all) expect(responseEventErrors(event), event.type).toEqual([]);
+    for (const event of all) expect(openResponsesEventErrors(event), event.type).toEqual([]);
     expect(all.at(-1).type).toBe("response.completed");
     const text = all.filter((event) => event.type === "response.output_text.delta").map((event) => event.delta).join("");
     expect(all.at(-1).response.output.at(-1).content[0].text).toBe(text);
@@ -176,6 +181,7 @@ describe("background: progress", () => {
     expect(running.output[0]).toMatchObject({ type: "reasoning" });
     expect(running.output[0].summary[0].text.length).toBeGreaterThan(0);
     expect(responsesErrors("Response", running)).toEqual([]);
+    expect(openResponsesErrors("ResponseResource", running)).toEqual([]);
     const done = await until200(client, created.id, (status) => status !== "in_progress");
     expect(done.output[0].summary[0].text.startsWith(running.output[0].summary[0].text)).toBe(true);
   });

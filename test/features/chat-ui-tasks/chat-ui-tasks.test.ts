@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { prompt, renderOpenWebUi, type ReplayedPrompt, replayedPrompts, type Turn } from "../../helpers/chat-ui-prompts.js";
 import { openAIErrors, responsesErrors } from "../../helpers/openai-schemas.js";
+import { openResponsesErrors } from "../../helpers/open-responses-schemas.js";
 import { postStream } from "../../helpers/read-sse.js";
 import { API_KEY, headers, type Stack, startStack } from "../../helpers/start-stack.js";
 
@@ -127,6 +128,7 @@ describe("chat UIs' housekeeping, replayed from their own prompts", () => {
       const body = (await response.json()) as Record<string, any>;
       expect(response.status, replayed.name).toBe(200);
       expect(responsesErrors("Response", body), replayed.name).toEqual([]);
+      expect(openResponsesErrors("ResponseResource", body), replayed.name).toEqual([]);
       expect(body.store, replayed.name).toBe(false);
       expectParsed(replayed, replayed.parse(body.output_text ?? body.output.find((item: any) => item.type === "message")?.content[0].text ?? ""), turns);
       const missing = await fetch(`${stack.url}/v1/responses/${body.id}`, { headers: headers() });

@@ -65,11 +65,16 @@ describe("the embedded workspace's documents", () => {
     expect(page).not.toContain("Trips abroad");
   });
 
-  it("gives the Responses API's annotations the same pages and snippets", async () => {
-    const response = await fetch(`${adapter.url}/v1/responses`, { method: "POST", headers: headers(), body: JSON.stringify({ model: "reason", input: "How much are meals reimbursed on the road?" }) });
-    const body = (await response.json()) as any;
-    const annotations = body.output.at(-1).content[0].annotations;
-    expect(annotations).toContainEqual(expect.objectContaining({ filename: "travel-policy.pdf", page: 2, snippet: expect.stringContaining("60 euros") }));
+  it("gives the Responses API's annotations the same pages and snippets: in the url_citation's link, or a file_citation's fields", async () => {
+    const ask = async (extra: Record<string, string> = {}) => {
+      const body = JSON.stringify({ model: "reason", input: "How much are meals reimbursed on the road?" });
+      const response = (await (await fetch(`${adapter.url}/v1/responses`, { method: "POST", headers: headers(extra), body })).json()) as any;
+      return response.output.at(-1).content[0].annotations as any[];
+    };
+    const linked = (await ask()).find((annotation) => annotation.url.includes("travel-policy.pdf"));
+    expect(linked).toMatchObject({ type: "url_citation", title: "Travel and expenses policy", url: expect.stringMatching(/\/documents\/acme\/travel-policy\.pdf\?page=2&quote=.*60\+euros/) });
+    const files = await ask({ "x-responses-annotations": "file_citation" });
+    expect(files).toContainEqual(expect.objectContaining({ filename: "travel-policy.pdf", page: 2, snippet: expect.stringContaining("60 euros") }));
   });
 
   it("re-indexes when a document is added, changed or removed, and says so", async () => {

@@ -133,7 +133,7 @@ describe("recipes", () => {
 
   it("the OpenAI SDK on the Responses API: citations, a follow-up, a stream and the stored response", async () => {
     const { stdout } = await run(process.execPath, [join(root, "examples/openai-sdk-responses.mjs")], { env: environment, timeout: 20_000 });
-    expect(stdout).toMatch(new RegExp(`cites ${DOCUMENT} \\(file-[0-9a-f]+\\) at \\d+`));
+    expect(stdout).toMatch(new RegExp(`cites .+ <http://127\\.0\\.0\\.1:\\d+/documents/demo/${DOCUMENT}(?:[?#]\\S*)?> at \\d+-\\d+`));
     expect(stdout).toMatch(/usage: \{[\s\S]*input_tokens/);
     expect(stdout).toMatch(/follow-up: \S/);
     expect(stdout).toMatch(/Using tool: search_documents/);
@@ -147,7 +147,7 @@ describe("recipes", () => {
 
   it("the Vercel AI SDK on the Responses API: sources, a second turn, reasoning in a stream", async () => {
     const { stdout } = await run(process.execPath, [join(root, "examples/vercel-ai-sdk-responses.mjs")], { env: environment, timeout: 20_000 });
-    expect(stdout).toMatch(new RegExp(`source: ${DOCUMENT}\n`));
+    expect(stdout).toMatch(new RegExp(`source: .+ <http://127\\.0\\.0\\.1:\\d+/documents/demo/${DOCUMENT}(?:[?#]\\S*)?>`));
     expect(stdout).toMatch(/second turn: \S/);
     expect(stdout).toMatch(/Using tool: search_documents/);
   });

@@ -48,7 +48,7 @@ describe("behind Portkey's open-source gateway", () => {
     expect(completion.usage?.completion_tokens).toBeGreaterThan(0);
     const response = await alice.responses.create({ model: "ask", input: question });
     const cited = response.output.flatMap((item) => (item.type === "message" ? item.content : [])).flatMap((part) => (part.type === "output_text" ? part.annotations : []));
-    expect(cited.map((annotation) => annotation.type)).toContain("file_citation");
+    expect(cited.map((annotation) => annotation.type)).toContain("url_citation");
     let background = await alice.responses.create({ model: "ask", input: question, background: true });
     expect(background.status).toBe("in_progress");
     background = await waitFor(async () => {

@@ -20,13 +20,13 @@ const openaiClient = (url = stack.url) => new OpenAI({ baseURL: `${url}/v1`, api
 describe("the Vercel AI SDK's OpenAI provider (Responses API)", () => {
   const provider = () => createOpenAI({ baseURL: `${stack.url}/v1`, apiKey: API_KEY, headers: workspaceHeaders });
 
-  it("generates text with the citations as document sources, and continues by item_reference", async () => {
+  it("generates text with the citations as url sources, and continues by item_reference", async () => {
     const openai = provider();
     const before = stack.workspace.control.creates.length;
     const first = await generateText({ model: openai("ask"), prompt: "How much annual leave do I get?" });
     expect(first.text).toContain("25 days");
     expect(first.sources.length).toBeGreaterThan(0);
-    expect(first.sources[0]).toMatchObject({ sourceType: "document", title: "handbook.md" });
+    expect(first.sources[0]).toMatchObject({ sourceType: "url", url: "urn:workspace-document:acme:handbook.md" });
     const second = await generateText({
       model: openai("ask"),
       messages: [
@@ -44,6 +44,10 @@ describe("the Vercel AI SDK's OpenAI provider (Responses API)", () => {
     const items = [];
     for await (const item of openaiClient().responses.inputItems.list(second.response.id, { order: "asc" })) items.push(item);
     expect(items.map((item) => item.id)).toContain(firstMessage?.id);
+    // Asked for file_citation, the same answer's citations are document sources (docs/citations.md#the-responses-api).
+    const files = createOpenAI({ baseURL: `${stack.url}/v1`, apiKey: API_KEY, headers: { ...workspaceHeaders, "X-Responses-Annotations": "file_citation" } });
+    const asFiles = await generateText({ model: files("ask"), prompt: "How much annual leave do I get?" });
+    expect(asFiles.sources[0]).toMatchObject({ sourceType: "document", title: "handbook.md" });
   });
 
   it("streams text, reasoning and sources", async () => {

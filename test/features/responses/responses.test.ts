@@ -1,6 +1,7 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { responseEventErrors, responsesErrors } from "../../helpers/openai-schemas.js";
+import { openResponsesErrors, openResponsesEventErrors } from "../../helpers/open-responses-schemas.js";
 import { postStream } from "../../helpers/read-sse.js";
 import { API_KEY, headers, type Stack, startStack } from "../../helpers/start-stack.js";
 
@@ -31,6 +32,7 @@ describe("POST /v1/responses", () => {
     const { status, headers: responseHeaders, body } = await create({ model: "reason", input: "How much annual leave do I get?", metadata: { team: "hr" } });
     expect(status).toBe(200);
     expect(responsesErrors("Response", body)).toEqual([]);
+    expect(openResponsesErrors("ResponseResource", body)).toEqual([]);
     expect(body).toMatchObject({ object: "response", status: "completed", model: "reason", store: true, metadata: { team: "hr" } });
     expect(body.id).toMatch(/^resp_/);
     const [reasoning, message] = body.output;
@@ -40,10 +42,14 @@ describe("POST /v1/responses", () => {
     const [part] = message.content;
     expect(part.text).toContain("25 days");
     expect(part.annotations.length).toBeGreaterThan(0);
+    // The default annotation: url_citation, spanning the marker, linked to the source (docs/citations.md#the-responses-api).
     for (const annotation of part.annotations) {
-      expect(annotation).toMatchObject({ type: "file_citation", filename: "handbook.md", file_id: expect.stringMatching(/^file-/) });
-      expect(markerAt(part.text, annotation.index)).toMatch(/^\[(handbook\.md|\d+(, \d+)*)\]$/);
+      expect(annotation).toMatchObject({ type: "url_citation", url: "urn:workspace-document:acme:handbook.md", title: expect.any(String) });
+      const marker = markerAt(part.text, annotation.start_index);
+      expect(marker).toMatch(/^\[(handbook\.md|\d+(, \d+)*)\]$/);
+      expect(annotation.end_index - annotation.start_index).toBe([...(marker as string)].length);
     }
+    expect(message.phase).toBe("final_answer");
     expect(body.usage.input_tokens).toBeGreaterThan(0);
     expect(body.usage.output_tokens).toBeGreaterThan(body.usage.output_tokens_details.reasoning_tokens);
     expect(body.usage.total_tokens).toBe(body.usage.input_tokens + body.usage.output_tokens);
@@ -57,6 +63,7 @@ describe("POST /v1/responses", () => {
     expect(stream.events.map((event) => event.event)).toEqual(events.map((event) => event.type));
     expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
     for (const event of events) expect(responseEventErrors(event), event.type).toEqual([]);
+    for (const event of events) expect(openResponsesEventErrors(event), event.type).toEqual([]);
     const types = events.map((event) => event.type);
     expect(types.slice(0, 4)).toEqual(["response.created", "response.in_progress", "response.output_item.added", "response.reasoning_summary_part.added"]);
     expect(types).toContain("response.output_text.annotation.added");
@@ -125,8 +132,9 @@ describe("POST /v1/responses", () => {
       model: "acme/ask",
       input: [
         { role: "developer", content: "Answer from the handbook" },
-        { type: "message", role: "user", content: [{ type: "input_text", text: "How much annual leave?" }, { type: "input_image", image_url: "https://x/y.png" }] },
+        { type: "function_call", call_id: "c1", name: "lookup", arguments: "{}" },
         { type: "function_call_output", call_id: "c1", output: "{}" },
+        { type: "message", role: "user", content: [{ type: "input_text", text: "How much annual leave?" }, { type: "input_image", image_url: "https://x/y.png" }] },
       ],
       include: ["reasoning.encrypted_content"],
       tools: [],
@@ -139,6 +147,7 @@ describe("POST /v1/responses", () => {
     expect(status).toBe(200);
     expect(body).toMatchObject({ model: "acme/ask", temperature: 0.2, max_output_tokens: 500, reasoning: { effort: "low", summary: "auto" } });
     expect(responsesErrors("Response", body)).toEqual([]);
+    expect(openResponsesErrors("ResponseResource", body)).toEqual([]);
   });
 
   it("ends a FAILED query with 502, and its stream with response.failed", async () => {
@@ -149,6 +158,7 @@ describe("POST /v1/responses", () => {
     const last = stream.data.at(-1);
     expect(last).toMatchObject({ type: "response.failed", response: { status: "failed", error: { code: "server_error", message: expect.stringContaining("failed") } } });
     expect(responseEventErrors(last)).toEqual([]);
+    expect(openResponsesEventErrors(last)).toEqual([]);
   });
 });
 
@@ -183,6 +193,7 @@ describe("stored responses", () => {
     expect(events[0].type).toBe("response.created");
     expect(events.at(-1)).toMatchObject({ type: "response.completed", response: body });
     for (const event of events) expect(responseEventErrors(event), event.type).toEqual([]);
+    for (const event of events) expect(openResponsesEventErrors(event), event.type).toEqual([]);
     const later = await (await fetch(`${stack.url}/v1/responses/${body.id}?stream=true&starting_after=5`, { headers: headers() })).text();
     expect(later.split("\n\n").filter(Boolean).map((frame) => JSON.parse(frame.split("\ndata: ")[1] as string).sequence_number)[0]).toBe(6);
   });

@@ -45,9 +45,9 @@ function recordingFetch() {
   return { fetch: record, bodies, last: () => bodies.at(-1) ?? "" };
 }
 
-/** The sources a response body (JSON, or an SSE stream) carries beside the JSON: chat `sources`, or Responses annotations. */
+/** The sources a response body (JSON, or an SSE stream) carries beside the JSON: chat `sources` and a function call's, or Responses `url_citation` links. */
 function wireSources(text: string): string[] {
-  return [...text.matchAll(/"filename":"([^"]+)"/g)].map((match) => match[1] as string);
+  return [...text.matchAll(/"(?:filename|url)":"([^"]+)"/g)].map((match) => match[1] as string);
 }
 
 /** What every client must get: the object as its own schema says, from the workspace's passages. */
@@ -93,13 +93,13 @@ describe.each([
     expect(contentDeltas).toBe(1);
   });
 
-  it("responses.parse gives the typed object, from exactly one output_text, with file_citation annotations", async () => {
+  it("responses.parse gives the typed object, from exactly one output_text, with url_citation annotations", async () => {
     const client = new Client(settings());
     const response = await client.responses.parse({ model: "ask", input: question, text: { format: textFormat(policy, "policy") } });
     expectPolicy(response.output_parsed as Policy);
     const texts = response.output.flatMap((item: any) => (item.type === "message" ? item.content.filter((part: any) => part.type === "output_text") : []));
     expect(texts).toHaveLength(1);
-    expect(texts[0].annotations.filter((annotation: any) => annotation.type === "file_citation").length).toBeGreaterThan(0);
+    expect(texts[0].annotations.filter((annotation: any) => annotation.type === "url_citation").length).toBeGreaterThan(0);
   });
 
   it("responses.stream gives the typed object", async () => {

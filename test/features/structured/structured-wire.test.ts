@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { responseEventErrors, responsesErrors } from "../../helpers/openai-schemas.js";
+import { openResponsesErrors, openResponsesEventErrors } from "../../helpers/open-responses-schemas.js";
 import { postStream } from "../../helpers/read-sse.js";
 import { waitFor } from "../../helpers/wait-for.js";
 import { chatBody, headers, type Stack, startStack } from "../../helpers/start-stack.js";
@@ -76,18 +77,21 @@ describe("a structured chat answer on the wire", () => {
 });
 
 describe("a structured Responses answer on the wire", () => {
-  it("has one message with exactly one output_text, the JSON, with file_citation annotations into it, and echoes its text.format", async () => {
+  it("has one message with exactly one output_text, the JSON, with url_citation annotations into it, and echoes its text.format", async () => {
     const textFormat = { type: "json_schema", name: "note", strict: true, schema };
     const { status, body } = await post("/v1/responses", { model: "ask", input: question, text: { format: textFormat } });
     expect(status).toBe(200);
     expect(responsesErrors("Response", body)).toEqual([]);
-    expect(body.text).toEqual({ format: textFormat });
+    expect(openResponsesErrors("ResponseResource", body)).toEqual([]);
+    // Echoed as sent, with `description: null` (none was sent), as OpenAI's API echoes it and Open Responses requires.
+    expect(body.text).toEqual({ format: { ...textFormat, description: null } });
     const messages = body.output.filter((item: { type: string }) => item.type === "message");
     expect(messages).toHaveLength(1);
     expect(messages[0].content).toHaveLength(1);
     const [text] = messages[0].content;
     expect(JSON.parse(text.text).summary).toMatch(/\[1\]$/);
-    for (const annotation of text.annotations) expect([...text.text][annotation.index]).toBe("[");
+    expect(text.annotations.length).toBeGreaterThan(0);
+    for (const annotation of text.annotations) expect([...text.text].slice(annotation.start_index, annotation.end_index).join("")).toMatch(/^\[\d+\]$/);
     const objectAsked = await post("/v1/responses", { model: "ask", input: question, text: { format: { type: "json_object" } } });
     expect(objectAsked.body.text).toEqual({ format: { type: "json_object" } });
   });
@@ -101,6 +105,7 @@ describe("a structured Responses answer on the wire", () => {
     const { status, body } = await post("/v1/responses", { model: "ask", input: question, tools, tool_choice: toolChoice });
     expect(status).toBe(200);
     expect(responsesErrors("Response", body)).toEqual([]);
+    expect(openResponsesErrors("ResponseResource", body)).toEqual([]);
     expect(body.text).toEqual({ format: { type: "text" } });
     expect(body.output.filter((item: { type: string }) => item.type === "message")).toEqual([]);
     const calls = body.output.filter((item: { type: string }) => item.type === "function_call");
@@ -114,6 +119,7 @@ describe("a structured Responses answer on the wire", () => {
     const stream = await postStream(`${stack.url}/v1/responses`, headers(), { model: "ask", input: question, tools, tool_choice: "required", stream: true });
     expect(stream.status).toBe(200);
     for (const event of stream.data) expect(responseEventErrors(event), event.type).toEqual([]);
+    for (const event of stream.data) expect(openResponsesEventErrors(event), event.type).toEqual([]);
     const types = stream.data.map((event) => event.type as string);
     expect(types.filter((type) => type.startsWith("response.output_text") || type.startsWith("response.content_part"))).toEqual([]);
     const call = stream.data.filter((event) => event.item?.type === "function_call" || event.type.startsWith("response.function_call"));
@@ -148,6 +154,7 @@ describe("a structured Responses answer on the wire", () => {
     }, "the background response to end");
     expect(done.status).toBe("completed");
     expect(responsesErrors("Response", done)).toEqual([]);
+    expect(openResponsesErrors("ResponseResource", done)).toEqual([]);
     const [item] = done.output.filter((candidate: { type: string }) => candidate.type === itemType);
     const json = itemType === "message" ? item.content[0].text : item.arguments;
     expect(JSON.parse(json).summary).toMatch(/\[1\]$/);

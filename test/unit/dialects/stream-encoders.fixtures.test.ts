@@ -9,9 +9,10 @@ import { ResponseBodyEncoder } from "../../../src/dialects/responses/response-bo
 import { ResponseStreamEncoder } from "../../../src/dialects/responses/response-stream-encoder.js";
 import { metaOf } from "../../../src/dialects/responses/response-meta.js";
 import { responseRequestSchema } from "../../../src/dialects/responses/response-request.js";
-import { QueryFailedError } from "../../../src/errors/adapter-error.js";
+import { QueryFailedError, ServiceUnavailableError } from "../../../src/errors/adapter-error.js";
 import { formatFrame } from "../../../src/http/sse-writer.js";
 import { openAIErrors, responseEventErrors } from "../../helpers/openai-schemas.js";
+import { openResponsesErrors, openResponsesEventErrors } from "../../helpers/open-responses-schemas.js";
 
 // Recorded answer events in (test/fixtures/answers/*.events.json: the leave-policy query's snapshots
 // through choice-progress, with one structured source), SSE frames out, checked by value against the
@@ -23,8 +24,10 @@ const events = JSON.parse(readFileSync(new URL("leave-policy.events.json", folde
 const usage: TokenUsage = { promptTokens: 12, completionTokens: 31, reasoningTokens: 14 };
 const links = sourceLinker({ template: "https://docs.example.com/{workspace}/{filename}", documentPage: undefined }, "acme");
 const chatMeta = { id: "chatcmpl-q1", created: 1_767_225_600, model: "ask", choices: 1 };
-// The echo of a plain `{model: "ask"}` request, as the route makes it.
-const responseMeta = metaOf("resp_0123456789abcdef", responseRequestSchema({ maxMessages: 10 }).parse({ model: "ask", input: "Leave policy?" }), 1_767_225_600, null);
+// The echo of a plain `{model: "ask"}` request, as the route makes it (url_citation, the default, linked through a template).
+const citations = { format: "url_citation", links: { template: "https://docs.example.com/{workspace}/{filename}", documentPage: null, workspace: "acme" } } as const;
+const request = responseRequestSchema({ maxMessages: 10 }).parse({ model: "ask", input: "Leave policy?" });
+const responseMeta = metaOf("resp_0123456789abcdef", request, 1_767_225_600, null, citations);
 
 /** The SSE text of an encoder's whole stream, as the writer sends it. */
 function streamOf(encoder: { open(): SseFrame[]; encode(event: AnswerEvent): SseFrame[]; close(usage: TokenUsage | undefined): SseFrame[] }, withUsage: boolean): SseFrame[] {
@@ -80,10 +83,19 @@ describe("Responses events from recorded answer events", () => {
     expectRecorded("leave-policy.response-events.json", frames);
     const data = dataOf(frames);
     for (const event of data) expect(responseEventErrors(event as { type: string }), event.type).toEqual([]);
+    for (const event of data) expect(openResponsesEventErrors(event as { type: string }), event.type).toEqual([]);
     expect(frames.every((frame) => frame.event === (frame.data as { type: string }).type)).toBe(true);
     expect(data.map((event) => event.sequence_number)).toEqual(data.map((_, index) => index));
     expect(data.at(0)?.type).toBe("response.created");
     expect(data.at(-1)).toMatchObject({ type: "response.completed", response: { status: "completed", usage: { input_tokens: 12, output_tokens: 31, total_tokens: 43 } } });
+  });
+
+  it("end a stream that fails after it began with an error event both OpenAI's and Open Responses' schemas accept", () => {
+    const [frame] = new ResponseStreamEncoder(responseMeta, () => 1_767_225_601).fail(new ServiceUnavailableError("The workspace could not be reached"));
+    const event = frame?.data as { type: string };
+    expect(event).toMatchObject({ type: "error", message: "The workspace could not be reached", error: { message: "The workspace could not be reached" } });
+    expect(responseEventErrors(event)).toEqual([]);
+    expect(openResponsesEventErrors(event)).toEqual([]);
   });
 
   it("complete to the same response as the non-streamed encoder", () => {
@@ -92,5 +104,6 @@ describe("Responses events from recorded answer events", () => {
     const whole = new ResponseBodyEncoder(responseMeta, () => 1_767_225_601);
     for (const event of events) whole.add(event);
     expect(completed).toEqual(whole.body(usage));
+    expect(openResponsesErrors("ResponseResource", completed)).toEqual([]);
   });
 });
