@@ -24,7 +24,7 @@ export interface DeviatingUpstream {
 }
 
 /**
- * A test upstream that deviates (docs/check.md#tests): a loopback pass-through in front of the
+ * A test upstream that deviates (docs/check.md#in-the-test-suite): a loopback pass-through in front of the
  * embedded workspace (`target`) that changes what the deviations say and nothing else. Its
  * queries' realtime channels stay the embedded workspace's own.
  */
