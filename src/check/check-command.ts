@@ -39,6 +39,9 @@ export async function runCheckCommand(
   const print = (stream: CommandOutput["stdout"], text: string) => stream.write(`${secrets.scrub(text)}\n`);
   const where = `${shownUrl(settings.baseUrl)}${settings.workspace ? `, workspace '${settings.workspace}'` : ""}`;
   if (!settings.json) print(output.stdout, `workspace-openai-adapter check ${packageVersion()}: ${where}`);
+  if (userinfoSecrets(settings.baseUrl).length > 0) {
+    print(output.stderr, "check: the base URL's userinfo (user:password@) is never sent, by check or the adapter: give the key as WORKSPACE_API_KEY");
+  }
   let run;
   try {
     run = await runChecks(

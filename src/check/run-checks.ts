@@ -144,9 +144,15 @@ async function probeAll(context: ProbeContext, report: (line: CheckLine) => void
   const pagingNow = runs.length >= 2 || refusal !== null;
   if (pagingNow) report(await probePaging(context));
   for (const run of runs) report(queryLine(context, run));
-  report(stepsLine(runs));
-  report(sourcesLine(runs));
-  report(markersLine(runs));
+  // Shapes are read from answers: a query that never ended has none to read.
+  const answered = runs.filter((run) => run.end === "PROCESSED");
+  if (answered.length > 0) {
+    report(stepsLine(answered));
+    report(sourcesLine(answered));
+    report(markersLine(answered));
+  } else {
+    for (const name of ["steps", "sources", "markers"]) report(checkLine(name, "skip", "not run: no query ended with an answer"));
+  }
   report(realtimeLine(context, runs));
   if (refusal) return;
   const chat = await probeChatCompletions(context);

@@ -104,7 +104,8 @@ export class ObservingSubscriber implements RealtimeSubscriber {
     return {
       close: () => {
         forwarding = false;
-        if (observation.terminal || observation.fallbacks.length > 0) {
+        // (`silent` only paces the polling: the channel may still speak.)
+        if (observation.terminal || observation.fallbacks.some((reason) => reason !== "silent")) {
           subscription.close();
           return;
         }

@@ -28,6 +28,9 @@ export interface ChatOutcome {
   service: AnswerSummary | null;
 }
 
+/** The setting behind the adapter's own answer failing with a status, where one is. */
+const ANSWER_SETTINGS: Partial<Record<number, string>> = { 401: "WORKSPACE_API_KEY", 504: "ASK_TIMEOUT_MS" };
+
 // The service's chat completion as the interface describes it (ChatCompletion): only what is
 // compared is read, loosely, since the adapter never relies on this endpoint.
 const serviceCompletionSchema = z.looseObject({
@@ -76,7 +79,8 @@ async function ownAnswer(context: ProbeContext, body: unknown): Promise<{ line: 
     const ms = context.now() - started;
     const json = jsonOf(text) as { error?: { message?: string } } | undefined;
     if (response.statusCode !== 200) {
-      return { line: checkLine("adapter-answer", "fail", `the adapter's own answer failed: ${response.statusCode} ${json?.error?.message ?? text.slice(0, 200)}`), summary: null };
+      const detail = `the adapter's own answer failed: ${response.statusCode} ${json?.error?.message ?? text.slice(0, 200)}`;
+      return { line: checkLine("adapter-answer", "fail", detail, ANSWER_SETTINGS[response.statusCode]), summary: null };
     }
     const parsed = chatCompletionSchema.safeParse(json);
     if (!parsed.success) return { line: checkLine("adapter-answer", "fail", `the adapter's answer is not a chat completion: ${parsed.error.issues[0]?.message ?? ""}`), summary: null };

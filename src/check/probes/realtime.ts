@@ -90,6 +90,7 @@ export function realtimeLine(context: ProbeContext, runs: readonly QueryRun[]): 
   const failed = problems.find((problem) => problem.level === "fail");
   const summary = [seen, ...problems.map((problem) => problem.text)];
   if (matched.length > 0) summary.push(`the text matches the polled output (${matched.join(", ")})`);
+  else if (!followed.some((run) => run.end === "PROCESSED")) summary.push("no query ended, so the text was not compared");
   if (failed) return checkLine("realtime", "fail", summary.join("; "), failed.setting);
   return checkLine("realtime", problems.length > 0 ? "warn" : "pass", summary.join("; "));
 }

@@ -36,7 +36,8 @@ async function checkJson(url: string, extra: string[] = [], environment: Record<
 /** The names of the checks that did not pass. */
 const notPassed = (report: CheckReport) => report.checks.filter((check) => check.level !== "pass").map((check) => `${check.name}:${check.level}`);
 
-describe("check against the embedded workspace", () => {
+// Each test runs whole checks, with the adapter itself started inside: generous on a busy machine.
+describe("check against the embedded workspace", { timeout: 45_000 }, () => {
   it("passes every check through the real CLI, one line each, and exits 0", async () => {
     const embedded = await workspace();
     const output = await runCheckCli(["--workspace-base-url", embedded.url, "--workspace", "acme", "--question", QUESTION], { WORKSPACE_API_KEY: API_KEY });
@@ -85,7 +86,7 @@ describe("check against the embedded workspace", () => {
   });
 });
 
-describe("check against a service that deviates", () => {
+describe("check against a service that deviates", { timeout: 45_000 }, () => {
   it("a mode field named otherwise: create fails naming MODE_FIELD, and passes with it set (the real CLI)", async () => {
     const upstream = await deviating({ requireField: "interaction_mode" }, { modeField: "interaction_mode" });
     const args = ["--workspace-base-url", upstream.url, "--workspace", "acme", "--question", QUESTION, "--modes", "ask"];
