@@ -5,26 +5,20 @@ import { Agent, request } from "undici";
 import WebSocket, { type RawData, WebSocketServer } from "ws";
 import { type HostPolicy, refusalOf } from "../../upstream/realtime/allowed-hosts.js";
 import { packageVersion } from "../../util/package-info.js";
-import { ContentRedactor } from "./redact-content.js";
-import type { Secrets} from "./redact-secrets.js";
-import { shownUrl, withoutTokens } from "./redact-secrets.js";
+import { ExchangeRedaction, type RedactionOptions } from "./redact-exchange.js";
+import { shownUrl } from "./redact-secrets.js";
 import {
   RECORDING_FORMAT,
   RECORDING_VERSION,
-  type RecordedBody,
   type RecordedConnection,
   type RecordedExchange,
   type Recording,
 } from "./recording-format.js";
 
-/** What the tap needs to know: where the service is, which credentials to label, what to keep. */
-export interface TapOptions {
+/** What the tap needs to know: where the service is, and what to keep of its exchanges. */
+export interface TapOptions extends RedactionOptions {
   /** The service's base URL (a path is kept, userinfo never used). */
   target: string;
-  credentials: { configured: string; madeUp: string };
-  secrets: Secrets;
-  keepContent: boolean;
-  modeField: string;
   /** Which `ws_url`s may be relayed: the adapter's own rule for the service (REALTIME_ALLOWED_HOSTS); others are left as they are. */
   policy: HostPolicy;
   now?: () => number;
@@ -55,7 +49,7 @@ export class RecordingTap {
   private readonly connections: RecordedConnection[] = [];
   private readonly relayTargets: string[] = [];
   private readonly open = new Set<WebSocket>();
-  private readonly redactor: ContentRedactor;
+  private readonly redaction: ExchangeRedaction;
   private readonly now: () => number;
   private readonly startedAt: number;
   private sequence = 0;
@@ -63,7 +57,7 @@ export class RecordingTap {
   private constructor(private readonly options: TapOptions) {
     this.target = new URL(options.target);
     this.basePath = this.target.pathname.replace(/\/+$/, "");
-    this.redactor = new ContentRedactor(options.modeField);
+    this.redaction = new ExchangeRedaction(options);
     this.now = options.now ?? (() => performance.now());
     this.startedAt = this.now();
     this.server = createServer((incoming, outgoing) => {
@@ -119,8 +113,8 @@ export class RecordingTap {
       method: incoming.method ?? "GET",
       path,
       query: url.search.slice(1),
-      headers: this.requestHeaders(incoming.headers),
-      body: this.recordBody(body, incoming.headers["content-type"]),
+      headers: this.redaction.requestHeaders(incoming.headers),
+      body: this.redaction.body(body, incoming.headers["content-type"]),
     };
     const controller = new AbortController();
     outgoing.on("close", () => {
@@ -146,8 +140,8 @@ export class RecordingTap {
         request: recordedRequest,
         response: {
           status: answer.statusCode,
-          headers: keptResponseHeaders(answer.headers),
-          body: this.recordBody(received, contentType),
+          headers: this.redaction.responseHeaders(answer.headers),
+          body: this.redaction.body(received, contentType),
           durationMs: this.since(started),
         },
       });
@@ -222,7 +216,7 @@ export class RecordingTap {
     this.open.add(upstream);
     const frame = (from: "client" | "server", data: RawData) => {
       const text = String(data);
-      const messages = text.split("\n").filter((line) => line.trim()).map((line) => this.recordMessage(line));
+      const messages = text.split("\n").filter((line) => line.trim()).map((line) => this.redaction.message(line));
       record.frames.push({ seq: this.next(), at: this.since(this.startedAt), from, messages });
     };
     client.on("message", (data, binary) => {
@@ -247,51 +241,6 @@ export class RecordingTap {
     upstream.on("error", () => upstream.terminate());
   }
 
-  /** One protocol message, its tokens out, its content redacted unless kept. */
-  private recordMessage(line: string): unknown {
-    let message: unknown;
-    try {
-      message = JSON.parse(line);
-    } catch {
-      message = line;
-    }
-    return this.redact(message);
-  }
-
-  private recordBody(body: Buffer, contentType: string | undefined): RecordedBody {
-    if (body.length === 0) return null;
-    const text = body.toString("utf8");
-    if (contentType?.includes("json")) {
-      try {
-        return { json: this.redact(JSON.parse(text)) };
-      } catch {
-        // Recorded as the text it is.
-      }
-    }
-    const scrubbed = this.options.secrets.scrub(text);
-    return { text: this.options.keepContent ? scrubbed : this.redactor.text(scrubbed) };
-  }
-
-  private redact(value: unknown): unknown {
-    const scrubbed = this.options.secrets.scrubJson(withoutTokens(value, this.options.secrets));
-    return this.options.keepContent ? scrubbed : this.redactor.json(scrubbed);
-  }
-
-  private requestHeaders(headers: IncomingHttpHeaders): Record<string, string> {
-    const kept: Record<string, string> = {};
-    for (const name of ["service-workspace", "content-type"]) {
-      const value = headers[name];
-      if (typeof value === "string") kept[name] = value;
-    }
-    const authorization = headers.authorization;
-    if (typeof authorization === "string") {
-      const credential = authorization.replace(/^Bearer\s+/i, "");
-      const { configured, madeUp } = this.options.credentials;
-      kept.authorization = `Bearer <${credential === configured ? "credential" : credential === madeUp ? "made-up-credential" : "other-credential"}>`;
-    }
-    return kept;
-  }
-
   /** Milliseconds from `from` to `to` (now), in tenths: as fine as a recording needs. */
   private since(from: number, to = this.now()): number {
     return Math.round((to - from) * 10) / 10;
@@ -310,13 +259,4 @@ function passedOn(headers: IncomingHttpHeaders): Record<string, string> {
     if (!HOP_BY_HOP.has(name) && typeof value === "string") result[name] = value;
   }
   return result;
-}
-
-function keptResponseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const kept: Record<string, string> = {};
-  for (const name of ["content-type", "retry-after"]) {
-    const value = headers[name];
-    if (typeof value === "string") kept[name] = value;
-  }
-  return kept;
 }
