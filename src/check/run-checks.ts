@@ -50,6 +50,8 @@ export async function runChecks(settings: CheckSettings, listener: CheckListener
   secrets.add(madeUpKey);
   const { upstream } = settings.config;
   const policy = hostPolicy(settings.baseUrl, upstream.realtimeAllowedHosts);
+  // A folder that cannot be written stops the run before it asks anything.
+  if (settings.record) await mkdir(settings.record.dir, { recursive: true });
   const tap = settings.record
     ? await RecordingTap.start({
       target: settings.baseUrl,
@@ -100,7 +102,6 @@ export async function runChecks(settings: CheckSettings, listener: CheckListener
     await dispatcher.close();
     if (tap && settings.record) {
       await tap.close();
-      await mkdir(settings.record.dir, { recursive: true });
       const path = join(settings.record.dir, "recording.json");
       // The last net: any secret still in the text (a copy in some unforeseen place) goes too.
       await writeFile(path, `${secrets.scrub(JSON.stringify(tap.recording(), null, 2))}\n`);
