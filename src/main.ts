@@ -18,6 +18,14 @@ import {
 
 // The entry point: owns configuration, the port, the embedded workspace and signals.
 
+// `check` probes a live workspace service and exits (docs/check.md); loaded only when asked for.
+if (process.argv[2] === "check") {
+  const { runCheckCommand } = await import("./check/check-command.js");
+  const code = await runCheckCommand(process.argv.slice(3), process.env, process);
+  await new Promise((resolve) => process.stdout.write("", resolve));
+  process.exit(code);
+}
+
 const command = parseCommandLine(process.argv.slice(2), packageVersion());
 if (command.kind === "print") {
   (command.exitCode === 0 ? process.stdout : process.stderr).write(command.text);

@@ -11,7 +11,7 @@ export interface Citations {
 }
 
 /** Extensions a bracketed name must have to count as a citation when no source names it. */
-const DOCUMENT_EXTENSIONS = new Set(
+export const DOCUMENT_EXTENSIONS = new Set(
   "pdf md markdown mdx txt text rst adoc docx doc odt rtf pptx ppt odp key xlsx xls ods csv tsv html htm xml json jsonl yaml yml eml msg epub pages numbers tex ipynb".split(
     " ",
   ),
@@ -179,7 +179,7 @@ function expandNumbers(text: string): number[] {
 }
 
 /** Blanks out fenced and inline code (same length) so `array[1]` in code is not a citation. */
-function maskCode(text: string): string {
+export function maskCode(text: string): string {
   if (!text.includes("`")) return text;
   return text.replace(/```[\s\S]*?(?:```|$)|`[^`\n]*`/g, (code) => " ".repeat(code.length));
 }

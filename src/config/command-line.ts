@@ -3,10 +3,17 @@ import { environmentSchema } from "./config.js";
 import { FLAG_ALIASES, flagOf, helpText } from "./config-docs.js";
 import { errorMessage } from "../util/error-message.js";
 
-/** What the command line asks for: run (with these environment overrides), or print and exit. */
+/** What the command line asks for: run (with these environment overrides, and a subcommand's own flags), or print and exit. */
 export type CommandLine =
-  | { kind: "run"; environment: Record<string, string> }
+  | { kind: "run"; environment: Record<string, string>; flags?: Record<string, string | boolean> }
   | { kind: "print"; text: string; exitCode: number };
+
+/** A subcommand's own flags beside the variables' (`check --json`), and the help text that introduces them. */
+export interface SubcommandFlags {
+  options: NonNullable<ParseArgsConfig["options"]>;
+  /** The lines `--help` shows before the variables' flags. */
+  usage: string[];
+}
 
 /** Flag name (without dashes) → the variable it sets: one per variable, plus the short aliases. */
 const VARIABLE_OF: Record<string, string> = {
@@ -25,19 +32,22 @@ const OPTIONS: ParseArgsConfig["options"] = {
  * environment variable (`--port 9000` or `--port=9000` sets `PORT`), so the CLI and the
  * environment cannot drift apart. Unknown flags and missing values exit with code 2.
  */
-export function parseCommandLine(argv: readonly string[], version: string): CommandLine {
+export function parseCommandLine(argv: readonly string[], version: string, subcommand?: SubcommandFlags): CommandLine {
   let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  const options = subcommand ? { ...OPTIONS, ...subcommand.options } : OPTIONS;
   try {
-    values = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false }).values;
+    values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values;
   } catch (error) {
     return { kind: "print", text: `${errorMessage(error)}. See --help.\n`, exitCode: 2 };
   }
-  if (values.help) return { kind: "print", text: helpText(version), exitCode: 0 };
+  if (values.help) return { kind: "print", text: helpText(version, subcommand?.usage), exitCode: 0 };
   if (values.version) return { kind: "print", text: `${version}\n`, exitCode: 0 };
   const environment: Record<string, string> = {};
+  const flags: Record<string, string | boolean> = {};
   for (const [flag, value] of Object.entries(values)) {
     const variable = VARIABLE_OF[flag];
-    if (variable && typeof value === "string") environment[variable] = value;
+    if (subcommand && Object.hasOwn(subcommand.options, flag) && (typeof value === "string" || typeof value === "boolean")) flags[flag] = value;
+    else if (variable && typeof value === "string") environment[variable] = value;
   }
-  return { kind: "run", environment };
+  return subcommand ? { kind: "run", environment, flags } : { kind: "run", environment };
 }

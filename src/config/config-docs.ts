@@ -25,8 +25,8 @@ export function flagOf(variable: string): string {
 /** Short flags for the variables people type most: `--documents ./my-folder`. */
 export const FLAG_ALIASES: Record<string, string> = { documents: "EMBEDDED_DOCUMENTS_DIR" };
 
-/** `--help`: every flag with its variable, default and meaning, as plain text. */
-export function helpText(version: string): string {
+/** `--help`: every flag with its variable, default and meaning, as plain text; a subcommand's `usage` replaces the server's introduction. */
+export function helpText(version: string, usage?: readonly string[]): string {
   const plain = (text: string) => text.replaceAll("`", "");
   const aliases = new Map(Object.entries(FLAG_ALIASES).map(([alias, variable]) => [variable, alias]));
   const lines = variableDocs().flatMap(({ title, variables }) => [
@@ -37,15 +37,19 @@ export function helpText(version: string): string {
       return `  ${flagOf(name).padEnd(32)} ${plain(doc.meaning)}\n  ${"".padEnd(32)} (${name}${alias ? `; also --${alias}` : ""}; default: ${plain(doc.shown)})`;
     }),
   ]);
-  return [
+  const introduction = usage ?? [
     `workspace-openai-adapter ${version}: an OpenAI-compatible server (chat completions, Responses) for a Workspace Knowledge Service`,
     "",
     "Usage: workspace-openai-adapter [--flag value | --flag=value]...",
+    "       workspace-openai-adapter check --workspace-base-url URL --workspace ID   (see check --help)",
     "",
     "Every flag sets the environment variable in brackets (a flag wins over the environment).",
     "Without --workspace-base-url it starts the embedded workspace, a local stand-in.",
     "Routes: /v1/chat/completions, /v1/responses, /v1/models; /mcp (MCP tools ask, reason, build, search, fetch;",
     "--mcp off to turn off); every route with its errors in /openapi.json.",
+  ];
+  return [
+    ...introduction,
     "",
     "  --help, -h                       Show this text",
     "  --version, -v                    Show the version",

@@ -20,6 +20,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ["playground"],
   ["http", "embedded-workspace", "mcp-app"],
   ["server"],
+  // `check` starts the adapter itself (server) beside its probes of the upstream.
+  ["check"],
   ["."],
 ];
 

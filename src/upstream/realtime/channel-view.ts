@@ -24,6 +24,11 @@ export class ChannelView {
     this.offset = since;
   }
 
+  /** The output as the channel alone has told it so far (`check` compares it with the list's). */
+  get channelOutput(): string {
+    return this.output;
+  }
+
   /** Whether the channel and the list have disagreed on the output (the channel is then ignored). */
   get diverged(): boolean {
     return this.disagreed;
