@@ -120,6 +120,8 @@ function answeringOf(dependencies: AppDependencies): AnswerRouteOptions {
     logger,
     modeField: config.upstream.modeField,
     ids,
+    owners: continuity.owners,
+    sharedKeyQueryFields: new Set(config.upstream.sharedKeyQueryFields),
     ledger: dependencies.usage?.ledger,
   });
   const { authenticate, limit, rateLimits, sweeps, clock } = dependencies;

@@ -214,7 +214,8 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
       const { identity, workspace, admission, response } = exchange;
       const plan = { prompt: input.question, mode, choices: 1, continueQueryId: input.query_id ?? null };
       const spanStart = { operation: "execute_tool", tool: call.tool.name, model: mode, stream: false } as const;
-      const order = { response, identity, workspace, meter: admission, input: plan, spanStart, controller };
+      const namesQuery = Boolean(input.query_id);
+      const order = { response, identity, workspace, meter: admission, input: plan, namesQuery, spanStart, controller };
       const progress = call.progressToken === undefined ? undefined : progressSink(call, call.progressToken, mode, sweep);
       const delivery = collect(new AnswerToolEncoder(mode, exchange.links), { progress, shutdown: () => shutdown });
       const answered = await runner.run(order, () => ({ delivery }));

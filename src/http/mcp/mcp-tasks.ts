@@ -107,7 +107,8 @@ export class McpTasks {
     const input = { prompt: task.input.question, mode: task.mode, choices: 1, continueQueryId: task.input.query_id ?? null };
     const spanStart = { operation: "execute_tool", tool: task.tool, model: task.mode, stream: false } as const;
     const { response, identity, workspace } = task;
-    const order = { response, identity, workspace, meter: task.admission.meter, input, spanStart };
+    const namesQuery = Boolean(task.input.query_id);
+    const order = { response, identity, workspace, meter: task.admission.meter, input, namesQuery, spanStart };
     const record = await runner.run(order, (queryIds) => ({
       delivery: detached(encoder, {
         responses: background,
