@@ -31,11 +31,11 @@ export async function chatAs(url: string, key: string, body: Record<string, unkn
   return { status: response.status, queryId: response.headers.get("service-query-id"), body: (await response.json()) as any };
 }
 
-/** An MCP client of 2025-11-25 (the SDK v1 line, with its tasks client) as `key`, on `/mcp`. */
-export async function mcpClientAs(url: string, key: string, extra: Record<string, string> = {}): Promise<Client> {
+/** An MCP client of 2025-11-25 (the SDK v1 line, with its tasks client) as `key` (or an access token), on `/mcp` unless `path` says. */
+export async function mcpClientAs(url: string, key: string, extra: Record<string, string> = {}, path = "/mcp"): Promise<Client> {
   const client = new Client({ name: "tenancy-test", version: "1.0.0" });
   const headers = { authorization: `Bearer ${key}`, "service-workspace": "acme", ...extra };
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}${path}`), { requestInit: { headers } }));
   return client;
 }
 
