@@ -7,7 +7,7 @@ import type { OpenSubscriber } from "./channel-subscriber.js";
 import type { RedisKeys } from "./keys.js";
 import { RedisChannels } from "./redis-channels.js";
 import type { RedisGate } from "./redis-gate.js";
-import { type FallbackReason, type GroupContext, type GroupKeys, RedisSharedGroup, type SharedMessage } from "./redis-shared-group.js";
+import { type FallbackReason, type GroupContext, type GroupKeys, RedisSharedGroup, sharedMessageSchema } from "./redis-shared-group.js";
 
 /** What the cluster's poll sharing reports, for metrics. */
 export interface PollSharingEvents {
@@ -61,6 +61,8 @@ export class RedisPollSharing implements PollSharing {
   private readonly channels: RedisChannels;
   private readonly replica = randomUUID();
   private readonly groups = new Map<string, RedisSharedGroup>();
+  /** Channels whose last message did not parse (logged once until one does). */
+  private readonly unreadable = new Set<string>();
   private degraded = false;
   /** What every group uses of the sharing. */
   private readonly context: GroupContext;
@@ -120,6 +122,7 @@ export class RedisPollSharing implements PollSharing {
   /** A group leaves: stop listening to it. */
   private forgetGroup(group: string): void {
     this.groups.delete(this.channelOf(group));
+    this.unreadable.delete(this.channelOf(group));
     this.channels.unsubscribe(this.channelOf(group));
   }
 
@@ -139,16 +142,25 @@ export class RedisPollSharing implements PollSharing {
     }
   }
 
+  /** A message on a group's channel: from another replica, parsed; one that does not parse is ignored (and logged). */
   private receive(channel: string, text: string): void {
     const group = this.groups.get(channel);
     if (!group) return;
-    let message: SharedMessage;
+    let value: unknown;
     try {
-      message = JSON.parse(text) as SharedMessage;
+      value = JSON.parse(text);
     } catch {
+      value = undefined;
+    }
+    const parsed = sharedMessageSchema.safeParse(value);
+    if (!parsed.success) {
+      // Once per channel until one parses again: a replica of another version would otherwise log every poll.
+      if (!this.unreadable.has(channel)) this.options.logger.warn({ channel }, "a message on the poll sharing channel does not parse: ignored");
+      this.unreadable.add(channel);
       return;
     }
-    if (message.from === this.replica) return;
-    group.heard(message);
+    this.unreadable.delete(channel);
+    if (parsed.data.from === this.replica) return;
+    group.heard(parsed.data);
   }
 }
