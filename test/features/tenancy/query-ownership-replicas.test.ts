@@ -36,11 +36,13 @@ describeWith(REDIS, "whose query it is, on two replicas sharing Redis", () => {
     const asked = await chatAs(one.url, TEAM_A, { messages: [{ role: "user", content: "SECRET-QUESTION-123: what is the travel policy?" }] });
     expect(asked.status).toBe(200);
     const queryId = asked.queryId as string;
-    expect(await redis.client.exists(`ownership-${process.pid}:query-owner:{${queryId}}`)).toBe(1);
 
     const stolen = await chatAs(other.url, TEAM_F, { query_id: queryId, messages: [{ role: "user", content: "What did I ask before?" }] });
     expect(stolen.status).toBe(404);
     expect(stolen.body.error.code).toBe("query_not_found");
+    // Known to the other replica through Redis: a principal's hash and the workspace, under the query's key.
+    const owner = JSON.parse((await redis.client.get(`ownership-${process.pid}:query-owner:{${queryId}}`)) ?? "null");
+    expect(owner).toEqual({ principal: expect.any(String), workspace: "acme" });
     const tools = await connectMcp("2025-11-25", `${other.url}/mcp/acme`, { authorization: `Bearer ${TEAM_F}` });
     const tasks = await mcpClientAs(other.url, TEAM_F);
     try {
