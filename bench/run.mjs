@@ -15,6 +15,7 @@ import { channelStreams, realtimeLatency } from "./realtime.mjs";
 import { slowRedis } from "./redis-latency.mjs";
 import { rateLimitCost } from "./rate-limits.mjs";
 import { governanceCost } from "./governance.mjs";
+import { ownershipCost, ownershipSection } from "./ownership.mjs";
 import { replicaPolling } from "./replicas.mjs";
 import { tracingCost } from "./tracing.mjs";
 import { toolCallCost, waitingToolCalls } from "./mcp.mjs";
@@ -411,7 +412,7 @@ ${table([
 
 `
     : ""
-}${redis && !redis.skipped ? slowRedisSection(redis, machine) : ""}${limitsSection(limits)}${governanceSection(results.governance)}## Recent runs
+}${redis && !redis.skipped ? slowRedisSection(redis, machine) : ""}${limitsSection(limits)}${governanceSection(results.governance)}${ownershipSection(results.ownership, table, costRow)}## Recent runs
 
 Each run of \`npm run bench\` is kept in \`bench/results/runs/\`; the last ${Math.min(5, recentRuns().length)}, with the bare proxy beside
 the adapter, show how much of the spread is the machine's:
@@ -938,6 +939,7 @@ const SECTION_HEADINGS = {
   failover: "## Redis Cluster failover",
   cpu: "## CPU per request, side by side",
   governance: "## Usage counting and the audit trail: what they cost",
+  ownership: "## Whose query it is: what the check costs",
   structured: "## Structured answers",
 };
 
@@ -1008,7 +1010,7 @@ if (process.env.BENCH_DOCS_ONLY) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|cpu|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|mcp|chat-ui-tasks|structured|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
+  // BENCH_ONLY=latency|cpu|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|ownership|mcp|chat-ui-tasks|structured|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
   const only = process.env.BENCH_ONLY;
   const measured = {};
   const part = async (name, run) => {
@@ -1030,6 +1032,7 @@ try {
   const tracing = await part("tracing", () => tracingCost({ seconds: SECONDS, rounds: 2 * REPEATS }));
   const limits = await part("limits", () => rateLimitCost(start));
   const governance = await part("governance", () => governanceCost(start));
+  const ownership = await part("ownership", () => ownershipCost(start));
   const mcp = await part("mcp", async () => ({ cost: await toolCallCost(start, { seconds: SECONDS, repeats: REPEATS }), waiting: await waitingToolCalls(start) }));
   const chatUiTasks = await part("chat-ui-tasks", () => chatUiTaskCost(start));
   const structured = await part("structured", async () => ({ ...(await structuredCost(start)), commit: currentCommit() }));
@@ -1051,7 +1054,7 @@ try {
     process.exit(0);
   }
 
-  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, cpu, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, governance, mcp, chatUiTasks, structured, oauth, background, failover };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, cpu, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, governance, ownership, mcp, chatUiTasks, structured, oauth, background, failover };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
   // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.
