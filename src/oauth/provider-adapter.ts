@@ -3,6 +3,7 @@ import type { Adapter, AdapterPayload } from "oidc-provider";
 import type { Logger } from "pino";
 import { z } from "zod";
 import { ServiceUnavailableError } from "../errors/adapter-error.js";
+import { parseJsonText } from "../util/parse-json.js";
 import type { OAuthStorage } from "./oauth-storage.js";
 
 /**
@@ -97,16 +98,10 @@ function unguardedAdapter(storage: OAuthStorage, hooks: ProviderAdapterHooks, mo
   const consumedKey = (id: string) => `consumed:${key(id)}`;
   const parsed = (text: string | undefined): AdapterPayload | undefined => {
     if (text === undefined) return undefined;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      value = undefined;
-    }
-    const payload = payloadSchema.safeParse(value);
-    if (payload.success) return payload.data as AdapterPayload;
-    hooks.logger?.warn({ model }, "an OAuth record does not parse: treated as absent");
-    return undefined;
+    const payload = parseJsonText(payloadSchema, text);
+    if (payload === undefined) hooks.logger?.warn({ model }, "an OAuth record does not parse: treated as absent");
+    // The fields read here are typed; the rest is the library's own, as it wrote it.
+    return payload as AdapterPayload | undefined;
   };
   const read = async (id: string): Promise<AdapterPayload | undefined> => {
     const payload = parsed(await storage.get(key(id)));

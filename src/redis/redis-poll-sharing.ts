@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { PollSharing, SharedGroup } from "../upstream/poll-sharing.js";
 import type { UpstreamQuery } from "../upstream/query-schemas.js";
 import type { Clock } from "../util/clock.js";
+import { parseJsonText } from "../util/parse-json.js";
 import type { OpenSubscriber } from "./channel-subscriber.js";
 import type { RedisKeys } from "./keys.js";
 import { RedisChannels } from "./redis-channels.js";
@@ -146,21 +147,15 @@ export class RedisPollSharing implements PollSharing {
   private receive(channel: string, text: string): void {
     const group = this.groups.get(channel);
     if (!group) return;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      value = undefined;
-    }
-    const parsed = sharedMessageSchema.safeParse(value);
-    if (!parsed.success) {
+    const message = parseJsonText(sharedMessageSchema, text);
+    if (message === undefined) {
       // Once per channel until one parses again: a replica of another version would otherwise log every poll.
       if (!this.unreadable.has(channel)) this.options.logger.warn({ channel }, "a message on the poll sharing channel does not parse: ignored");
       this.unreadable.add(channel);
       return;
     }
     this.unreadable.delete(channel);
-    if (parsed.data.from === this.replica) return;
-    group.heard(parsed.data);
+    if (message.from === this.replica) return;
+    group.heard(message);
   }
 }

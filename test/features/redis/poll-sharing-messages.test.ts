@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
 import { describeWith, REDIS } from "../../helpers/external-programs.js";
-import { type RedisServer, startRedis } from "../../helpers/redis-server.js";
-import { type Replica, startReplica, stopAll } from "../../helpers/replica-process.js";
-import { API_KEY, FIXTURE_DOCUMENTS, headers } from "../../helpers/start-stack.js";
+import { type Replica, type ReplicasOnRedis, replicasOnRedis } from "../../helpers/replica-process.js";
+import { headers } from "../../helpers/start-stack.js";
 import { waitFor } from "../../helpers/wait-for.js";
 
 // The poll sharing's channel (docs/upstream-assumptions.md#polling) carries what other replicas
@@ -12,25 +10,18 @@ import { waitFor } from "../../helpers/wait-for.js";
 // logged; the replica keeps serving, and its answer in progress ends as it should.
 
 describeWith(REDIS, "messages on the poll sharing channel that do not parse", () => {
-  let redis: RedisServer;
-  let workspace: RunningWorkspace;
-  let replicas: Replica[] = [];
+  let started: ReplicasOnRedis;
   const prefix = `poll-messages-${process.pid}:`;
 
   beforeAll(async () => {
-    redis = await startRedis();
     // Slow steps: the answer is still being polled for while the test publishes.
-    workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], apiKeys: [API_KEY], stepDelayMs: 300 });
-    replicas = [await startReplica(workspace.url, { REDIS_URL: redis.url, REDIS_KEY_PREFIX: prefix, REALTIME: "off", POLL_INTERVAL_MIN_MS: "20", POLL_INTERVAL_MAX_MS: "100" })];
+    started = await replicasOnRedis(1, 300, (url) => ({ REDIS_URL: url, REDIS_KEY_PREFIX: prefix, REALTIME: "off", POLL_INTERVAL_MIN_MS: "20", POLL_INTERVAL_MAX_MS: "100" }));
   }, 60_000);
-  afterAll(async () => {
-    await stopAll(replicas);
-    await workspace?.close();
-    await redis?.stop();
-  });
+  afterAll(() => started?.stop());
 
   it("ignores null, garbage and wrong shapes (logged), and keeps answering", async () => {
-    const [replica] = replicas as [Replica];
+    const { redis } = started;
+    const [replica] = started.replicas as [Replica];
     let output = "";
     replica.child.stdout?.on("data", (chunk: Buffer) => {
       output += chunk.toString();

@@ -1,10 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
 import { describeWith, REDIS } from "../../helpers/external-programs.js";
 import { connectMcp } from "../../helpers/mcp-clients.js";
-import { type RedisServer, startRedis } from "../../helpers/redis-server.js";
-import { type Replica, startReplica, stopAll } from "../../helpers/replica-process.js";
-import { API_KEY, FIXTURE_DOCUMENTS } from "../../helpers/start-stack.js";
+import { type Replica, type ReplicasOnRedis, replicasOnRedis } from "../../helpers/replica-process.js";
 import { chatAs, createReasonTask, mcpClientAs, SHARED_KEY, TEAM_A, TEAM_F } from "../../helpers/tenancy.js";
 import { waitFor } from "../../helpers/wait-for.js";
 
@@ -14,25 +11,18 @@ import { waitFor } from "../../helpers/wait-for.js";
 // the workspace, and its owner continues it there.
 
 describeWith(REDIS, "whose query it is, on two replicas sharing Redis", () => {
-  let redis: RedisServer;
-  let workspace: RunningWorkspace;
-  let replicas: Replica[] = [];
-  const createsOf = (queryId: string) => workspace.control.creates.filter((create) => create.body.id === queryId).length;
+  let started: ReplicasOnRedis;
+  const createsOf = (queryId: string) => started.workspace.control.creates.filter((create) => create.body.id === queryId).length;
 
   beforeAll(async () => {
-    redis = await startRedis();
-    workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], apiKeys: [API_KEY], stepDelayMs: 5 });
-    const environment = { ...SHARED_KEY, REDIS_URL: redis.url, REDIS_KEY_PREFIX: `ownership-${process.pid}:`, POLL_INTERVAL_MIN_MS: "20", POLL_INTERVAL_MAX_MS: "100" };
-    replicas = await Promise.all([startReplica(workspace.url, environment), startReplica(workspace.url, environment)]);
+    const environment = (url: string) => ({ ...SHARED_KEY, REDIS_URL: url, REDIS_KEY_PREFIX: `ownership-${process.pid}:`, POLL_INTERVAL_MIN_MS: "20", POLL_INTERVAL_MAX_MS: "100" });
+    started = await replicasOnRedis(2, 5, environment);
   }, 60_000);
-  afterAll(async () => {
-    await stopAll(replicas);
-    await workspace?.close();
-    await redis?.stop();
-  });
+  afterAll(() => started?.stop());
 
   it("refuses another key's query_id on the other replica in chat, an MCP tool and an MCP task, and lets its owner continue there", async () => {
-    const [one, other] = replicas as [Replica, Replica];
+    const { redis } = started;
+    const [one, other] = started.replicas as [Replica, Replica];
     const asked = await chatAs(one.url, TEAM_A, { messages: [{ role: "user", content: "SECRET-QUESTION-123: what is the travel policy?" }] });
     expect(asked.status).toBe(200);
     const queryId = asked.queryId as string;
