@@ -22,15 +22,15 @@ export function cpuMicros(pid) {
 }
 
 /** p50 latency of one request at a time, in microseconds. */
-async function sequentialP50(url) {
-  return median(await sequentialLatencies(`${url}/v1/chat/completions`, { headers, body, count: SEQUENTIAL }));
+async function sequentialP50(adapter) {
+  return median(await sequentialLatencies(`${adapter.url}/v1/chat/completions`, { headers, body: adapter.body ?? body, count: SEQUENTIAL }));
 }
 
 /** 50 connections for `seconds`: requests/s, the adapter's CPU per request, and Redis's. */
 async function loaded(adapter, redisPid, seconds) {
   const before = await statsOf(adapter.child);
   const redisBefore = redisPid ? cpuMicros(redisPid) : 0;
-  const result = await autocannon({ url: `${adapter.url}/v1/chat/completions`, method: "POST", headers, body, connections: 50, duration: seconds });
+  const result = await autocannon({ url: `${adapter.url}/v1/chat/completions`, method: "POST", headers, body: adapter.body ?? body, connections: 50, duration: seconds });
   if (result.errors || result.non2xx) throw new Error(`${adapter.url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
   const after = await statsOf(adapter.child);
   const requests = after.requests - before.requests;
@@ -42,19 +42,19 @@ async function loaded(adapter, redisPid, seconds) {
 }
 
 /**
- * Rounds over `adapters` (name → started adapter process; the first is the reference), each
- * measured one at a time and under load; `redisPid(name)` names the Redis whose CPU a row counts.
+ * Rounds over `adapters` (name → started adapter process, with the chat body it is sent when not the
+ * usual question; the first is the reference), each measured one at a time and under load; `redisPid(name)` names the Redis whose CPU a row counts.
  * Returns a row per adapter: medians, and the medians of the per-round differences from the first.
  */
 export async function configCost(adapters, { rounds, seconds, label, redisPid = () => undefined }) {
   const names = Object.keys(adapters);
   const reference = names[0];
-  for (const name of names) await autocannon({ url: `${adapters[name].url}/v1/chat/completions`, method: "POST", headers, body, connections: 50, duration: 2 }); // warm-up
+  for (const name of names) await autocannon({ url: `${adapters[name].url}/v1/chat/completions`, method: "POST", headers, body: adapters[name].body ?? body, connections: 50, duration: 2 }); // warm-up
   const figures = [];
   for (let index = 0; index < rounds; index += 1) {
     const round = {};
     for (const name of index % 2 ? [...names].reverse() : names) {
-      round[name] = { p50Us: await sequentialP50(adapters[name].url), ...(await loaded(adapters[name], redisPid(name), seconds)) };
+      round[name] = { p50Us: await sequentialP50(adapters[name]), ...(await loaded(adapters[name], redisPid(name), seconds)) };
     }
     figures.push(round);
     console.log(`${label} round ${index + 1}: ${JSON.stringify(round)}`);

@@ -58,6 +58,7 @@ const ROWS = [
   ["redis", "follow-ups forked or refused with Redis slowed, bound 50 ms; 1000 ms", "none", (r) => r.redis?.rows && r.redis.rows.map((row) => `${row.forked + row.refused} of ${row.turns - r.redis.conversations}`).join("; "), (r) => r.redis.rows.every((row) => row.forked + row.refused === 0)],
   ["limits", "added CPU per request, all three limits in process; in Redis", "", (r) => r.limits && `${µs(r.limits.inProcess.addedCpuUs)}; ${r.limits.redis ? µs(r.limits.redis.addedCpuUs) : "—"}`],
   ["governance", "added CPU per request: usage counted; and every answer audited; both with usage in Redis", "", (r) => r.governance && [r.governance.usage, r.governance.usageAndAudit, r.governance.redisUsageAndAudit].map((row) => (row ? µs(row.addedCpuUs) : "—")).join("; ")],
+  ["ownership", "whose query it is, shared key: added CPU per request over pass-through, a new question; a follow-up by `query_id` (in process; Redis)", "", (r) => r.ownership && `${µs(r.ownership.shared.addedCpuUs)}; ${µs(r.ownership.sharedQueryId.addedCpuUs)} (${r.ownership.redis ? `${µs(r.ownership.redisShared.addedCpuUs)}; ${µs(r.ownership.redisSharedQueryId.addedCpuUs)}` : "—"})`],
   ["mcp", "500 `ask` calls waiting with progress: highest RSS; event-loop delay p99", "", (r) => r.mcp?.waiting && `${r.mcp.waiting.peakRssMB} MB; ${ms(r.mcp.waiting.eventLoopDelayP99Ms)}`],
   ["oauth", "an access token's validation: added CPU; added latency per tool call", "", (r) => r.oauth && `${µs(r.oauth.addedCpuUsByToken)}; ${µs(r.oauth.addedLatencyUsByToken)}`],
   ["chat-ui-tasks", "Open WebUI's title request: CPU answered by the adapter; passed on", "", (r) => r.chatUiTasks && `${µs(r.chatUiTasks.titleLocal.cpuUs)}; ${µs(r.chatUiTasks.titleByWorkspace.cpuUs)}`],
@@ -133,6 +134,10 @@ const METHODS = {
   schemas: [
     "The worst schemas",
     "`bench/structured.mjs` (`schemaWorstCases`), in the bench's own process: CPU milliseconds (the slowest of a few runs, each schema never seen before) to check a schema whose `pattern` is `x{1,1000}` repeated to 999 characters (refused before anything is compiled) and the largest schema accepted (about 44 KB, patterns up to the program budget), and to validate a typical answer and 20,000 strings under `uniqueItems` ([structured-answers.md](structured-answers.md#the-schema-is-untrusted)).",
+  ],
+  ownership: [
+    "Whose query it is",
+    "`bench/ownership.mjs`: the chat path against the instant upstream with one listed key, its own key going upstream (pass-through: nothing recorded or checked) and behind the deployment's `WORKSPACE_API_KEY` (shared: each query's owner recorded, a `query_id` looked up first), asked a new question and a follow-up by `query_id`, in process and on a real redis-server; the adapters take turns, and a figure is the median of the rounds' differences from pass-through ([governance.md](governance.md#whose-query-it-is)). `BENCH_BASELINE=<an older built checkout>` adds that build as a reference for the check when off.",
   ],
   background: [
     "Background responses",

@@ -28,6 +28,12 @@ export interface Identity {
   upstreamKey: string;
   /** Who asks, as usage, metrics and the audit trail name them: never a key. */
   account: Account;
+  /**
+   * Whether `upstreamCredential` stands for others too (the deployment's `WORKSPACE_API_KEY`, a
+   * gateway's key, the OAuth team set-up): the workspace cannot tell its callers apart, so the
+   * adapter keeps their queries apart itself (docs/governance.md#whose-query-it-is).
+   */
+  sharedUpstream: boolean;
 }
 
 /** How clients are authenticated (docs/architecture.md#credentials). */
@@ -68,7 +74,9 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     const upstreamCredential = held?.credential ?? credential;
     const upstreamKey = held?.key ?? hash;
     const who = listed ? listedIdentity(listed, hash, request, identityHeaders) : { principal: hash, account: bareAccount(hash) };
-    return { upstreamCredential, upstreamKey, ...who };
+    // A gateway's key is every identity's behind it, whoever this request names.
+    const sharedUpstream = held !== undefined || listed?.kind === "gateway";
+    return { upstreamCredential, upstreamKey, ...who, sharedUpstream };
   };
 }
 

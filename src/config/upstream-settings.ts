@@ -12,6 +12,11 @@ export const upstreamVariables = z.object({
   POLL_INTERVAL_MIN_MS: documented(integer(100, 5), "Poll interval while the youngest waiting query is new"),
   POLL_INTERVAL_MAX_MS: documented(integer(2000, 5), "Poll interval for long-running queries"),
   MAX_LIST_PAGES: documented(integer(10, 1, 1000), "Pages of `GET /queries` followed per poll to find waiting queries"),
+  SHARED_KEY_QUERY_FIELDS: documented(
+    z.string().default("").refine((value) => listOf(value).every((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)), "must be comma-separated plain field names"),
+    "Fields of a request's `query` object passed to the workspace's create body while callers share one workspace credential (`WORKSPACE_API_KEY`, a gateway's key, the OAuth team set-up); any other is refused (422), since a field such as bound artifacts or tool results could reach beyond the caller's own queries",
+    "unset (none)",
+  ),
   MODE_FIELD: documented(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a plain field name").default("mode"), "Name of the interaction-mode field in the create body"),
   MODELS_CACHE_SECONDS: documented(integer(60, 0), "How long the workspace list behind `GET /v1/models` is cached per credential"),
   REALTIME: documented(z.enum(["auto", "off"]).default("auto"), "`auto` streams a query's answer from its realtime channel as it is written (polling still confirms it); `off` only polls"),
@@ -43,6 +48,8 @@ export function upstreamSettings(env: UpstreamVariables, context: z.RefinementCt
     pollIntervalMaxMs: env.POLL_INTERVAL_MAX_MS,
     maxListPages: env.MAX_LIST_PAGES,
     modeField: env.MODE_FIELD,
+    /** The `query` create fields a client may send under a shared credential (docs/governance.md#whose-query-it-is). */
+    sharedKeyQueryFields: listOf(env.SHARED_KEY_QUERY_FIELDS),
     modelsCacheSeconds: env.MODELS_CACHE_SECONDS,
     realtime: env.REALTIME,
     /** Lower-case; empty means the upstream's own host. */

@@ -6,6 +6,8 @@ import type { RetryOutcome } from "../util/retry-briefly.js";
 import { BackgroundResponses } from "./background/background-responses.js";
 import type { BackgroundStore } from "./background/background-store.js";
 import { ConversationsApi } from "./conversations-api/conversations-api.js";
+import type { QueryOwnerStore } from "./ownership/query-owner-store.js";
+import { QueryOwners } from "./ownership/query-owners.js";
 import type { ConversationsApiStore } from "./conversations-api/conversations-api-store.js";
 import type { ResponseStore } from "./responses/response-store.js";
 import { StoredResponses } from "./responses/stored-responses.js";
@@ -23,6 +25,7 @@ export interface ContinuityStores {
   responses: ResponseStore;
   background: BackgroundStore;
   conversations: ConversationsApiStore;
+  owners: QueryOwnerStore;
 }
 
 /** The stores' writes, as continuity waits for them. */
@@ -33,10 +36,13 @@ export interface StoreWrites {
   answersAgain?: (() => Promise<void>) | undefined;
 }
 
+/** The stores continuity reports on, as metrics label them. */
+export type ContinuityStoreName = "conversation" | "response" | "query_owner";
+
 /** What continuity reports (metrics): each write's outcome, and each request refused for a store that did not answer. */
 export interface ContinuityEvents {
-  onWrite(store: "conversation" | "response", outcome: RetryOutcome): void;
-  onRefused(store: "conversation" | "response"): void;
+  onWrite(store: ContinuityStoreName, outcome: RetryOutcome): void;
+  onRefused(store: ContinuityStoreName): void;
 }
 
 /** What continuity is built from besides its stores. */
@@ -53,10 +59,12 @@ export interface ContinuityOptions {
 /**
  * What carries an answer from one request to the next (docs/architecture.md#continuity): the
  * thread memory of chat histories, the stored responses, the background responses and the
- * Conversations API's conversations, each over its store.
+ * Conversations API's conversations, each over its store; and whose each query is.
  */
 export interface Continuity {
   threads: ThreadMemory;
+  /** Who started each workspace query, checked where the upstream credential is shared (docs/governance.md#whose-query-it-is). */
+  owners: QueryOwners;
   stored: StoredResponses;
   background: BackgroundResponses;
   conversations: ConversationsApi;
@@ -97,6 +105,15 @@ export function createContinuity(stores: ContinuityStores, settings: ContinuityO
     followPollMs: BACKGROUND_FOLLOW_POLL_MS,
     onRefused: () => events.onRefused("response"),
   });
+  const owners = new QueryOwners(stores.owners, {
+    ttlSeconds: config.conversationTtlSeconds,
+    logger,
+    clock,
+    writeWaitMs: writes.waitMs,
+    onWrite: (outcome) => events.onWrite("query_owner", outcome),
+    onRefused: () => events.onRefused("query_owner"),
+    wake: writes.answersAgain,
+  });
   const conversations = new ConversationsApi({
     store: stores.conversations,
     ttlSeconds: config.conversationTtlSeconds,
@@ -107,13 +124,14 @@ export function createContinuity(stores: ContinuityStores, settings: ContinuityO
   });
   return {
     threads,
+    owners,
     stored,
     background,
     conversations,
     close: async () => {
       // Background answers are left to another replica (their queries go on upstream).
       background.close();
-      await Promise.all([threads.close(), stores.responses.close()]);
+      await Promise.all([threads.close(), owners.close(), stores.responses.close()]);
     },
   };
 }

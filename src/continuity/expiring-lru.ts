@@ -1,3 +1,5 @@
+import { OwnerShares } from "./owner-shares.js";
+
 /** How an `ExpiringLru` orders its entries for eviction: by last write, or by last read or write. */
 export type EvictionOrder = "recently-written" | "recently-used";
 
@@ -11,6 +13,11 @@ export interface ExpiringLruOptions<Value> {
   order?: EvictionOrder;
   /** Told of every entry that leaves: expired, pushed out, replaced or deleted (an index beside the map stays in step). */
   onRemove?: (key: string, value: Value) => void;
+  /**
+   * Who an entry belongs to (its principal). Given, a full map pushes out the oldest entry of
+   * whoever holds the most, not the oldest of all: one principal's flood evicts its own entries.
+   */
+  ownerOf?: (value: Value) => string;
 }
 
 interface Held<Value> {
@@ -20,13 +27,17 @@ interface Held<Value> {
 
 /**
  * The in-process memory of every continuity store (docs/architecture.md#continuity): a map bounded
- * in entries, each with its own expiry, looked at when read. Owned by the store that holds it, so
- * two adapters in one process share nothing.
+ * in entries, each with its own expiry, looked at when read; with owners, bounded per owner too
+ * (the largest holder's entries go first). Owned by the store that holds it, so two adapters in
+ * one process share nothing.
  */
 export class ExpiringLru<Value> {
   private readonly entries = new Map<string, Held<Value>>();
+  private readonly shares: OwnerShares | undefined;
 
-  constructor(private readonly options: ExpiringLruOptions<Value>) {}
+  constructor(private readonly options: ExpiringLruOptions<Value>) {
+    this.shares = options.ownerOf ? new OwnerShares() : undefined;
+  }
 
   /** Entries held (expired ones included until read or pushed out). */
   get size(): number {
@@ -45,6 +56,7 @@ export class ExpiringLru<Value> {
       // Most recently used goes last: the first key is the next to go.
       this.entries.delete(key);
       this.entries.set(key, held);
+      this.shares?.touch(this.ownerOf(held.value), key);
     }
     return held.value;
   }
@@ -54,9 +66,10 @@ export class ExpiringLru<Value> {
     const before = this.entries.get(key);
     if (before) this.remove(key, before);
     this.entries.set(key, { value, expiresAt: this.options.now() + ttlSeconds * 1000 });
+    this.shares?.add(this.ownerOf(value), key);
     while (this.entries.size > this.options.maxEntries) {
-      const [oldest, held] = this.entries.entries().next().value as [string, Held<Value>];
-      this.remove(oldest, held);
+      const next = this.shares?.nextToGo() ?? (this.entries.keys().next().value as string);
+      this.remove(next, this.entries.get(next) as Held<Value>);
     }
   }
 
@@ -78,6 +91,11 @@ export class ExpiringLru<Value> {
 
   private remove(key: string, held: Held<Value>): void {
     this.entries.delete(key);
+    this.shares?.remove(this.ownerOf(held.value), key);
     this.options.onRemove?.(key, held.value);
+  }
+
+  private ownerOf(value: Value): string {
+    return this.options.ownerOf?.(value) ?? "";
   }
 }

@@ -8,7 +8,8 @@ import type { Identity } from "../auth/authenticate.js";
 import type { BackgroundResponses } from "../continuity/background/background-responses.js";
 import type { BackgroundRecord } from "../continuity/background/background-store.js";
 import type { Resumption } from "../continuity/background/resumption.js";
-import { type PlanInput, planQueries } from "../plan/plan-queries.js";
+import type { QueryOwners } from "../continuity/ownership/query-owners.js";
+import { type PlanInput, type PlanOptions, planQueries } from "../plan/plan-queries.js";
 import type { SchemaValidation } from "../structured/schema-validator.js";
 import type { StructuredRequest } from "../structured/structured-request.js";
 import type { AnswerStart } from "../telemetry/answer-facts.js";
@@ -30,6 +31,12 @@ export interface AnswerOrder {
   meter: UsageMeter;
   /** What to plan: each dialect reads its own request into this. */
   input: PlanInput;
+  /**
+   * Whether `input.continueQueryId` is a `query_id` the client named (not one continuity found for
+   * the caller): under a shared upstream credential it is continued only when the caller started it
+   * (docs/governance.md#whose-query-it-is).
+   */
+  namesQuery?: boolean | undefined;
   /** What the answer's span starts with (the runner adds the mode, workspace, principal and account); the span starts only when tracing is on. */
   spanStart: Omit<AnswerStart, "mode" | "workspace" | "principal" | "account">;
   /** Aborts the answer's queries; by default when the client leaves (or never, for a delivery that outlives the response). */
@@ -57,8 +64,19 @@ export interface AnswerRunnerOptions extends DeliveryContext {
   background: BackgroundResponses;
   modeField: string;
   ids: Ids;
+  /** Who started each query: recorded and checked where the upstream credential is shared (docs/governance.md#whose-query-it-is). */
+  owners: QueryOwners;
+  /** The `query` create fields a client may send under a shared upstream credential (`SHARED_KEY_QUERY_FIELDS`). */
+  sharedKeyQueryFields: ReadonlySet<string>;
   /** Usage per account, workspace, mode and day (docs/governance.md#usage), charged with the meter; undefined when usage is not counted. */
   ledger?: UsageLedger | undefined;
+}
+
+/** A structured answer as asked: the request's plan input, what it asks in structure, and how its repair turn is planned. */
+interface StructuredAsk {
+  input: PlanInput;
+  request: StructuredRequest;
+  planning: PlanOptions;
 }
 
 /** Who carries a background answer on: the retrieving caller (its credential follows the query) and its admission, handed over to the answer. */
@@ -89,8 +107,11 @@ export class AnswerRunner {
   async run<Result>(order: AnswerOrder, prepare: (queryIds: string[]) => Prepared<Result>): Promise<Result> {
     const { facts } = this.options;
     const { response, identity, workspace, meter, input } = order;
-    const plan = planQueries(input, { modeField: this.options.modeField, newQueryId: this.options.ids.query });
+    const planning = this.planOptions(identity);
+    const plan = planQueries(input, planning);
     const queryIds = plan.queries.map((query) => query.queryId);
+    // Only under a shared upstream credential; otherwise nothing is checked or kept (docs/governance.md#whose-query-it-is).
+    const owning = identity.sharedUpstream ? await this.owned(order, queryIds) : undefined;
     facts.of(response).answering({ workspace, mode: plan.mode, queryIds, continued: plan.continued });
     const { delivery, respondedAs, remember } = prepare(queryIds);
     if (delivery.namesQueries) response.setHeader("service-query-id", queryIds.join(", "));
@@ -108,13 +129,34 @@ export class AnswerRunner {
     const usageNeeded = delivery.reportsUsage || meter.countsTokens || counted;
     const job = { plan, caller: callerOf(identity, workspace), controller, usageNeeded, trace };
     // The queries are created under the answer's span: the upstream client finds it in the adapter's context.
-    const first = await trace.within(() => this.options.answers.start(job));
-    const started = input.structured ? this.structured(first, job, input, input.structured, order.markers === "strip") : first;
+    // The owners are recorded while the queries are created: the client hears of their ids only after both.
+    const starting = trace.within(() => this.options.answers.start(job));
+    const first = owning ? (await Promise.all([starting, owning.recorded]))[0] : await starting;
+    const started = input.structured ? this.structured(first, job, { input, request: input.structured, planning }, order.markers === "strip") : first;
     // Followed on the side for the audit trail when answers are audited (docs/governance.md#the-audit-trail).
     const answer = facts.follow(response, started, plan.prompt);
     const account = ledger && ((usage: TokenUsage) => ledger.charge(asker, workspace, plan.mode, usage));
     const run = metered(answer, { meter, account, trace, controller, usageNeeded, remember });
     return delivery.deliver(run, response, this.options);
+  }
+
+  /** How a caller's queries are planned: under a shared upstream credential, only the listed create fields pass (docs/governance.md#whose-query-it-is). */
+  private planOptions(identity: Identity): PlanOptions {
+    const { modeField, ids, sharedKeyQueryFields } = this.options;
+    return { modeField, newQueryId: ids.query, allowedCreateFields: identity.sharedUpstream ? sharedKeyQueryFields : undefined };
+  }
+
+  /**
+   * Under a shared upstream credential (docs/governance.md#whose-query-it-is): refuses a `query_id`
+   * the caller did not start (a 404 before anything is asked of the workspace), then records the
+   * caller as the owner of every query of the plan, the write under way while they are created.
+   * (With the client's own credential upstream, the workspace decides, and nothing is kept.)
+   */
+  private async owned(order: AnswerOrder, queryIds: readonly string[]): Promise<{ recorded: Promise<void> }> {
+    const { identity, workspace, input } = order;
+    const owner = { principal: identity.principal, workspace };
+    if (order.namesQuery && input.continueQueryId) await this.options.owners.check(input.continueQueryId, owner);
+    return { recorded: this.options.owners.record(queryIds, owner) };
   }
 
   /**
@@ -123,12 +165,13 @@ export class AnswerRunner {
    * thread (the same query id, under the same span, controller and caller), before the delivery
    * gets one content block.
    */
-  private structured(first: RunningAnswer, job: AnswerJob, input: PlanInput, request: StructuredRequest, strip: boolean) {
+  private structured(first: RunningAnswer, job: AnswerJob, asked: StructuredAsk, strip: boolean) {
     const [queryId] = first.queryIds;
+    const { input, request, planning } = asked;
     const repair = (content: string) => {
       const { mode, createFields, from } = input;
       const continuing = { prompt: content, mode, choices: 1, continueQueryId: queryId, createFields, from };
-      const plan = planQueries(continuing, { modeField: this.options.modeField, newQueryId: this.options.ids.query });
+      const plan = planQueries(continuing, planning);
       return job.trace.within(() => this.options.answers.start({ ...job, plan }));
     };
     return structuredAnswer({ first, repair }, request, { validation: this.options.schemas, strip });

@@ -29,12 +29,12 @@ import { errorMiddleware, sendError } from "./error-response.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { openApiDocument } from "./openapi.js";
 import { pathOf, type RequestContext, type RequestContexts } from "./request-context.js";
-import { type FastHandler, type Route, RouteTable } from "./route-table.js";
+import { type Route, RouteTable } from "./route-table.js";
 import { chatCompletionsRoute } from "./routes/chat-completions.js";
 import { documentRoutes } from "./routes/documents.js";
 import { playgroundRoutes } from "./routes/playground.js";
 import { healthRoutes } from "./routes/health.js";
-import { mcpRoutes } from "./routes/mcp.js";
+import { type McpRoutes, mcpRoutes } from "./routes/mcp.js";
 import { oauthRoutes } from "./routes/oauth.js";
 import { modelsRoutes } from "./routes/models.js";
 import { responsesRoutes } from "./routes/responses.js";
@@ -79,25 +79,15 @@ export interface AppDependencies {
     | undefined;
 }
 
-/** The plain handler of `POST /mcp` among the MCP routes (what `/oauth/mcp` serves past its own edge). */
-function mcpHandlerOf(routes: Route[]): FastHandler {
-  const handler = routes.find((route) => route.path === "/mcp" && route.method === "POST")?.handler;
-  if (!handler || !("fast" in handler)) throw new Error("the MCP routes have no fast POST /mcp handler");
-  return handler.fast;
-}
-
-/** The routes of `MCP_OAUTH=on`: the OAuth edge, and the MCP endpoint behind it authenticating with the edge's identities. */
-function oauthRoutesOf(
-  dependencies: AppDependencies,
-  answering: AnswerRouteOptions,
-  settings: OAuthSettings,
-  oauth: NonNullable<AppDependencies["oauth"]>,
-): Route[] {
+/**
+ * The routes of `MCP_OAUTH=on`: the OAuth edge, and the one MCP endpoint (`/mcp`'s handler, its
+ * tasks and their counts) behind it, authenticating with the edge's identities.
+ */
+function oauthRoutesOf(dependencies: AppDependencies, mcp: McpRoutes, settings: OAuthSettings, oauth: NonNullable<AppDependencies["oauth"]>): Route[] {
   const { client, logger, clock } = dependencies;
   const edge = createOAuthEdge({ settings, ...oauth, client, logger, clock });
-  const behindOAuth = { authenticate: edge.authenticate, upstreamRejected: edge.keyRejected };
-  const mcp = mcpHandlerOf(mcpRoutes({ ...dependencies, ...answering, ...behindOAuth }));
-  return oauthRoutes({ edge, mcp, logger: dependencies.logger });
+  const behindOAuth = mcp.behind({ authenticate: edge.authenticate, upstreamRejected: edge.keyRejected });
+  return oauthRoutes({ edge, mcp: behindOAuth, logger: dependencies.logger });
 }
 
 /**
@@ -120,6 +110,8 @@ function answeringOf(dependencies: AppDependencies): AnswerRouteOptions {
     logger,
     modeField: config.upstream.modeField,
     ids,
+    owners: continuity.owners,
+    sharedKeyQueryFields: new Set(config.upstream.sharedKeyQueryFields),
     ledger: dependencies.usage?.ledger,
   });
   const { authenticate, limit, rateLimits, sweeps, clock } = dependencies;
@@ -141,6 +133,7 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
     onIgnored: (param: string) => metrics.ignoredParameters.inc({ param }),
   };
   const { threads, stored, background, conversations } = continuity;
+  const mcp = config.mcp.enabled ? mcpRoutes({ ...dependencies, ...answering }) : undefined;
   return [
     chatCompletionsRoute({ ...answering, config, documentPage: dependencies.documentPage, threads, housekeeping, parameters }),
     ...responsesRoutes({
@@ -156,10 +149,8 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
       documentPage: dependencies.documentPage,
     }),
     ...conversationsRoutes({ config, authenticate: dependencies.authenticate, conversations }),
-    ...(config.mcp.enabled ? mcpRoutes({ ...dependencies, ...answering }) : []),
-    ...(config.mcp.enabled && config.oauth && dependencies.oauth
-      ? oauthRoutesOf(dependencies, answering, config.oauth, dependencies.oauth)
-      : []),
+    ...(mcp?.routes ?? []),
+    ...(mcp && config.oauth && dependencies.oauth ? oauthRoutesOf(dependencies, mcp, config.oauth, dependencies.oauth) : []),
     ...modelsRoutes({
       created: dependencies.startedAt,
       authenticate: dependencies.authenticate,

@@ -88,13 +88,13 @@ export class Metrics {
   });
   readonly storeWrites = new Counter({
     name: "adapter_store_writes_total",
-    help: "Conversation turns and stored responses written after an answer, by store and outcome (stored, retried: stored after a retry, lost)",
+    help: "Conversation turns, stored responses and query owners written for an answer, by store and outcome (stored, retried: stored after a retry, lost)",
     labelNames: ["store", "outcome"] as const,
     registers: [this.registry],
   });
   readonly continuationsRefused = new Counter({
     name: "adapter_continuations_refused_total",
-    help: "Requests refused (503) because the conversation or response they continue could not be looked up (Redis did not answer), by store",
+    help: "Requests refused (503) because the conversation, response or query owner they need could not be looked up (Redis did not answer), by store",
     labelNames: ["store"] as const,
     registers: [this.registry],
   });

@@ -106,6 +106,7 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
       // store did not answer, which is neither the client's fault nor an error of ours to hide as a 500.
       unavailable: (cause) => Object.assign(new errors.TemporarilyUnavailable("the grant store does not answer now; try again shortly", { cause }), { status: 503, statusCode: 503, expose: true }),
       revokeGrant: (grantId) => revokeGrant(grantId),
+      logger: options.logger,
     }),
     clients: [],
     jwks: { keys: signingKeys(box) },

@@ -212,7 +212,10 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
       });
       const hash = credentialHash(grant.key);
       const principal = grant.principal ?? hash;
-      const identity = { upstreamCredential: grant.key, principal, upstreamKey: hash, account: oauthAccount(principal) };
+      // The team set-up's grants (a person signed in) all present the deployment's one key.
+      const sharedUpstream = grant.principal !== undefined;
+      const account = oauthAccount(principal);
+      const identity = { upstreamCredential: grant.key, principal, upstreamKey: hash, account, sharedUpstream };
       const admitted = { identity, workspace: grant.workspace };
       identities.set(request, admitted);
       grantsOf.set(request, grant.grantId);

@@ -1,6 +1,9 @@
 import { hash } from "node:crypto";
 import type { Adapter, AdapterPayload } from "oidc-provider";
+import type { Logger } from "pino";
+import { z } from "zod";
 import { ServiceUnavailableError } from "../errors/adapter-error.js";
+import { parseJsonText } from "../util/parse-json.js";
 import type { OAuthStorage } from "./oauth-storage.js";
 
 /**
@@ -22,7 +25,16 @@ export interface ProviderAdapterHooks {
   unavailable?(cause: ServiceUnavailableError): Error;
   /** Revokes a whole grant: a code or refresh token was redeemed twice at once (one of the two is a thief). */
   revokeGrant(grantId: string): Promise<void>;
+  /** Where a record that does not parse is told (it is treated as absent). */
+  logger?: Logger | undefined;
 }
+
+/**
+ * A stored record as read back (the storage may be Redis, written by another version or hand):
+ * an object, with the fields this adapter reads typed; the rest is the library's, kept as it is.
+ * Anything else is no record, which the library answers as it answers an unknown token or code.
+ */
+const payloadSchema = z.looseObject({ grantId: z.string().optional(), exp: z.number().optional(), uid: z.string().optional() });
 
 /** The models whose records belong to a grant (revoked with it). */
 const GRANTABLE = new Set(["AccessToken", "AuthorizationCode", "RefreshToken", "DeviceCode", "BackchannelAuthenticationRequest"]);
@@ -84,10 +96,16 @@ function unguardedAdapter(storage: OAuthStorage, hooks: ProviderAdapterHooks, mo
   const key = (id: string) => `${model}:${SECRET_IDS.has(model) ? hash("sha256", id, "base64url") : id}`;
   const grantKey = grantIndexKey;
   const consumedKey = (id: string) => `consumed:${key(id)}`;
-  const read = async (id: string): Promise<AdapterPayload | undefined> => {
-    const text = await storage.get(key(id));
+  const parsed = (text: string | undefined): AdapterPayload | undefined => {
     if (text === undefined) return undefined;
-    const payload = JSON.parse(text) as AdapterPayload;
+    const payload = parseJsonText(payloadSchema, text);
+    if (payload === undefined) hooks.logger?.warn({ model }, "an OAuth record does not parse: treated as absent");
+    // The fields read here are typed; the rest is the library's own, as it wrote it.
+    return payload as AdapterPayload | undefined;
+  };
+  const read = async (id: string): Promise<AdapterPayload | undefined> => {
+    const payload = parsed(await storage.get(key(id)));
+    if (payload === undefined) return undefined;
     const consumed = await storage.get(consumedKey(id));
     return consumed === undefined ? payload : { ...payload, consumed: Number(consumed) };
   };
@@ -107,8 +125,7 @@ function unguardedAdapter(storage: OAuthStorage, hooks: ProviderAdapterHooks, mo
       return undefined;
     },
     async consume(id) {
-      const text = await storage.get(key(id));
-      const payload = text ? (JSON.parse(text) as AdapterPayload) : undefined;
+      const payload = parsed(await storage.get(key(id)));
       const now = Math.floor(Date.now() / 1000);
       const ttl = payload ? Math.max(1, (payload.exp ?? 0) - now) : 60;
       if (!(await storage.setIfAbsent(consumedKey(id), String(now), ttl))) {

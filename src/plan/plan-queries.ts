@@ -40,6 +40,11 @@ export interface PlanInput {
 export interface PlanOptions {
   modeField: string;
   newQueryId: () => string;
+  /**
+   * The create fields a client may add, when not all may (docs/governance.md#whose-query-it-is): a
+   * shared upstream credential passes only those the deployment lists (`SHARED_KEY_QUERY_FIELDS`).
+   */
+  allowedCreateFields?: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -47,7 +52,8 @@ export interface PlanOptions {
  * field, and each choice is its own query with an id the adapter chooses
  * (docs/upstream-assumptions.md#query-ids-and-lost-creates), or the query a conversation
  * continues. Extra create fields are merged in; the keys the adapter sets itself are refused
- * rather than silently overwritten. A structured answer's question carries the instruction block
+ * rather than silently overwritten, and so is any field outside `allowedCreateFields` when it is
+ * given (a shared credential: a field could reach beyond the caller's own queries). A structured answer's question carries the instruction block
  * (docs/structured-answers.md#what-is-sent-to-the-workspace): that is the content, and the prompt.
  */
 export function planQueries(input: PlanInput, options: PlanOptions): QueryPlan {
@@ -69,10 +75,27 @@ export function planQueries(input: PlanInput, options: PlanOptions): QueryPlan {
       })),
     );
   }
+  refuseUnlisted(extra, options.allowedCreateFields, from);
   const prompt = input.structured ? withInstructions(input.prompt, input.structured) : input.prompt;
   const queries = Array.from({ length: input.choices }, (_, index) => {
     const queryId = (index === 0 && input.continueQueryId) || options.newQueryId();
     return { index, queryId, createBody: { ...extra, content: prompt, id: queryId, [options.modeField]: input.mode } };
   });
   return { prompt, continued: Boolean(input.continueQueryId), mode: input.mode, queries };
+}
+
+/** Refuses every create field not in `allowed` (when given), naming each (docs/governance.md#whose-query-it-is). */
+function refuseUnlisted(extra: Record<string, unknown>, allowed: ReadonlySet<string> | undefined, from: NonNullable<PlanInput["from"]>): void {
+  if (allowed === undefined) return;
+  const refused = Object.keys(extra).filter((key) => !allowed.has(key));
+  if (refused.length === 0) return;
+  const listed = allowed.size === 0 ? "none" : [...allowed].map((key) => `'${key}'`).join(", ");
+  throw new RequestValidationError(
+    refused.map((key) => ({
+      loc: [...from.createFields, key],
+      msg: `'${key}' is not accepted here: this deployment shares one workspace credential among its callers and passes only these create fields: ${listed}`,
+      type: "extra_forbidden",
+      input: extra[key],
+    })),
+  );
 }

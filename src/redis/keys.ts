@@ -22,6 +22,8 @@ export function redisKeys(prefix: string) {
     response: (id: string) => `${prefix}response:${id}`,
     /** The id of the stored response an output item belongs to, by item id. */
     responseItem: (itemId: string) => `${prefix}response-item:${itemId}`,
+    /** Who started a workspace query (docs/governance.md#whose-query-it-is), by query id: a principal's hash and a workspace. Tagged by its query, as a background response's keys are; each query its own slot. */
+    queryOwner: (queryId: string) => `${prefix}query-owner:{${queryId}}`,
     /** A background response's record, event log, "ended" marker or runner's lease: one hash tag per response, as its scripts touch them together. */
     background: (id: string, part: "record" | "events" | "ended" | "lease") => `${prefix}background:{${id}}:${part}`,
     /** One entry of the OAuth authorization server's storage (a client, a code, a hash of a token, a grant's sealed key). */

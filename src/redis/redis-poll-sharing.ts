@@ -3,11 +3,12 @@ import type { Logger } from "pino";
 import type { PollSharing, SharedGroup } from "../upstream/poll-sharing.js";
 import type { UpstreamQuery } from "../upstream/query-schemas.js";
 import type { Clock } from "../util/clock.js";
+import { parseJsonText } from "../util/parse-json.js";
 import type { OpenSubscriber } from "./channel-subscriber.js";
 import type { RedisKeys } from "./keys.js";
 import { RedisChannels } from "./redis-channels.js";
 import type { RedisGate } from "./redis-gate.js";
-import { type FallbackReason, type GroupContext, type GroupKeys, RedisSharedGroup, type SharedMessage } from "./redis-shared-group.js";
+import { type FallbackReason, type GroupContext, type GroupKeys, RedisSharedGroup, sharedMessageSchema } from "./redis-shared-group.js";
 
 /** What the cluster's poll sharing reports, for metrics. */
 export interface PollSharingEvents {
@@ -61,6 +62,8 @@ export class RedisPollSharing implements PollSharing {
   private readonly channels: RedisChannels;
   private readonly replica = randomUUID();
   private readonly groups = new Map<string, RedisSharedGroup>();
+  /** Channels whose last message did not parse (logged once until one does). */
+  private readonly unreadable = new Set<string>();
   private degraded = false;
   /** What every group uses of the sharing. */
   private readonly context: GroupContext;
@@ -120,6 +123,7 @@ export class RedisPollSharing implements PollSharing {
   /** A group leaves: stop listening to it. */
   private forgetGroup(group: string): void {
     this.groups.delete(this.channelOf(group));
+    this.unreadable.delete(this.channelOf(group));
     this.channels.unsubscribe(this.channelOf(group));
   }
 
@@ -139,15 +143,18 @@ export class RedisPollSharing implements PollSharing {
     }
   }
 
+  /** A message on a group's channel: from another replica, parsed; one that does not parse is ignored (and logged). */
   private receive(channel: string, text: string): void {
     const group = this.groups.get(channel);
     if (!group) return;
-    let message: SharedMessage;
-    try {
-      message = JSON.parse(text) as SharedMessage;
-    } catch {
+    const message = parseJsonText(sharedMessageSchema, text);
+    if (message === undefined) {
+      // Once per channel until one parses again: a replica of another version would otherwise log every poll.
+      if (!this.unreadable.has(channel)) this.options.logger.warn({ channel }, "a message on the poll sharing channel does not parse: ignored");
+      this.unreadable.add(channel);
       return;
     }
+    this.unreadable.delete(channel);
     if (message.from === this.replica) return;
     group.heard(message);
   }

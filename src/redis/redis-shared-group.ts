@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { SharedGroup } from "../upstream/poll-sharing.js";
 import { type UpstreamQuery, upstreamQuerySchema } from "../upstream/query-schemas.js";
 import type { Clock } from "../util/clock.js";
@@ -9,14 +10,21 @@ import type { RedisGate } from "./redis-gate.js";
 const RENEW = "if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"pexpire\", KEYS[1], ARGV[2]) else return 0 end";
 const RELEASE = "if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) else return 0 end";
 
-/** What a replica publishes on a group's channel. */
-export interface SharedMessage {
-  from: string;
-  items?: unknown[];
-  handover?: boolean;
+/**
+ * What a replica publishes on a group's channel, as another replica reads it: parsed, never cast
+ * (a replica of another version, or another hand on the channel, may send anything). Loose, so that
+ * a field a later version adds does not make its messages unreadable; each item is parsed on its
+ * own (`upstreamQuerySchema`), and a `trace` that is not text is only left out.
+ */
+export const sharedMessageSchema = z.looseObject({
+  from: z.string(),
+  items: z.array(z.unknown()).optional(),
+  handover: z.boolean().optional(),
   /** The W3C `traceparent` of the poll that found `items`, when the holder traces. */
-  trace?: string;
-}
+  trace: z.string().optional().catch(undefined),
+});
+/** What a replica publishes on a group's channel. */
+export type SharedMessage = z.infer<typeof sharedMessageSchema>;
 
 /** Why a replica polls alone for a turn: Redis failed, answered too late to wait for, or the holder is silent. */
 export type FallbackReason = "redis" | "slow_redis" | "silent_holder";
@@ -206,7 +214,7 @@ export class RedisSharedGroup implements SharedGroup {
       if (parsed.success) items.push(parsed.data);
     }
     this.context.onReceived?.(items.length);
-    this.onShared(items, typeof message.trace === "string" ? message.trace : undefined);
+    this.onShared(items, message.trace);
   }
 }
 

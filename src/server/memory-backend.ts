@@ -1,6 +1,7 @@
 import { MemoryBackgroundStore } from "../continuity/background/background-store.js";
 import { MemoryConversationsApiStore } from "../continuity/conversations-api/conversations-api-store.js";
 import { MemoryResponseStore } from "../continuity/responses/response-store.js";
+import { MemoryQueryOwnerStore } from "../continuity/ownership/query-owner-store.js";
 import { MemoryThreadStore } from "../continuity/threads/thread-store.js";
 import { MemoryLimitCounters } from "../limits/limit-counters.js";
 import { MemoryOAuthStorage } from "../oauth/oauth-storage.js";
@@ -22,6 +23,7 @@ export function memoryBackend(settings: Omit<BackendSettings, "logger" | "metric
       responses: new MemoryResponseStore(config.continuity.responsesMaxEntries, now),
       background: new MemoryBackgroundStore(config.continuity.responsesMaxEntries, now),
       conversations: new MemoryConversationsApiStore(config.continuity.conversationMaxEntries, CONVERSATION_MAX_ITEMS, now),
+      owners: new MemoryQueryOwnerStore(config.continuity.conversationMaxEntries, now),
     },
     writes: { waitMs: undefined },
     limitCounters,

@@ -4,6 +4,8 @@ import { RedisBackgroundStore } from "../continuity/background/redis-background-
 import { RedisConversationsApiStore } from "../continuity/conversations-api/redis-conversations-api-store.js";
 import { RedisResponseStore } from "../continuity/responses/redis-response-store.js";
 import { FallbackResponseStore, MemoryResponseStore } from "../continuity/responses/response-store.js";
+import { FallbackQueryOwnerStore, MemoryQueryOwnerStore } from "../continuity/ownership/query-owner-store.js";
+import { RedisQueryOwnerStore } from "../continuity/ownership/redis-query-owner-store.js";
 import { RedisThreadStore } from "../continuity/threads/redis-thread-store.js";
 import { FallbackThreadStore, MemoryThreadStore } from "../continuity/threads/thread-store.js";
 import type { LimitCounters } from "../limits/limit-counters.js";
@@ -23,9 +25,9 @@ const LIMITS_COMMAND_TIMEOUT_MS = 250;
  * Everything in the Redis the replicas share (docs/architecture.md#redis-topologies): one command
  * connection behind one gate for every store (docs/architecture.md#redis-down-or-slow), the poll
  * sharing with its subscriber, and the limits' counters on a connection of their own whose commands
- * are bounded short. Thread memory and stored responses keep this replica's own memory behind them,
- * for what it wrote while Redis is away; a write that ends an answer is waited for up to
- * `STORE_WRITE_WAIT_MS`.
+ * are bounded short. Thread memory, stored responses and query owners keep this replica's own
+ * memory behind them, for what it wrote while Redis is away; a write that ends an answer is waited
+ * for up to `STORE_WRITE_WAIT_MS`.
  */
 export function redisBackend(redis: RedisSettings, settings: BackendSettings): Backend {
   const { config, clock, logger, metrics, windowSeconds } = settings;
@@ -95,6 +97,10 @@ export function redisBackend(redis: RedisSettings, settings: BackendSettings): B
       ),
       background: new RedisBackgroundStore(gate, keys, logger),
       conversations: new RedisConversationsApiStore(gate, keys, CONVERSATION_MAX_ITEMS, logger),
+      owners: new FallbackQueryOwnerStore(
+        new RedisQueryOwnerStore(gate, keys, logger),
+        new MemoryQueryOwnerStore(config.continuity.conversationMaxEntries, now),
+      ),
     },
     writes: { waitMs: config.continuity.storeWriteWaitMs, answersAgain: () => gate.nextAvailable() },
     limitCounters,

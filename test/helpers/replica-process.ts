@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
+import { type RunningWorkspace, startEmbeddedWorkspace } from "../../src/embedded-workspace/start-embedded-workspace.js";
 import { projectRoot } from "../../src/util/package-info.js";
+import { type RedisServer, startRedis } from "./redis-server.js";
+import { API_KEY, FIXTURE_DOCUMENTS } from "./start-stack.js";
 
 /** A replica: the compiled entry point in a process of its own, as a deployment runs it. */
 export interface Replica {
@@ -38,4 +41,30 @@ export async function stopAll(replicas: Replica[]): Promise<void> {
         }),
     ),
   );
+}
+
+/** Replica processes sharing one real redis-server, in front of an embedded workspace of the fixture documents (workspace `acme`). */
+export interface ReplicasOnRedis {
+  redis: RedisServer;
+  workspace: RunningWorkspace;
+  replicas: Replica[];
+  /** Stops the replicas, the workspace and Redis. */
+  stop(): Promise<void>;
+}
+
+/** Starts `count` replicas on one Redis (under `environment`'s key prefix), the workspace's steps `stepDelayMs` apart. */
+export async function replicasOnRedis(count: number, stepDelayMs: number, environment: (redisUrl: string) => Record<string, string>): Promise<ReplicasOnRedis> {
+  const redis = await startRedis();
+  const workspace = await startEmbeddedWorkspace({ documents: [FIXTURE_DOCUMENTS], workspaces: ["acme"], apiKeys: [API_KEY], stepDelayMs });
+  const replicas = await Promise.all(Array.from({ length: count }, () => startReplica(workspace.url, environment(redis.url))));
+  return {
+    redis,
+    workspace,
+    replicas,
+    async stop() {
+      await stopAll(replicas);
+      await workspace.close();
+      await redis.stop();
+    },
+  };
 }

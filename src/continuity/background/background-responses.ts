@@ -157,11 +157,14 @@ export class BackgroundResponses implements LogWriter {
 
   /**
    * Renews this replica's lease on a running answer, and notices a cancel made on another replica
-   * (the log has ended): the answer's wait is then aborted.
+   * (the log has ended): the answer's wait is then aborted. Stopped (the answer no longer runs
+   * here), it renews nothing more, even when a renewal was in flight: a lease renewed after a final
+   * write that failed would keep the answer `in_progress`, no other replica able to take it over.
    */
   private watch(id: string, controller: AbortController): () => void {
     const { clock, store, leaseMs, replica } = this.options;
     let timer: unknown;
+    let stopped = false;
     const tick = () => {
       void Promise.all([store.ended(id), store.lease(id, replica, leaseMs)])
         .then(([ended, leased]) => {
@@ -170,11 +173,14 @@ export class BackgroundResponses implements LogWriter {
         })
         .catch(() => undefined)
         .finally(() => {
-          if (!controller.signal.aborted) timer = clock.setTimeout(tick, Math.max(1, Math.floor(leaseMs / 3)));
+          if (!stopped && !controller.signal.aborted) timer = clock.setTimeout(tick, Math.max(1, Math.floor(leaseMs / 3)));
         });
     };
     timer = clock.setTimeout(tick, Math.max(1, Math.floor(leaseMs / 3)));
-    return () => clock.clearTimeout(timer);
+    return () => {
+      stopped = true;
+      clock.clearTimeout(timer);
+    };
   }
 
   /** Appends an answer's frames unless it ended or another replica holds its lease; wakes the followers waiting here. */

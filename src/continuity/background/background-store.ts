@@ -90,7 +90,10 @@ interface HeldResponse {
   lease?: { owner: string; until: number };
 }
 
-/** The in-process store: bounded in entries (the oldest created go first), each with its own expiry. */
+/**
+ * The in-process store: bounded in entries (the oldest created of the principal holding the most go
+ * first: one key cannot push out everyone's), each with its own expiry.
+ */
 export class MemoryBackgroundStore implements BackgroundStore {
   private readonly held: ExpiringLru<HeldResponse>;
 
@@ -98,7 +101,7 @@ export class MemoryBackgroundStore implements BackgroundStore {
     maxEntries: number,
     private readonly now: () => number = Date.now,
   ) {
-    this.held = new ExpiringLru({ maxEntries, now });
+    this.held = new ExpiringLru({ maxEntries, now, ownerOf: (held) => held.record.principal });
   }
 
   async create(record: BackgroundRecord, ttlSeconds: number): Promise<void> {

@@ -48,7 +48,10 @@ interface HeldConversation {
   items: ConversationItem[];
 }
 
-/** The in-process store: bounded in conversations (the least recently changed go first) and in items per conversation. */
+/**
+ * The in-process store: bounded in conversations (the least recently changed of the principal
+ * holding the most go first) and in items per conversation.
+ */
 export class MemoryConversationsApiStore implements ConversationsApiStore {
   private readonly held: ExpiringLru<HeldConversation>;
 
@@ -57,7 +60,7 @@ export class MemoryConversationsApiStore implements ConversationsApiStore {
     private readonly maxItems: number,
     now: () => number = Date.now,
   ) {
-    this.held = new ExpiringLru({ maxEntries: maxConversations, now });
+    this.held = new ExpiringLru({ maxEntries: maxConversations, now, ownerOf: (held) => held.record.principal });
   }
 
   async create(record: ConversationRecord, items: ConversationItem[], ttlSeconds: number): Promise<void> {

@@ -41,12 +41,14 @@ export class RedisResponseStore implements ResponseStore {
     ]);
   }
 
+  // An entry that does not parse is deleted too (it is no stored response, and nothing else would
+  // remove it before its TTL); its items' keys, unknown then, point at nothing and expire.
   async delete(id: string): Promise<boolean> {
+    const key = this.keys.response(id);
     const entry = await this.get(id);
-    if (!entry) return false;
-    const keys = [this.keys.response(id), ...entry.itemIds.map((itemId) => this.keys.responseItem(itemId))];
-    await Promise.all(keys.map((key) => this.redis.run(key, (redis) => redis.del(key))));
-    return true;
+    const items = (entry?.itemIds ?? []).map((itemId) => this.keys.responseItem(itemId));
+    const [removed] = await Promise.all([key, ...items].map((name) => this.redis.run(name, (redis) => redis.del(name))));
+    return removed === 1;
   }
 
   private async setKey(key: string, value: string, ttlSeconds: number): Promise<void> {

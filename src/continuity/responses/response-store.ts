@@ -34,7 +34,10 @@ export interface ResponseStore {
   close(): Promise<void>;
 }
 
-/** The in-process store: bounded in entries (the oldest written go first), each with its own expiry, and an index of item ids. */
+/**
+ * The in-process store: bounded in entries (the oldest written of the principal holding the most go
+ * first: one key cannot push out everyone's), each with its own expiry, and an index of item ids.
+ */
 export class MemoryResponseStore implements ResponseStore {
   private readonly byItem = new Map<string, string>();
   private readonly entries: ExpiringLru<StoredEntry>;
@@ -43,6 +46,7 @@ export class MemoryResponseStore implements ResponseStore {
     this.entries = new ExpiringLru({
       maxEntries,
       now,
+      ownerOf: (entry) => entry.principal,
       onRemove: (id, entry) => {
         for (const itemId of entry.itemIds) if (this.byItem.get(itemId) === id) this.byItem.delete(itemId);
       },

@@ -3,6 +3,7 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import { type Admitted, admit, type IdentifiedToolRequest, identifyToolRequest } from "../admission.js";
 import { type AnswerRouteOptions, answerHandler, readToolRequestBody } from "../answer-request.js";
 import { type SourceLinker, sourceLinker } from "../../answer/source-links.js";
+import type { Authenticator } from "../../auth/authenticate.js";
 import type { Config } from "../../config/config.js";
 import type { BackgroundResponses } from "../../continuity/background/background-responses.js";
 import type { DocumentReader } from "../../core/document-reader.js";
@@ -37,16 +38,35 @@ export interface McpRouteOptions extends AnswerRouteOptions {
   documentPage?: (() => string) | undefined;
   /** The documents `fetch` returns whole (the embedded workspace's); without it, `fetch` returns the cited passage. */
   documents?: DocumentReader | undefined;
+}
+
+/**
+ * How a request reaches the MCP endpoint: with a key, as every answer route (`/mcp`), or behind
+ * the OAuth edge (`/oauth/mcp`), which authenticates with the grant it admitted.
+ */
+export interface McpEdge {
+  authenticate: Authenticator;
   /**
-   * Behind OAuth (`/oauth/mcp`): the workspace refused the caller's key on a tool call; returns the
-   * 401 `invalid_token` to answer instead of a tool error, so that the client authorizes again.
+   * Behind OAuth: the workspace refused the caller's key on a tool call; returns the 401
+   * `invalid_token` to answer instead of a tool error, so that the client authorizes again.
    */
   upstreamRejected?: ((request: IncomingMessage) => Promise<AdapterError>) | undefined;
+}
+
+/** The MCP endpoint's one handler, at `/mcp` and behind any other edge, and the tools it lists. */
+export interface McpServing {
+  /** `POST /mcp` (and `/mcp/{workspace}`), authenticated as the answer routes are. */
+  handler: FastHandler;
+  /** The same endpoint (its tasks, their counts, its card) behind another edge: `/oauth/mcp`. */
+  behind(edge: McpEdge): FastHandler;
+  tools: ListedTool[];
 }
 
 /** One MCP request past the edge: the exchange the SDK serves, and who asks in which workspace. */
 interface ToolExchange extends McpExchange, IdentifiedToolRequest {
   request: IncomingMessage;
+  /** The edge it came through. */
+  edge: McpEdge;
   response: ServerResponse;
   links: SourceLinker;
   /** The meter of a tool call that asks the workspace (docs/rate-limits.md). */
@@ -64,9 +84,10 @@ const MODERN_REVISION = "2026-07-28";
  * The remote MCP server's handler (docs/architecture.md#mcp-tools), and the tools it lists.
  * Streamable HTTP, stateless. The edge is the answer routes' (origin, authentication, workspace,
  * concurrency caps, body limits); one `readJsonRpc` reads the body for every decision here; the
- * tools run on the same answer core, through their own typed `run`.
+ * tools run on the same answer core, through their own typed `run`. Built once per adapter, whatever
+ * edges serve it: one set of tasks and of their counts per credential.
  */
-export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; tools: ListedTool[] } {
+export function mcpHandler(options: McpRouteOptions): McpServing {
   const { config, facts, runner } = options;
   // The card's HTML, read once: MCP_APPS=off (or a build without it) links no card and serves no resources.
   const card = config.mcp.apps ? readAnswerCard() : null;
@@ -116,8 +137,8 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
     },
   );
 
-  async function handle(request: IncomingMessage, response: ServerResponse, params: Record<string, string>): Promise<void> {
-    const identified = identifyToolRequest(request, params.workspace, options);
+  async function handle(request: IncomingMessage, response: ServerResponse, params: Record<string, string>, edge: McpEdge) {
+    const identified = identifyToolRequest(request, params.workspace, { ...edge, config });
     let body: unknown;
     try {
       body = await readToolRequestBody(request, config.limits);
@@ -147,6 +168,7 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
     const exchange: ToolExchange = {
       ...identified,
       request,
+      edge,
       principal: identified.identity.principal,
       revision,
       message,
@@ -209,7 +231,8 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
       const { identity, workspace, admission, response } = exchange;
       const plan = { prompt: input.question, mode, choices: 1, continueQueryId: input.query_id ?? null };
       const spanStart = { operation: "execute_tool", tool: call.tool.name, model: mode, stream: false } as const;
-      const order = { response, identity, workspace, meter: admission, input: plan, spanStart, controller };
+      const namesQuery = Boolean(input.query_id);
+      const order = { response, identity, workspace, meter: admission, input: plan, namesQuery, spanStart, controller };
       const progress = call.progressToken === undefined ? undefined : progressSink(call, call.progressToken, mode, sweep);
       const delivery = collect(new AnswerToolEncoder(mode, exchange.links), { progress, shutdown: () => shutdown });
       const answered = await runner.run(order, () => ({ delivery }));
@@ -237,14 +260,20 @@ export function mcpHandler(options: McpRouteOptions): { handler: FastHandler; to
    * response has gone yet (a call streaming progress has: it keeps its tool error).
    */
   async function refuseKey(failure: AdapterError, exchange: ToolExchange): Promise<void> {
-    const { upstreamRejected } = options;
+    const { upstreamRejected } = exchange.edge;
     const { response, message } = exchange;
     if (!upstreamRejected || failure.status !== 401 || response.headersSent) return;
     const refusal = await upstreamRejected(exchange.request);
     if (!response.headersSent) sendJsonRpcError(response, refusal, message.kind === "tool-call" ? message.id : null);
   }
 
-  return { handler: answerHandler(handle, options), tools: listedTools({ card: card !== null, tasks: tasks !== undefined }) };
+  const served = (edge: McpEdge) =>
+    answerHandler((request, response, params) => handle(request, response, params, edge), options);
+  return {
+    handler: served({ authenticate: options.authenticate }),
+    behind: served,
+    tools: listedTools({ card: card !== null, tasks: tasks !== undefined }),
+  };
 }
 
 /** Whether a request reads resources: served whenever the card is on, whatever the host declared (it asks for the card itself). */

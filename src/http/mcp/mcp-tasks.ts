@@ -83,15 +83,34 @@ export class McpTasks {
 
   /**
    * Starts a task: the question asked through the runner into a background log, the record durable
-   * before this resolves. Refused (429) when the credential already runs `perCredential` here.
+   * before this resolves. Refused (429) when the credential already runs `perCredential` here: its
+   * place is taken at that check, before the workspace is asked, so that calls at once cannot all
+   * pass it; and given back when the task does not start.
    */
   async create(task: NewTask): Promise<TaskView> {
-    const { runner, background, settings, clock, ids } = this.options;
+    const { settings } = this.options;
     const { principal } = task.identity;
-    const running = this.runningBy.get(principal) ?? 0;
-    if (running >= settings.perCredential) {
+    if ((this.runningBy.get(principal) ?? 0) >= settings.perCredential) {
       throw new RateLimitError(`Too many tasks running for this credential (${settings.perCredential}, MCP_TASKS_PER_CREDENTIAL); wait for one to end`, { headers: { "retry-after": "1" } });
     }
+    const place = this.take(principal);
+    let started: { id: string; record: BackgroundRecord };
+    try {
+      started = await this.start(task, place);
+    } catch (error) {
+      place();
+      throw error;
+    }
+    // The encoder's own object, in progress: it always parses (the task runs on whatever this says).
+    const view = taskView(started.id, started.record.response, []);
+    if (!view) throw new Error("a new task's state does not parse");
+    return view;
+  }
+
+  /** A task's answer started through the runner, its place under the cap held by the answer until it ends. */
+  private async start(task: NewTask, place: () => void): Promise<{ id: string; record: BackgroundRecord }> {
+    const { runner, background, settings, clock, ids } = this.options;
+    const { principal } = task.identity;
     const id = ids.object("task");
     const ttlMs = Math.min(task.ttlMs ?? settings.ttlMs, settings.maxTtlMs);
     const head: TaskResume = {
@@ -104,11 +123,12 @@ export class McpTasks {
       pollIntervalMs: settings.pollIntervalMs,
     };
     const encoder = new TaskEncoder(head, this.options.links(task.workspace), () => clock.now());
-    const admission = this.counted(task.admission, principal);
+    const admission = this.counted(task.admission, place);
     const input = { prompt: task.input.question, mode: task.mode, choices: 1, continueQueryId: task.input.query_id ?? null };
     const spanStart = { operation: "execute_tool", tool: task.tool, model: task.mode, stream: false } as const;
     const { response, identity, workspace } = task;
-    const order = { response, identity, workspace, meter: task.admission.meter, input, spanStart };
+    const namesQuery = Boolean(task.input.query_id);
+    const order = { response, identity, workspace, meter: task.admission.meter, input, namesQuery, spanStart };
     const record = await runner.run(order, (queryIds) => ({
       delivery: detached(encoder, {
         responses: background,
@@ -117,7 +137,7 @@ export class McpTasks {
       }),
       respondedAs: id,
     }));
-    return taskView(id, record.response, []) as TaskView;
+    return { id, record };
   }
 
   /**
@@ -171,30 +191,42 @@ export class McpTasks {
 
   /** Takes over a task whose replica is gone (its lease ran out), with this request's admission handed to it. */
   private async takeOver(record: BackgroundRecord, caller: TaskCaller): Promise<boolean> {
+    // Counted without the cap's check: the task is running already, wherever it ran before.
+    const place = this.take(record.principal);
     try {
-      const admission = this.counted(caller.admission, record.principal);
-      return await this.options.runner.resume(record, { identity: caller.identity, admission }, this.resumption);
+      const admission = this.counted(caller.admission, place);
+      const taken = await this.options.runner.resume(record, { identity: caller.identity, admission }, this.resumption);
+      if (!taken) place();
+      return taken;
     } catch (error) {
+      place();
       this.options.logger.warn({ taskId: record.id, err: { message: errorMessage(error) } }, "task could not be taken over");
       return false;
     }
   }
 
-  /** The admission of a task that runs here, counted against its credential's cap until it ends. */
-  private counted(admission: Admitted, principal: string): Admitted {
+  /** Counts a task of `principal` against its cap now: the place, given back once (however often it is called). */
+  private take(principal: string): () => void {
+    this.runningBy.set(principal, (this.runningBy.get(principal) ?? 0) + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const left = (this.runningBy.get(principal) ?? 1) - 1;
+      if (left > 0) this.runningBy.set(principal, left);
+      else this.runningBy.delete(principal);
+    };
+  }
+
+  /** The admission of a task that runs here: handed over to its answer, which gives its place back when it ends. */
+  private counted(admission: Admitted, place: () => void): Admitted {
     return {
       ...admission,
       handOver: () => {
         const release = admission.handOver();
-        this.runningBy.set(principal, (this.runningBy.get(principal) ?? 0) + 1);
-        let released = false;
         return () => {
           release();
-          if (released) return;
-          released = true;
-          const left = (this.runningBy.get(principal) ?? 1) - 1;
-          if (left > 0) this.runningBy.set(principal, left);
-          else this.runningBy.delete(principal);
+          place();
         };
       },
     };

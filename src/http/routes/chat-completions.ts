@@ -111,7 +111,8 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     const continueQueryId = body.query_id ?? (choices === 1 ? await options.threads.find(scope, hints) : null);
     const input = { prompt, mode: model.mode, choices, continueQueryId, createFields: body.query, structured };
     const spanStart = { operation: "chat", model: body.model, stream: body.stream === true } as const;
-    await runner.run({ response, identity, workspace, meter: admission.meter, input, spanStart, markers }, ([queryId = ""]) => ({
+    const namesQuery = Boolean(body.query_id);
+    await runner.run({ response, identity, workspace, meter: admission.meter, input, namesQuery, spanStart, markers }, ([queryId = ""]) => ({
       ...deliveryOf(body, encoding, queryId, structured),
       remember: (sent) => options.threads.remember(scope, hints, { promptIndex: messageIndex, answer: sent[0]?.content ?? "", queryId }),
     }));

@@ -67,7 +67,8 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
     }
     const { value } = await storedOf(request);
     if (request.query.stream !== "true") {
-      response.json(value.response);
+      // As a background one's: a stored response is the caller's own, never for a cache to keep.
+      sendUncached(response, value.response);
       return;
     }
     const after = readStartingAfter(request.query.starting_after);

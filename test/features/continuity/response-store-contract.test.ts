@@ -58,7 +58,19 @@ describeOnBothBackends("the response store", (backend, name) => {
     expect(await store.findByItem("msg_ttl")).toBeNull();
   });
 
-  if (name !== "redis") return;
+  if (name !== "redis") {
+    it("in memory, bounds each principal: one principal's flood of responses pushes out its own, never another's", async () => {
+      const store = new MemoryResponseStore(4, backend().now);
+      await store.put(entry("resp_alice", "alice"), 60);
+      for (let index = 0; index < 20; index += 1) await store.put(entry(`resp_m${index}`, "mallory"), 60);
+      expect((await store.get("resp_alice"))?.principal).toBe("alice");
+      expect(await store.findByItem("msg_alice")).not.toBeNull();
+      expect((await store.get("resp_m19"))?.principal).toBe("mallory");
+      expect(await store.get("resp_m16")).toBeNull();
+      expect(await store.findByItem("msg_m16")).toBeNull();
+    });
+    return;
+  }
 
   it("gives back nothing for an entry in Redis that does not parse, rather than trust it", async () => {
     const redis = redisOf(backend());
@@ -73,5 +85,9 @@ describeOnBothBackends("the response store", (backend, name) => {
     const { value: _value, ...withoutValue } = good;
     await redis.server.client.set(redis.keys.response("resp_bad"), JSON.stringify(withoutValue));
     expect(await store.get("resp_bad")).toBeNull();
+    // Deleting it removes it (it would otherwise stay until its TTL), and says so once.
+    expect(await store.delete("resp_bad")).toBe(true);
+    expect(await redis.server.client.exists(redis.keys.response("resp_bad"))).toBe(0);
+    expect(await store.delete("resp_bad")).toBe(false);
   });
 });

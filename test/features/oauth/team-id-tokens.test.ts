@@ -148,6 +148,41 @@ describe("the team set-up against a stub identity provider: which ID tokens are 
     });
   }
 
+  it("keeps two people's queries apart under the deployment's one key: another's query_id is a tool error, and nothing is asked (docs/governance.md#whose-query-it-is)", async () => {
+    /** An access token of the person the scenario signs in, for globex (their group's workspace). */
+    const tokenOf = async (person: string) => {
+      const { verifier, challenge } = pkcePair();
+      idp.use({ claims: (claims) => ({ ...claims, sub: person, email: `${person}@example.com`, groups: ["eng"] }) });
+      const browser = new FormBrowser();
+      const consentPage = await browser.follow(client.authorizationUrl(challenge), adapter.url);
+      if ("left" in consentPage) throw new Error("no consent page");
+      const toIdp = await browser.submit(consentPage.url, await consentPage.page.text(), adapter.url, { action: "sign-in" });
+      if (!("left" in toIdp)) throw new Error("not sent to the identity provider");
+      const back = await browser.follow(toIdp.left, idp.base);
+      if (!("left" in back)) throw new Error("stayed at the identity provider");
+      const chooser = await browser.follow(back.left, adapter.url);
+      if ("left" in chooser) throw new Error("no workspace step");
+      const done = await browser.submit(chooser.url, await chooser.page.text(), adapter.url, { workspace: "globex", action: "allow" });
+      if (!("left" in done)) throw new Error("no code");
+      const tokens = await client.exchange(done.left.searchParams.get("code") as string, verifier);
+      return `Bearer ${tokens.body.access_token as string}`;
+    };
+    const [alice, bob] = [await tokenOf("alice"), await tokenOf("bob")];
+    const ask = async (who: string, queryId?: string) => {
+      const called = await client.callTool(who, { name: "ask", arguments: { question: "What is the travel policy?", ...(queryId ? { query_id: queryId } : {}) } }, `${adapter.url}/oauth/mcp`);
+      const text = called.body.startsWith("event:") ? called.body.split("\n").find((line) => line.startsWith("data: "))?.slice(6) ?? "" : called.body;
+      return (JSON.parse(text) as { result: { isError?: boolean; structuredContent?: { query_id: string }; content: { text: string }[] } }).result;
+    };
+    const queryId = (await ask(alice)).structuredContent?.query_id as string;
+    const creates = () => workspace.control.creates.filter((create) => create.body.id === queryId).length;
+    const refused = await ask(bob, queryId);
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0]?.text).toMatch(/No query .* that this caller started/);
+    expect(creates()).toBe(1);
+    expect((await ask(alice, queryId)).isError).toBeFalsy();
+    expect(creates()).toBe(2);
+  });
+
   it("refuses a callback whose state is not this sign-in's", async () => {
     idp.use({});
     const browser = new FormBrowser();

@@ -235,6 +235,10 @@ describe("the openai SDK on the Responses API", () => {
     expect(streamed.output_text).toContain("25 days");
     const retrieved = await openai.responses.retrieve(streamed.id);
     expect(retrieved.output_text).toBe(streamed.output_text);
+    // The caller's own, as a background response is: never for a cache between to keep.
+    const raw = await fetch(`${stack.url}/v1/responses/${streamed.id}`, { headers: headers() });
+    expect(raw.headers.get("cache-control")).toBe("no-store");
+    await raw.text();
     const items = [];
     for await (const item of openai.responses.inputItems.list(created.id)) items.push(item);
     expect(items).toHaveLength(1);

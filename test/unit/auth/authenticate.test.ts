@@ -10,7 +10,7 @@ describe("createAuthenticator", () => {
   it("passes the client's credential through, keyed by its hash", () => {
     const identity = createAuthenticator({})(requestWith("Bearer sk-client"));
     const hash = credentialHash("sk-client");
-    expect(identity).toEqual({ upstreamCredential: "sk-client", principal: hash, upstreamKey: hash, account: { id: `key:${hash.slice(0, 12)}`, label: "other" } });
+    expect(identity).toEqual({ upstreamCredential: "sk-client", principal: hash, upstreamKey: hash, account: { id: `key:${hash.slice(0, 12)}`, label: "other" }, sharedUpstream: false });
   });
 
   it("with a deployment-held key, accepts only the adapter's keys and presents its own upstream", () => {
@@ -21,6 +21,7 @@ describe("createAuthenticator", () => {
       principal: credentialHash("ak-two"),
       upstreamKey: credentialHash("sk-upstream"),
       account: { id: `key:${credentialHash("ak-two").slice(0, 12)}`, label: "other" },
+      sharedUpstream: true,
     });
     expect(() => authenticate(requestWith("Bearer ak-three"))).toThrow(/Invalid API key/);
     expect(() => authenticate(requestWith())).toThrow();
@@ -82,6 +83,13 @@ describe("who asks (docs/governance.md#who-asks)", () => {
     const listedPassThrough = createAuthenticator({ keys: ring });
     expect(listedPassThrough(request("sk-bare")).upstreamCredential).toBe("sk-bare");
     expect(() => listedPassThrough(request("sk-unknown"))).toThrow(/Invalid API key/);
+  });
+
+  it("says the upstream credential is shared under the held key and for a gateway's key, and not for a key that goes upstream itself", () => {
+    expect([authenticate(request("sk-search-old")), authenticate(request("sk-bare")), authenticate(request("sk-gateway", headers))].map((who) => who.sharedUpstream)).toEqual([true, true, true]);
+    const listedPassThrough = createAuthenticator({ keys: ring });
+    const passed = [request("sk-search-old"), request("sk-bare"), request("sk-gateway", headers), request("sk-gateway")].map((asked) => listedPassThrough(asked).sharedUpstream);
+    expect(passed).toEqual([false, false, true, true]);
   });
 
   it("answers a gateway identity that cannot be told apart with a 400 naming the header", () => {

@@ -9,8 +9,10 @@ import { countUsage } from "../../../src/answer/count-usage.js";
 import type { AnswerJob, AnswerService } from "../../../src/answer/answer-service.js";
 import type { RunningAnswer } from "../../../src/answer/running-answer.js";
 import type { Identity } from "../../../src/auth/authenticate.js";
-import { ClientClosedError, QueryFailedError } from "../../../src/errors/adapter-error.js";
+import { ClientClosedError, NotFoundError, QueryFailedError, RequestValidationError } from "../../../src/errors/adapter-error.js";
 import type { BackgroundResponses } from "../../../src/continuity/background/background-responses.js";
+import { MemoryQueryOwnerStore } from "../../../src/continuity/ownership/query-owner-store.js";
+import { QueryOwners } from "../../../src/continuity/ownership/query-owners.js";
 import { AnswerRunner } from "../../../src/http/answer-runner.js";
 import { type CollectEncoder, collect } from "../../../src/http/delivery/collect-delivery.js";
 import type { UsageMeter } from "../../../src/http/delivery/delivery.js";
@@ -23,6 +25,7 @@ import type { UsageLedger } from "../../../src/usage/usage-ledger.js";
 import { waitFor } from "../../helpers/wait-for.js";
 import { type AnswerTrace, UNTRACED_ANSWER } from "../../../src/telemetry/answer-trace.js";
 import { O200kTokenCounter } from "../../../src/tokens/token-counter.js";
+import { systemClock } from "../../../src/util/clock.js";
 import { randomIds } from "../../../src/util/ids.js";
 
 const USAGE: TokenUsage = { promptTokens: 7, completionTokens: 5, reasoningTokens: 0 } as TokenUsage;
@@ -141,10 +144,13 @@ function streamEncoder(needsUsage: boolean): StreamEncoder {
   };
 }
 
-function runnerOf(answers: AnswerService, trace?: AnswerTrace, ledger?: UsageLedger) {
+function runnerOf(answers: AnswerService, trace?: AnswerTrace, ledger?: UsageLedger, owners: MemoryQueryOwnerStore = new MemoryQueryOwnerStore(100)) {
   let ids = 0;
   const facts = fakeFacts(trace);
+  const logger = pino({ level: "silent" });
   return new AnswerRunner({
+    owners: new QueryOwners(owners, { ttlSeconds: 60, logger, clock: systemClock }),
+    sharedKeyQueryFields: new Set(["follow_up"]),
     answers,
     lifecycle: new Lifecycle(facts),
     facts,
@@ -283,6 +289,66 @@ describe("AnswerRunner", () => {
     expect(counted.promptTokens).toBeGreaterThan(0);
     expect(calls.starts).toEqual([]);
     expect(response.headers["service-query-id"]).toBeUndefined();
+  });
+
+  describe("under a shared upstream credential (docs/governance.md#whose-query-it-is)", () => {
+    const shared = (principal: string) => ({ ...identity, principal, sharedUpstream: true }) as Identity;
+    const orderOf = (who: Identity, extra: Record<string, unknown>) => ({
+      response: new MemoryResponse() as unknown as ServerResponse,
+      identity: who,
+      workspace: "acme",
+      meter: meter(false).usageMeter,
+      spanStart,
+      ...extra,
+      input: { ...input, ...(extra.input as object) },
+    });
+
+    it("records the owner of every query it creates, n > 1 included, and of a continued one", async () => {
+      const { service, calls } = fakeAnswers(EVENTS);
+      const owners = new MemoryQueryOwnerStore(100);
+      const runner = runnerOf(service, undefined, undefined, owners);
+      // The fake answers finish one choice: the delivery of two refuses, after both queries started.
+      await runner.run(orderOf(shared("alice"), { input: { choices: 2 } }), () => ({ delivery: json(bodyEncoder()) })).catch(() => undefined);
+      expect(await owners.get("q-1")).toEqual({ principal: "alice", workspace: "acme" });
+      expect(await owners.get("q-2")).toEqual({ principal: "alice", workspace: "acme" });
+      await runner.run(orderOf(shared("alice"), { input: { continueQueryId: "q-1" }, namesQuery: true }), () => ({ delivery: json(bodyEncoder()) }));
+      expect(calls.starts.map((job) => job.plan.queries.map((query) => query.queryId))).toEqual([["q-1", "q-2"], ["q-1"]]);
+    });
+
+    it("refuses a query_id another principal started, or none did, with a 404 and nothing asked; another workspace's too", async () => {
+      const { service, calls } = fakeAnswers(EVENTS);
+      const owners = new MemoryQueryOwnerStore(100);
+      await owners.claim("q-alice", { principal: "alice", workspace: "acme" }, 60);
+      const runner = runnerOf(service, undefined, undefined, owners);
+      const named = (who: Identity, queryId: string, workspace = "acme") => orderOf(who, { input: { continueQueryId: queryId }, namesQuery: true, workspace });
+      for (const order of [named(shared("mallory"), "q-alice"), named(shared("mallory"), "q-never"), named(shared("alice"), "q-alice", "globex")]) {
+        const refused = runner.run(order, () => ({ delivery: json(bodyEncoder()) }));
+        await expect(refused).rejects.toBeInstanceOf(NotFoundError);
+        await expect(refused).rejects.toMatchObject({ status: 404, param: "query_id", code: "query_not_found" });
+      }
+      expect(calls.starts).toEqual([]);
+      expect(await owners.get("q-alice")).toEqual({ principal: "alice", workspace: "acme" });
+      // A continuation found for the caller (not named by it) is its own already: not checked.
+      await runner.run(orderOf(shared("alice"), { input: { continueQueryId: "q-found" } }), () => ({ delivery: json(bodyEncoder()) }));
+      expect(calls.starts).toHaveLength(1);
+    });
+
+    it("passes only the listed create fields; with the caller's own credential, the workspace decides and nothing is kept", async () => {
+      const { service, calls } = fakeAnswers(EVENTS);
+      const owners = new MemoryQueryOwnerStore(100);
+      const runner = runnerOf(service, undefined, undefined, owners);
+      const fields = { createFields: { follow_up: true, artifacts: { ids: ["a-1"] } } };
+      const refused = runner.run(orderOf(shared("alice"), { input: fields }), () => ({ delivery: json(bodyEncoder()) }));
+      await expect(refused).rejects.toBeInstanceOf(RequestValidationError);
+      await expect(refused).rejects.toMatchObject({ issues: [expect.objectContaining({ loc: ["body", "query", "artifacts"], type: "extra_forbidden" })] });
+      await runner.run(orderOf(shared("alice"), { input: { createFields: { follow_up: true } } }), () => ({ delivery: json(bodyEncoder()) }));
+      await runner.run(orderOf(identity, { input: { ...fields, continueQueryId: "q-anyone" }, namesQuery: true }), () => ({ delivery: json(bodyEncoder()) }));
+      expect(calls.starts.map((job) => job.plan.queries[0]?.createBody)).toEqual([
+        { follow_up: true, content: input.prompt, id: "q-1", mode: "ask" },
+        { follow_up: true, artifacts: { ids: ["a-1"] }, content: input.prompt, id: "q-anyone", mode: "ask" },
+      ]);
+      expect(await owners.get("q-anyone")).toBeNull();
+    });
   });
 });
 

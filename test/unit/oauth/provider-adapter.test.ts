@@ -70,4 +70,24 @@ describe("the authorization server's storage adapter", () => {
     await codes.consume("code-1");
     await expect(codes.consume("code-1")).rejects.toBeInstanceOf(AlreadyUsed);
   });
+
+  it("treats a stored record that does not parse as absent, rather than cast it: not JSON, null, an array, a grant id of the wrong type", async () => {
+    const storage = new MemoryOAuthStorage(clock);
+    const codes = providerAdapter(storage, hooks)("AuthorizationCode");
+    const sessions = providerAdapter(storage, hooks)("Session");
+    for (const text of ["{not json", "null", "[1]", JSON.stringify({ grantId: 7 })]) {
+      await storage.set("Session:s-1", text, 60);
+      expect(await sessions.find("s-1")).toBeUndefined();
+      await storage.set("sessionUid:u-1", "s-1", 60);
+      expect(await sessions.findByUid("u-1")).toBeUndefined();
+    }
+    await codes.upsert("code-2", { grantId: "g-2", exp: 2_000_000_000 }, 60);
+    const [stored] = [...(await storage.members("grant:g-2"))];
+    await storage.set(stored as string, "null", 60);
+    expect(await codes.find("code-2")).toBeUndefined();
+    // Consumed once, as a code of no grant; a second time refused.
+    await codes.consume("code-2");
+    await expect(codes.consume("code-2")).rejects.toBeInstanceOf(AlreadyUsed);
+  });
 });
+

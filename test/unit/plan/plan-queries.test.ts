@@ -69,4 +69,18 @@ describe("planQueries", () => {
     ]);
     expect(issues[0]?.msg).toMatch(/remove it from 'query'/);
   });
+
+  it("passes only the allowed create fields when given, refusing every other by name (a shared credential)", () => {
+    const allowed = { ...options(), allowedCreateFields: new Set(["follow_up"]) };
+    const plan = planQueries({ prompt: "x", mode: "ask", choices: 1, createFields: { follow_up: true } }, allowed);
+    expect(plan.queries[0]?.createBody).toEqual({ follow_up: true, content: "x", id: "q1", mode: "ask" });
+    const issues = issuesOf(() => planQueries({ prompt: "x", mode: "ask", choices: 1, createFields: { follow_up: true, artifacts: {}, tool_results: [] } }, allowed));
+    expect(issues.map((issue) => [issue.loc, issue.type])).toEqual([
+      [["body", "query", "artifacts"], "extra_forbidden"],
+      [["body", "query", "tool_results"], "extra_forbidden"],
+    ]);
+    expect(issues[0]?.msg).toMatch(/passes only these create fields: 'follow_up'/);
+    const none = issuesOf(() => planQueries({ prompt: "x", mode: "ask", choices: 1, createFields: { follow_up: true } }, { ...options(), allowedCreateFields: new Set() }));
+    expect(none[0]?.msg).toMatch(/create fields: none$/);
+  });
 });

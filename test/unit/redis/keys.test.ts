@@ -26,6 +26,7 @@ describe("the Redis key names", () => {
     expect(keys.background("resp_1", "events")).toBe("workspace-openai-adapter:background:{resp_1}:events");
     expect(keys.background("resp_1", "ended")).toBe("workspace-openai-adapter:background:{resp_1}:ended");
     expect(keys.background("resp_1", "lease")).toBe("workspace-openai-adapter:background:{resp_1}:lease");
+    expect(keys.queryOwner("6f1c-q")).toBe("workspace-openai-adapter:query-owner:{6f1c-q}");
     expect(groupTag("hash", "acme")).toBe("{hash:acme}");
     expect(keys.limitWindow(groupTag("hash", "acme"), "rpm")).toBe("workspace-openai-adapter:limit:{hash:acme}:rpm");
     expect(keys.limitWindow(groupTag("hash", "acme"), "tpm")).toBe("workspace-openai-adapter:limit:{hash:acme}:tpm");

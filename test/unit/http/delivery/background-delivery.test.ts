@@ -10,6 +10,8 @@ import type { Identity } from "../../../../src/auth/authenticate.js";
 import { BackgroundResponses } from "../../../../src/continuity/background/background-responses.js";
 import { type BackgroundRecord, MemoryBackgroundStore } from "../../../../src/continuity/background/background-store.js";
 import { type BackgroundResume, responsesResumption } from "../../../../src/continuity/background/responses-resumption.js";
+import { MemoryQueryOwnerStore } from "../../../../src/continuity/ownership/query-owner-store.js";
+import { QueryOwners } from "../../../../src/continuity/ownership/query-owners.js";
 import type { Turn } from "../../../../src/continuity/responses/stored-responses.js";
 import { ResponseStreamEncoder } from "../../../../src/dialects/responses/response-stream-encoder.js";
 import { metaOf } from "../../../../src/dialects/responses/response-meta.js";
@@ -96,6 +98,8 @@ function replica(name: string, store: MemoryBackgroundStore, answers: AnswerServ
     logger,
     modeField: "mode",
     ids: { ...randomIds, query: () => "q-1" },
+    owners: new QueryOwners(new MemoryQueryOwnerStore(10), { ttlSeconds: 60, logger, clock: systemClock }),
+    sharedKeyQueryFields: new Set<string>(),
     schemas: new SchemaValidation({ maxBytes: 65_536, maxDepth: 24 }),
   });
   return { responses, runner };
