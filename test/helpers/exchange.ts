@@ -11,7 +11,10 @@ export interface Exchanged {
  * One request over node:http, which sends the headers given as they are — a `Host` of the test's
  * choosing too, as a browser led by a DNS-rebinding page sends it (fetch keeps its own).
  */
-export function exchange(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Exchanged> {
+export function exchange(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; localAddress?: string } = {},
+): Promise<Exchanged> {
   const target = new URL(url);
   const body = options.body;
   return new Promise((resolve, reject) => {
@@ -21,6 +24,7 @@ export function exchange(url: string, options: { method?: string; headers?: Reco
         port: target.port,
         path: `${target.pathname}${target.search}`,
         method: options.method ?? (body === undefined ? "GET" : "POST"),
+        ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }),
         headers: { ...(body === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(body) }), ...options.headers },
       },
       (response) => {
