@@ -76,6 +76,16 @@ describe("edgeGuard", () => {
     expect(guard(requestTo("127.0.0.1:8080"), "/v1/models")).toBeUndefined();
   });
 
+  it("refuses each request on its own: a Host or an Origin that passed before lets nothing else through", () => {
+    const guard = edgeGuard(loopbackOnly);
+    expect(guard(requestTo("127.0.0.1:8080", "http://127.0.0.1:8080"), "/v1/models")).toBeUndefined();
+    expect(guard(requestTo("127.0.0.1:8080", "http://127.0.0.1:8080"), "/v1/models")).toBeUndefined();
+    expect(guard(requestTo("attacker.example:8080"), "/v1/models")).toMatchObject({ status: 421 });
+    expect(guard(requestTo("127.0.0.1:8080", "http://attacker.example"), "/v1/models")).toMatchObject({ status: 403 });
+    expect(guard(requestTo("localhost:8080", "http://127.0.0.1:8080"), "/v1/models")).toMatchObject({ status: 403 });
+    expect(guard(requestTo("127.0.0.1:8080", "http://127.0.0.1:8080"), "/v1/models")).toBeUndefined();
+  });
+
   it("with a real workspace, leaves the Host to the proxy in front unless ALLOWED_HOSTS lists hosts", () => {
     const upstream = { WORKSPACE_BASE_URL: "https://workspace.example.com" };
     expect(edgeGuard(server(upstream))(requestTo("adapter.internal:8080"), "/v1/models")).toBeUndefined();
