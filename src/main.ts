@@ -7,6 +7,7 @@ import { createAdapter } from "./server/create-adapter.js";
 import { startServer } from "./server/start-server.js";
 import { documentReader } from "./embedded-workspace/read-document.js";
 import { createLogger } from "./util/create-logger.js";
+import { carriesUserInfo, redactUrl, redactUrlsIn } from "./util/redact-url.js";
 import { startTracing } from "./telemetry/start-tracing.js";
 import type { TracingStart } from "./telemetry/tracing.js";
 import { TracingSettingsError } from "./telemetry/tracing-environment.js";
@@ -60,8 +61,15 @@ try {
 const { tracing } = traced;
 const mixin = tracing && (() => tracing.logFields());
 const logger = createLogger({ ...config.log, mixin });
-for (const warning of traced.warnings) logger.warn(warning);
-if (tracing) logger.info(traced.summary);
+// docs/operating.md#credentials-in-urls: a URL is printed without the credentials it may carry.
+for (const warning of traced.warnings) logger.warn(redactUrlsIn(warning));
+if (tracing) logger.info(redactUrlsIn(traced.summary));
+if (config.upstream.baseUrl && carriesUserInfo(config.upstream.baseUrl)) {
+  logger.warn(
+    { upstream: redactUrl(config.upstream.baseUrl) },
+    "WORKSPACE_BASE_URL carries credentials (user:password@), which are never sent: the workspace is called with each client's key, or WORKSPACE_API_KEY",
+  );
+}
 let embedded: RunningWorkspace | undefined;
 let upstreamUrl = config.upstream.baseUrl;
 const documentRoots = config.embedded.documentsDir ? [config.embedded.documentsDir] : defaultDocuments();
@@ -95,19 +103,29 @@ if (embedded) {
   );
 }
 
-const running = await startServer(adapter, config);
+let running: Awaited<ReturnType<typeof startServer>>;
+try {
+  running = await startServer(adapter, config);
+} catch (error) {
+  // A port taken (the API's or METRICS_PORT): said in one line, not a stack.
+  process.stderr.write(`cannot listen: ${(error as Error).message}\n`);
+  process.exit(1);
+}
 const { port } = running.server.address() as AddressInfo;
 const host = config.server.host === "0.0.0.0" || config.server.host === "::" ? "localhost" : config.server.host;
 listening = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 const base = `${listening}/v1`;
-adapter.logger.info({ url: base, upstream: embedded ? "embedded" : upstreamUrl }, "adapter listening");
+adapter.logger.info({ url: base, upstream: embedded ? "embedded" : redactUrl(upstreamUrl) }, "adapter listening");
+if (running.metricsUrl) adapter.logger.info({ url: `${running.metricsUrl}/metrics` }, "metrics served on a port of their own (METRICS_PORT)");
 const workspace = config.upstream.defaultWorkspace ?? "<workspace-id>";
+// Any key works against the embedded workspace, until keys are listed.
+const curlKey = config.auth.listing ? "$ADAPTER_API_KEY" : embedded ? "any-key-works-locally" : "$WORKSPACE_API_KEY";
 process.stdout.write(
   `\nworkspace-openai-adapter is serving ${base}${embedded ? " (against the embedded workspace)" : ""}\n` +
     (config.server.playground ? `Open the playground in a browser: ${listening}/\n` : "") +
     "Try it:\n\n" +
     `curl -s ${base}/chat/completions \\\n` +
-    `  -H "Authorization: Bearer ${embedded ? "any-key-works-locally" : "$WORKSPACE_API_KEY"}" \\\n` +
+    `  -H "Authorization: Bearer ${curlKey}" \\\n` +
     `  -H "Service-Workspace: ${workspace}" \\\n` +
     "  -H \"Content-Type: application/json\" \\\n" +
     "  -d '{\"model\": \"ask\", \"messages\": [{\"role\": \"user\", \"content\": \"How does the adapter cite sources?\"}]}'\n\n",

@@ -6,12 +6,19 @@ export interface SourceLink {
   clickable: boolean;
 }
 
+/** What signs a document page link: its `sig` for a workspace and a file (`auth/document-links.ts`). */
+export interface DocumentLinkSigning {
+  sign(workspace: string, filename: string): string;
+}
+
 /** How a deployment links to its sources (docs/architecture.md#source-links). */
 export interface SourceLinkSettings {
   /** `SOURCE_URL_TEMPLATE`: `{workspace}`, `{filename}`, `{page}`, `{title}` are replaced, URL-encoded. */
   template: string | undefined;
   /** The adapter's own document page (`/documents/...`), when it serves one (the embedded workspace). */
   documentPage: (() => string) | undefined;
+  /** Signs the document page's links, where the page asks for a key (listed keys; docs/trying-it.md#the-embedded-workspace). */
+  documentLinks?: DocumentLinkSigning | undefined;
 }
 
 /** The links of one request's sources, bound to its workspace. */
@@ -21,8 +28,9 @@ const PLACEHOLDER = /\{(workspace|filename|page|title)\}/g;
 
 /**
  * Links a request's sources: through the deployment's template when it has one; else to the
- * adapter's document page (the cited passage highlighted) when it serves documents; else a
- * `urn:workspace-document:` identifier, which names the document without pretending to be a page.
+ * adapter's document page (the cited passage highlighted, signed where the page asks for a key)
+ * when it serves documents; else a `urn:workspace-document:` identifier, which names the document
+ * without pretending to be a page.
  */
 export function sourceLinker(settings: SourceLinkSettings, workspace: string): SourceLinker {
   return (source) => {
@@ -36,6 +44,7 @@ export function sourceLinker(settings: SourceLinkSettings, workspace: string): S
       const query = new URLSearchParams();
       if (source.page !== null) query.set("page", String(source.page));
       if (source.snippet) query.set("quote", source.snippet.slice(0, 300));
+      if (settings.documentLinks) query.set("sig", settings.documentLinks.sign(workspace, name));
       const path = name.split("/").map(encodeURIComponent).join("/");
       const search = query.size > 0 ? `?${query}` : "";
       const fragment = source.snippet ? "#cited" : "";

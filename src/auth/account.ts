@@ -21,6 +21,17 @@ export interface Account {
 /** The label every key without a name of its own shares. */
 export const UNNAMED_LABEL = "other";
 
+/** The labels that name nobody: every bare key's, every unnamed gateway's, every OAuth grant's. */
+const ANONYMOUS_LABELS: ReadonlySet<string> = new Set([UNNAMED_LABEL, "gateway", "oauth"]);
+
+/**
+ * An account's label where the metrics may not name keys (`METRICS_KEY_NAMES`,
+ * docs/observability.md#metrics): `named` for every named key and gateway, the others as they are.
+ */
+export function labelWithoutNames(label: string): string {
+  return ANONYMOUS_LABELS.has(label) ? label : "named";
+}
+
 /** Characters of a hash that name a bare key or a grant: enough to tell them apart, too few to matter. */
 const HASH_PREFIX = 12;
 

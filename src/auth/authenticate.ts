@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { credentialHash } from "./credential-hash.js";
-import { AuthenticationError, InvalidRequestError } from "../errors/adapter-error.js";
+import { AuthenticationError, InvalidRequestError, PermissionDeniedError } from "../errors/adapter-error.js";
 import { type Account, bareAccount, gatewayAccount, gatewayPrincipal, namedAccount, namedPrincipal, unnamedGatewayAccount } from "./account.js";
 import { bearerCredential } from "./bearer-credential.js";
 import type { KeyRing, ListedKey } from "./key-ring.js";
@@ -58,7 +58,8 @@ const MAX_IDENTITY = 256;
  * the adapter presents its own key. Where keys are listed (`ADAPTER_API_KEYS`, its file,
  * `GATEWAY_API_KEYS`), a credential not among them is refused; a named key is its name; a gateway's
  * key may name who is behind it in the first of `identityHeaders` it sends (ignored from any other
- * key). Where users bring their own workspace keys, who asks is the key's hash.
+ * key). Where users bring their own workspace keys, who asks is the key's hash. An admin's or the
+ * metrics scraper's key (the ring's reserved keys) is a 403 in every set-up: it is never passed upstream.
  */
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
   const { workspaceApiKey, keys } = options;
@@ -69,6 +70,13 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   return (request) => {
     const credential = held ? bearerCredential(request) : clientKey(request);
     const hash = hashOf(credential);
+    // An admin's or the scraper's key reads; it never answers nor reaches the workspace, listed keys or not.
+    if (keys?.isReserved(hash)) {
+      throw new PermissionDeniedError(
+        "This key reads usage or metrics (ADMIN_API_KEYS, METRICS_API_KEY): it is never used to answer, nor sent to the workspace; use a client key",
+        { code: "key_not_for_answers" },
+      );
+    }
     const listed = keys?.find(hash);
     if (keys?.listing && !listed) throw new AuthenticationError("Invalid API key");
     const upstreamCredential = held?.credential ?? credential;

@@ -11,7 +11,10 @@ export interface ListedKey {
 export interface KeyRingSettings {
   clientKeys: readonly KeyEntry[];
   gatewayKeys: readonly KeyEntry[];
-  /** Keys that may not be listed as client keys (the admins'): a file naming one is refused. */
+  /**
+   * Keys that are not clients' (the admins', the metrics scraper's): a file naming one is refused,
+   * and a request presenting one is never answered nor sent upstream (`isReserved`).
+   */
   reserved?: readonly KeyEntry[];
   /** Whether a file of keys is configured: keys are then listed even while it holds none. */
   file: boolean;
@@ -39,6 +42,11 @@ export class KeyRing {
     return this.fixed.size > 0 || this.settings.file;
   }
 
+  /** Whether `hash` is an admin's or the metrics scraper's key: refused at every answer route, never sent upstream. */
+  isReserved(hash: string): boolean {
+    return this.reserved.has(hash);
+  }
+
   /** The listed key whose hash is `hash`, if any. */
   find(hash: string): ListedKey | undefined {
     return this.fixed.get(hash) ?? this.fromFile.get(hash);
@@ -56,7 +64,7 @@ export class KeyRing {
       const hash = credentialHash(entry.key);
       const fixed = this.fixed.get(hash);
       if (this.reserved.has(hash) || fixed?.kind === "gateway") problems.push(`entry ${index + 1}: a gateway's or an admin's key cannot be a client key`);
-      else if (entry.name !== undefined && gatewayNames.has(entry.name)) problems.push(`entry ${index + 1}: '${entry.name}' is a gateway's name`);
+      else if (entry.name !== undefined && gatewayNames.has(entry.name)) problems.push(`entry ${index + 1}: its name is a gateway's`);
       else next.set(hash, { kind: "client", name: entry.name });
     });
     if (problems.length === 0) this.fromFile = next;

@@ -7,7 +7,7 @@ export const authVariables = z.object({
   WORKSPACE_API_KEY: documented(optionalText, "A workspace key the adapter presents upstream itself (team set-up); requires `ADAPTER_API_KEYS`"),
   ADAPTER_API_KEYS: documented(
     z.string().default(""),
-    "Comma-separated client keys, each `name=key` (limits, usage, metrics and the audit trail then say the name) or a bare key; once any is listed, only listed keys are accepted (docs/governance.md#named-keys). Required with `WORKSPACE_API_KEY` (unless `ADAPTER_API_KEYS_FILE` or `GATEWAY_API_KEYS` lists keys)",
+    "Comma-separated client keys, each `name=key` (limits, usage, metrics and the audit trail then say the name) or a bare key (`=` only at its end: Base64 padding); a name that looks like a key is refused (docs/governance.md#named-keys); once any is listed, only listed keys are accepted. Required with `WORKSPACE_API_KEY` (unless `ADAPTER_API_KEYS_FILE` or `GATEWAY_API_KEYS` lists keys)",
   ),
   ADAPTER_API_KEYS_FILE: documented(
     optionalText,
@@ -23,7 +23,7 @@ export const authVariables = z.object({
   ),
   ADMIN_API_KEYS: documented(
     z.string().default(""),
-    "Comma-separated keys (`name=key` or bare) that may read usage at `GET /v1/organization/usage/completions` (any other credential gets a 403); setting them turns usage counting on",
+    "Comma-separated keys (`name=key` or bare) that may read usage at `GET /v1/organization/usage/completions` (any other credential gets a 403); setting them turns usage counting on. They never answer: the answer routes refuse them (403) and never send them upstream",
   ),
 });
 
@@ -86,6 +86,8 @@ export function authSettings(env: AuthVariables, context: z.RefinementCtx) {
     identityHeaders,
     /** `ADMIN_API_KEYS`: the keys that may read usage (`GET /v1/organization/usage/completions`). */
     adminKeys,
+    /** Whether client or gateway keys are listed (or a file of them is named): only those are then accepted. */
+    listing: listed,
   };
 }
 

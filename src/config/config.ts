@@ -7,6 +7,7 @@ import { governanceSettings, governanceVariables } from "./governance-settings.j
 import { limitSettings, limitVariables } from "./limit-settings.js";
 import { logSettings, logVariables } from "./log-settings.js";
 import { mcpSettings, mcpVariables } from "./mcp-settings.js";
+import { metricsSettings, metricsVariables } from "./metrics-settings.js";
 import { oauthSettings, oauthVariables } from "./oauth-settings.js";
 import { redisSettings, redisVariables } from "./redis-settings.js";
 import { serverSettings, serverVariables } from "./server-settings.js";
@@ -23,6 +24,7 @@ export type { LimitKind, LimitSettings, LimitValues, RateLimitSettings } from ".
 export { LIMIT_KINDS } from "./limit-settings.js";
 export type { LogSettings } from "./log-settings.js";
 export type { McpSettings } from "./mcp-settings.js";
+export type { MetricsSettings } from "./metrics-settings.js";
 export type { IdpSettings, OAuthSettings, SignInAllowList } from "./oauth-settings.js";
 export type { RedisSettings } from "./redis-settings.js";
 export type { ServerSettings } from "./server-settings.js";
@@ -46,6 +48,7 @@ const SECTIONS = [
   { title: "MCP", variables: mcpVariables },
   { title: "OAuth for MCP", variables: oauthVariables },
   { title: "Logs", variables: logVariables },
+  { title: "Metrics", variables: metricsVariables },
   { title: "Embedded workspace", variables: embeddedVariables },
 ] as const;
 
@@ -66,6 +69,7 @@ export const environmentSchema = z.object({
   ...mcpVariables.shape,
   ...oauthVariables.shape,
   ...logVariables.shape,
+  ...metricsVariables.shape,
   ...embeddedVariables.shape,
 });
 
@@ -78,7 +82,7 @@ function toConfig(env: Environment, context: z.RefinementCtx) {
   const auth = authSettings(env, context);
   const redis = redisSettings(env, context, upstream.pollIntervalMaxMs);
   return {
-    server: serverSettings(env, upstream.baseUrl === undefined),
+    server: serverSettings(env, upstream.baseUrl === undefined, context),
     upstream,
     auth,
     answers: answerSettings(env),
@@ -92,6 +96,8 @@ function toConfig(env: Environment, context: z.RefinementCtx) {
     /** OAuth for `/oauth/mcp` (docs/mcp-oauth.md), or undefined when `MCP_OAUTH` is off. */
     oauth: oauthSettings(env, redis !== undefined, context),
     log: logSettings(env),
+    /** Where `/metrics` is served and what its labels name (docs/observability.md#metrics). */
+    metrics: metricsSettings(env, { apiPort: env.PORT, keyLists: [auth.clientKeys, auth.gatewayKeys, auth.adminKeys] }, context),
     embedded: embeddedSettings(env),
   };
 }

@@ -66,6 +66,16 @@ export class PermissionDeniedError extends AdapterError {
   }
 }
 
+/**
+ * 421: the request names a host this adapter does not answer to (a `Host` outside loopback,
+ * `PUBLIC_URL`'s and `ALLOWED_HOSTS`): what a DNS-rebinding page sends (docs/operating.md#a-local-workspace-stays-local).
+ */
+export class MisdirectedRequestError extends AdapterError {
+  constructor(message: string, options: AdapterErrorOptions = {}) {
+    super(421, "invalid_request_error", message, { code: "host_not_allowed", ...options });
+  }
+}
+
 /** 404: a resource (a model, a query of another workspace) that is not there for this caller. */
 export class NotFoundError extends AdapterError {
   constructor(message: string, options: AdapterErrorOptions = {}) {

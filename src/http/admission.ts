@@ -3,11 +3,10 @@ import type { TokenUsage } from "../answer/answer-events.js";
 import type { Authenticator, Identity } from "../auth/authenticate.js";
 import type { Config } from "../config/config.js";
 import { isId } from "../core/ids.js";
-import { PermissionDeniedError, RequestValidationError } from "../errors/adapter-error.js";
+import { RequestValidationError } from "../errors/adapter-error.js";
 import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import type { RateLimits, WorkspaceLimits } from "../limits/rate-limits.js";
 import { NOT_METERED, type UsageMeter } from "./delivery/delivery.js";
-import { originAllowed } from "./cors.js";
 import { resolveWorkspace } from "./resolve-workspace.js";
 import type { RequestContexts } from "./request-context.js";
 
@@ -119,24 +118,17 @@ export interface IdentifiedToolRequest {
 }
 
 /**
- * Who asks the MCP endpoint, and where (docs/architecture.md#mcp-tools): a browser origin the
- * deployment does not allow is refused (the MCP transport's guard against DNS rebinding; the
- * adapter's own pages, on its own origin or `PUBLIC_URL`'s, are allowed), then authenticate, then
- * the workspace (the `Service-Workspace` header, else the path's `/mcp/{workspace}`, else the
- * default). The body is read after, since its problems are JSON-RPC errors; `admit` follows.
+ * Who asks the MCP endpoint, and where (docs/architecture.md#mcp-tools): authenticate, then the
+ * workspace (the `Service-Workspace` header, else the path's `/mcp/{workspace}`, else the default).
+ * A browser origin the deployment does not allow was refused before, by the edge's guard
+ * (`edge-guard.ts`: the MCP transport's guard against DNS rebinding). The body is read after,
+ * since its problems are JSON-RPC errors; `admit` follows.
  */
 export function identifyToolRequest(
   request: IncomingMessage,
   pathWorkspace: string | undefined,
-  options: { authenticate: Authenticator; config: Pick<Config, "server" | "upstream"> },
+  options: { authenticate: Authenticator; config: Pick<Config, "upstream"> },
 ): IdentifiedToolRequest {
-  const { origin } = request.headers;
-  const { corsOrigins, publicUrl } = options.config.server;
-  if (origin !== undefined && !originAllowed(origin, corsOrigins) && !sameOrigin(request, origin, publicUrl)) {
-    throw new PermissionDeniedError(`Origin '${origin}' may not call the MCP endpoint; a deployment that serves browser clients lists their origins in CORS_ORIGINS`, {
-      code: "origin_not_allowed",
-    });
-  }
   const identity = options.authenticate(request);
   if (pathWorkspace !== undefined && !isId(pathWorkspace)) {
     throw new RequestValidationError([
@@ -148,34 +140,4 @@ export function identifyToolRequest(
     throw new RequestValidationError([{ ...resolved.issue, msg: resolved.issue.type === "missing" ? "Field required: send a Service-Workspace header, or use /mcp/<workspace>" : resolved.issue.msg }]);
   }
   return { identity, workspace: resolved.workspace };
-}
-
-/**
- * Whether a browser's `Origin` is the adapter's own: the scheme and host the request was sent to
- * (its own pages, e.g. the playground), or `PUBLIC_URL`'s origin when one is configured (behind a
- * proxy that rewrites the host). A DNS-rebinding page has a foreign host in its `Origin`… and in its
- * `Host` only if the attacker's name resolves to the adapter: the `Host` check alone would let it
- * through, so the own origin counts only on loopback or as `PUBLIC_URL` names it.
- */
-export function sameOrigin(request: IncomingMessage, origin: string, publicUrl: string | undefined): boolean {
-  if (publicUrl !== undefined && originOf(publicUrl) === origin) return true;
-  const { host } = request.headers;
-  if (host === undefined) return false;
-  const scheme = (request.socket as { encrypted?: boolean }).encrypted ? "https" : "http";
-  return origin === `${scheme}://${host}` && isLoopbackHost(host);
-}
-
-/** The origin (`scheme://host[:port]`) of a URL, or undefined when it is not one. */
-function originOf(url: string): string | undefined {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether a `Host` names the loopback interface (`localhost`, `127.0.0.1`, `[::1]`, any port). */
-function isLoopbackHost(host: string): boolean {
-  const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : (host.split(":")[0] ?? "");
-  return name === "localhost" || name === "[::1]" || /^127(\.\d{1,3}){3}$/.test(name);
 }

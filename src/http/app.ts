@@ -3,6 +3,7 @@ import express from "express";
 import type { Logger } from "pino";
 import type { AnswerService } from "../answer/answer-service.js";
 import type { Authenticator } from "../auth/authenticate.js";
+import type { DocumentLinkSigner } from "../auth/document-links.js";
 import type { Config, OAuthSettings } from "../config/config.js";
 import type { Continuity } from "../continuity/continuity.js";
 import type { DocumentReader } from "../core/document-reader.js";
@@ -25,6 +26,7 @@ import { AnswerRunner } from "./answer-runner.js";
 import { SchemaValidation } from "../structured/schema-validator.js";
 import { ChatUiHousekeeping } from "./chat-ui-housekeeping.js";
 import { corsHandler } from "./cors.js";
+import { edgeGuard } from "./edge-guard.js";
 import { errorMiddleware, sendError } from "./error-response.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { openApiDocument } from "./openapi.js";
@@ -32,6 +34,7 @@ import { pathOf, type RequestContext, type RequestContexts } from "./request-con
 import { type Route, RouteTable } from "./route-table.js";
 import { chatCompletionsRoute } from "./routes/chat-completions.js";
 import { documentRoutes } from "./routes/documents.js";
+import { metricsRoutes } from "./routes/metrics.js";
 import { playgroundRoutes } from "./routes/playground.js";
 import { healthRoutes } from "./routes/health.js";
 import { type McpRoutes, mcpRoutes } from "./routes/mcp.js";
@@ -44,7 +47,7 @@ import type { KeepAliveSweeps } from "./sse-writer.js";
 /** Everything the HTTP app is built from; `createAdapter` wires the real ones, tests their own. */
 export interface AppDependencies {
   /** The sections of the configuration the routes read (docs/configuration.md). */
-  config: Pick<Config, "server" | "upstream" | "limits" | "answers" | "continuity" | "mcp" | "oauth">;
+  config: Pick<Config, "server" | "upstream" | "auth" | "limits" | "answers" | "continuity" | "mcp" | "oauth" | "metrics">;
   answers: AnswerService;
   /** Counts the usage of the adapter's own answers. */
   tokens: TokenCounter;
@@ -73,9 +76,18 @@ export interface AppDependencies {
   documentPage?: () => string;
   /** The documents that page shows (the embedded workspace's). */
   documents?: DocumentReader;
+  /** Signs the links to that page, where client keys are listed and the page asks for one (docs/trying-it.md#the-embedded-workspace). */
+  documentLinks?: DocumentLinkSigner | undefined;
   /** The OAuth authorization server's storage, keys and attempt limits, with `MCP_OAUTH=on` (docs/mcp-oauth.md). */
   oauth?:
-    | { storage: OAuthStorage; box: SecretBox; attempts: OAuthAttemptLimits; metadataFetch: OAuthFetch }
+    | {
+      storage: OAuthStorage;
+      box: SecretBox;
+      attempts: OAuthAttemptLimits;
+      metadataFetch: OAuthFetch;
+      /** Whether a key typed at the consent page is an admin's or the metrics scraper's: never sent upstream. */
+      reservedKey?: ((key: string) => boolean) | undefined;
+    }
     | undefined;
 }
 
@@ -133,9 +145,18 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
     onIgnored: (param: string) => metrics.ignoredParameters.inc({ param }),
   };
   const { threads, stored, background, conversations } = continuity;
+  const { documentLinks } = dependencies;
   const mcp = config.mcp.enabled ? mcpRoutes({ ...dependencies, ...answering }) : undefined;
   return [
-    chatCompletionsRoute({ ...answering, config, documentPage: dependencies.documentPage, threads, housekeeping, parameters }),
+    chatCompletionsRoute({
+      ...answering,
+      config,
+      documentPage: dependencies.documentPage,
+      documentLinks,
+      threads,
+      housekeeping,
+      parameters,
+    }),
     ...responsesRoutes({
       ...answering,
       config,
@@ -160,26 +181,19 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
     }),
     ...healthRoutes({ client: dependencies.client, lifecycle: dependencies.lifecycle }),
     ...(dependencies.usage ? usageRoutes({ ...dependencies.usage, clock: dependencies.clock }) : []),
-    ...(dependencies.documents ? documentRoutes(dependencies.documents) : []),
+    ...(dependencies.documents
+      ? documentRoutes(dependencies.documents, documentLinks && { links: documentLinks, authenticate: dependencies.authenticate })
+      : []),
     ...(config.server.playground
       ? playgroundRoutes({
           embedded: dependencies.documents !== undefined,
           defaultWorkspace: config.upstream.defaultWorkspace ?? null,
-          key: dependencies.documents !== undefined ? "any-key-works-locally" : null,
+          // Any key works against the embedded workspace, until keys are listed: then the user types theirs.
+          key: dependencies.documents !== undefined && !config.auth.listing ? "any-key-works-locally" : null,
           mcp: config.mcp.enabled,
         })
       : []),
-    {
-      method: "GET",
-      path: "/metrics",
-      handler: {
-        express: async (_request, response) => {
-          response.setHeader("content-type", dependencies.metrics.registry.contentType);
-          response.send(await dependencies.metrics.registry.metrics());
-        },
-      },
-      operation: { summary: "Prometheus metrics", responses: { "200": { description: "Text exposition format" } } },
-    },
+    ...metricsRoutes({ metrics, settings: config.metrics }),
     {
       method: "GET",
       path: "/openapi.json",
@@ -195,7 +209,8 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
 
 /**
  * Builds the adapter's request listener. It never listens: the entry point owns the port. Every
- * request is observed (request id, log line, metrics, and its span when tracing), answered for CORS, admitted by the
+ * request is observed (request id, log line, metrics, and its span when tracing), checked by the
+ * edge's guard (its `Host` and browser `Origin`: `edge-guard.ts`), answered for CORS, admitted by the
  * lifecycle, and matched once against the route table: hot routes go to their plain `node:http`
  * handler, the others to an Express app built from the same table; a known path asked with
  * another method is a 405 with `Allow`, an unknown one a 404.
@@ -203,6 +218,7 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
 export function createApp(dependencies: AppDependencies): RequestListener {
   const { lifecycle, facts } = dependencies;
   const handleCors = corsHandler(dependencies.config.server.corsOrigins);
+  const guard = edgeGuard(dependencies.config.server);
   const table: RouteTable = new RouteTable(routesOf(dependencies, () => table));
   const expressApp = express();
   expressApp.disable("x-powered-by");
@@ -218,8 +234,14 @@ export function createApp(dependencies: AppDependencies): RequestListener {
   expressApp.use(errorMiddleware(dependencies.logger, facts));
 
   const dispatch = (request: IncomingMessage, response: ServerResponse, context: RequestContext) => {
-    if (handleCors(request, response)) return;
     const path = pathOf(request.url);
+    // The host and the browser origin first: a rebinding page gets nothing, not even a preflight.
+    const refused = guard(request, path);
+    if (refused) {
+      sendError(response, refused);
+      return;
+    }
+    if (handleCors(request, response)) return;
     if (!lifecycle.accepting(path, response)) return;
     const match = table.match(request.method, path);
     if (match.kind === "none") {

@@ -19,6 +19,22 @@ function element<K extends keyof HTMLElementTagNameMap>(tag: K, className?: stri
 }
 
 /**
+ * Turns the rendered answer's links into links only the host opens: the URL moves from `href`
+ * (which the browser follows on its own: a middle-click, "open in new tab", a drag) to `data-url`,
+ * read by the card's own handlers, which ask the host (`ui/open-link`). Still a link to assistive
+ * technology and the keyboard (`role`, `tabindex`).
+ */
+function hostLinks(root: HTMLElement): void {
+  for (const link of root.querySelectorAll<HTMLAnchorElement>("a[href]")) {
+    link.dataset.url = link.href;
+    link.removeAttribute("href");
+    link.setAttribute("role", "link");
+    link.tabIndex = 0;
+    link.title = link.dataset.url;
+  }
+}
+
+/**
  * The answer card (docs/mcp.md#the-answer-card): the question while the workspace works, then the
  * answer (its Markdown rendered as text nodes only, its markers linked to the sources), the steps
  * (collapsed) and the sources, each readable in place. Everything shown comes from the tool's
@@ -43,12 +59,22 @@ export class AnswerCard {
   ) {
     const header = element("header");
     header.append(this.parts.tool, this.parts.question);
-    // A link in the answer opens through the host (a sandboxed view cannot open a window itself).
-    this.parts.answer.addEventListener("click", (event) => {
-      const link = event.target instanceof Element ? event.target.closest("a") : null;
-      if (!link) return;
+    // A link in the answer opens through the host alone (`ui/open-link`): it has no href (`hostLinks`),
+    // so no middle-click, context menu or drag opens it behind the host's back; a click, a middle-click
+    // or Enter asks the host.
+    const follow = (event: Event) => {
+      const link = event.target instanceof Element ? event.target.closest("a[data-url]") : null;
+      if (!(link instanceof HTMLElement)) return;
       event.preventDefault();
-      if (WEB_LINK.test(link.href)) void this.actions.openLink?.(link.href).catch(() => undefined);
+      const url = link.dataset.url ?? "";
+      if (WEB_LINK.test(url)) void this.actions.openLink?.(url).catch(() => undefined);
+    };
+    this.parts.answer.addEventListener("click", follow);
+    this.parts.answer.addEventListener("auxclick", (event) => {
+      if (event.button === 1) follow(event);
+    });
+    this.parts.answer.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") follow(event);
     });
     this.parts.status.setAttribute("role", "status");
     root.replaceChildren(header, this.parts.status, this.parts.answer, this.parts.steps, this.parts.sources, this.parts.queryId);
@@ -90,12 +116,14 @@ export class AnswerCard {
     if (result.kind === "text") {
       this.status("", "done");
       renderMarkdown(this.parts.answer, result.text, (marker) => document.createTextNode(marker.text));
+      hostLinks(this.parts.answer);
       return;
     }
     this.status("", "done");
     this.sources = result.sources;
     if (result.mode) this.tool(result.mode);
     renderMarkdown(this.parts.answer, result.answer, (marker) => this.markerButton(marker));
+    hostLinks(this.parts.answer);
     this.showSteps(result.steps);
     this.showSources(result.sources);
     this.parts.queryId.textContent = result.queryId ? `query_id: ${result.queryId}` : "";

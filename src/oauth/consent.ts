@@ -25,6 +25,8 @@ export interface ConsentOptions {
   team?: { key: string; signIn: IdpSignIn; issuer: string; allow: SignInAllowList } | undefined;
   /** The limits on wrong keys (per client address and per authorization). */
   attempts: OAuthAttemptLimits;
+  /** Whether a typed key is an admin's or the metrics scraper's: refused, never sent to the workspace. */
+  reservedKey?: ((key: string) => boolean) | undefined;
 }
 
 /** The longest workspace key accepted at consent: a longer one is refused without asking the workspace. */
@@ -213,6 +215,10 @@ export function consentStep(server: AuthorizationServer, options: ConsentOptions
     const key = step === "workspace" ? box.open(form.get("sealed_key") ?? "", `consent:${found.uid}`) : form.get("key")?.trim();
     if (!key || key.length > MAX_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key)) {
       send(response, 400, view(found, nonce, { kind: "key" }, "Type the workspace API key (it has no spaces)."));
+      return;
+    }
+    if (options.reservedKey?.(key)) {
+      send(response, 403, view(found, nonce, { kind: "key" }, "This key reads this adapter's usage or metrics: it is never sent to the workspace. Type a workspace API key."));
       return;
     }
     // A typed key is a guess until the workspace accepts it: counted first, taken back unless refused.

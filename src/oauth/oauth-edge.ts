@@ -35,6 +35,8 @@ export interface OAuthEdgeOptions {
   /** How client ID metadata documents are fetched (src/oauth/metadata-fetch.ts). */
   metadataFetch: OAuthFetch;
   clock: Clock;
+  /** Whether a key typed at the consent page is an admin's or the metrics scraper's (refused there, never sent upstream). */
+  reservedKey?: ((key: string) => boolean) | undefined;
 }
 
 /** The identity a grant gives, and the one workspace it may use. */
@@ -128,7 +130,8 @@ export function createOAuthEdge(options: OAuthEdgeOptions): OAuthEdge {
             grants.delete(grantId).catch((error: unknown) => logger.warn({ err: error }, "a revoked grant's key was not deleted"));
           },
         });
-        const consent = consentStep(server, { box, grants, client: options.client, logger, team, attempts: options.attempts });
+        const { client, attempts, reservedKey } = options;
+        const consent = consentStep(server, { box, grants, client, logger, team, attempts, reservedKey });
         return { server, consent };
       })();
       servers.set(origin, found);

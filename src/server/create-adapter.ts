@@ -5,7 +5,9 @@ import { AnswerService } from "../answer/answer-service.js";
 import type { Config, OAuthSettings } from "../config/config.js";
 import { type Continuity, type ContinuityStores, createContinuity } from "../continuity/continuity.js";
 import type { DocumentReader } from "../core/document-reader.js";
+import { DocumentLinkSigner } from "../auth/document-links.js";
 import { type AppDependencies, createApp } from "../http/app.js";
+import { metricsListener } from "../http/metrics-exposition.js";
 import { Lifecycle } from "../http/lifecycle.js";
 import { observeRequests } from "../http/request-log.js";
 import { KeepAliveSweeps } from "../http/sse-writer.js";
@@ -37,6 +39,8 @@ import { realtimeOf, watcherOf, workspaceClientOf } from "./upstream-parts.js";
 export interface Adapter {
   /** The request listener to serve (`http.createServer(adapter.app)`). */
   app: RequestListener;
+  /** The listener of `METRICS_PORT` (`GET /metrics` alone), when `/metrics` has a port of its own. */
+  metricsApp: RequestListener | undefined;
   client: WorkspaceClient;
   watcher: QueryWatcher;
   /** Follows queries' realtime channels; undefined with `REALTIME=off`. */
@@ -96,7 +100,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const clock = effects.clock ?? systemClock;
   const ids = effects.ids ?? randomIds;
   // docs/governance.md#who-asks: the listed keys, their file read first (a bad one stops start-up before anything opens).
-  const { authenticate, keyFile } = keyAuthentication(config.auth, logger);
+  const keys = keyAuthentication(config.auth, logger, config.metrics.apiKey);
+  const { authenticate, keyFile } = keys;
   const limit = new ConcurrencyLimit(config.limits.maxConcurrentRequests, config.limits.maxConcurrentPerWorkspace);
   // The state gauges read parts built below; they are only read at scrape time.
   const metrics: Metrics = new Metrics({
@@ -172,11 +177,15 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     startedAt: Math.floor(clock.now() / 1000),
     version,
     ...(effects.documents && effects.publicUrl ? { documents: effects.documents, documentPage: effects.publicUrl } : {}),
-    oauth: oauthParts(config.oauth, backend, logger, metrics, metadataFetch),
+    // Where keys are listed, the document page asks for one: the answers' links carry a signature instead.
+    documentLinks: effects.documents && keys.listing ? new DocumentLinkSigner() : undefined,
+    oauth: oauthParts(config.oauth, backend, logger, metrics, metadataFetch, keys.reservedKey),
   });
+  const metricsApp = config.metrics.port === undefined ? undefined : metricsListener(metrics, config.metrics, config.server);
   let closing: Promise<void> | undefined;
   return {
     app,
+    metricsApp,
     client,
     watcher,
     realtime,
@@ -214,6 +223,7 @@ function oauthParts(
   logger: Logger,
   metrics: Metrics,
   metadataFetch: ReturnType<typeof createMetadataFetch> | undefined,
+  reservedKey: (key: string) => boolean,
 ): AppDependencies["oauth"] {
   if (!oauth || !metadataFetch) return undefined;
   let secrets = oauth.secrets;
@@ -230,5 +240,6 @@ function oauthParts(
     },
     onCeiling: (kind) => metrics.oauthCeilings.inc({ kind }),
   };
-  return { storage: backend.oauthStorage(), box: new SecretBox(secrets), attempts, metadataFetch: metadataFetch.fetch };
+  const box = new SecretBox(secrets);
+  return { storage: backend.oauthStorage(), box, attempts, metadataFetch: metadataFetch.fetch, reservedKey };
 }

@@ -1,7 +1,9 @@
 import type { Logger } from "pino";
+import { labelWithoutNames } from "../auth/account.js";
 import { adminCheck, type AdminCheck } from "../auth/admin-keys.js";
 import { type Authenticator, createAuthenticator } from "../auth/authenticate.js";
 import { type KeyFileWatch, watchKeyFile } from "../auth/key-file.js";
+import { credentialHash } from "../auth/credential-hash.js";
 import { KeyRing } from "../auth/key-ring.js";
 import { openAuditSink } from "../audit/audit-sink.js";
 import type { AuthSettings, Config, GovernanceSettings } from "../config/config.js";
@@ -12,17 +14,30 @@ import { UsageLedger } from "../usage/usage-ledger.js";
 import type { UsageStore } from "../usage/usage-store.js";
 import type { Clock } from "../util/clock.js";
 
-/** Who asks (docs/governance.md#who-asks): the authenticator over the listed keys, and the watch of their file. */
-export function keyAuthentication(
-  auth: AuthSettings,
-  logger: Logger,
-): { authenticate: Authenticator; keyFile: KeyFileWatch | undefined } {
+/** Who asks, as `keyAuthentication` settles it. */
+export interface KeyAuthentication {
+  authenticate: Authenticator;
+  /** The watch of `ADAPTER_API_KEYS_FILE`, when one is configured. */
+  keyFile: KeyFileWatch | undefined;
+  /** Whether client keys are listed: only they are accepted (and `/documents` asks for one, or a signed link). */
+  listing: boolean;
+  /** Whether a key is an admin's or the metrics scraper's: never a workspace key (the OAuth consent page refuses it too). */
+  reservedKey: (key: string) => boolean;
+}
+
+/**
+ * Who asks (docs/governance.md#who-asks): the authenticator over the listed keys, and the watch of
+ * their file. The admins' and the scraper's keys are reserved: refused wherever a client's key is
+ * taken, never sent upstream.
+ */
+export function keyAuthentication(auth: AuthSettings, logger: Logger, metricsKey?: string): KeyAuthentication {
   const file = auth.clientKeysFile;
-  const keys = new KeyRing({ ...auth, reserved: auth.adminKeys, file: file !== undefined });
+  const reserved = [...auth.adminKeys, ...(metricsKey === undefined ? [] : [{ name: undefined, key: metricsKey }])];
+  const keys = new KeyRing({ ...auth, reserved, file: file !== undefined });
   const keyFile = file ? watchKeyFile(file, keys, logger) : undefined;
   const { identityHeaders, workspaceApiKey } = auth;
   const authenticate = createAuthenticator({ workspaceApiKey, keys, identityHeaders });
-  return { authenticate, keyFile };
+  return { authenticate, keyFile, listing: keys.listing, reservedKey: (key) => keys.isReserved(credentialHash(key)) };
 }
 
 /** The audit trail of `AUDIT_LOG` (docs/governance.md#the-audit-trail): the request subscriber that writes it, and its sink's close. */
@@ -53,7 +68,7 @@ export interface UsageParts {
  * off, nothing is built and answers are charged as before.
  */
 export function usageOf(
-  config: Pick<Config, "governance" | "auth">,
+  config: Pick<Config, "governance" | "auth" | "metrics">,
   parts: {
     store: (retentionDays: number) => UsageStore;
     clock: Clock;
@@ -65,13 +80,15 @@ export function usageOf(
   const { governance } = config;
   if (!governance.usage) return { endpoint: undefined, close: async () => undefined };
   const { metrics } = parts;
+  // docs/observability.md#metrics: key names in labels only where the operator allows it.
+  const labelOf = config.metrics.keyNames ? (label: string) => label : labelWithoutNames;
   const ledger = new UsageLedger({
     store: parts.store(governance.usage.retentionDays),
     clock: parts.clock,
     logger: parts.logger,
     wake: parts.wake,
     events: {
-      onCharged: (label, charge) => metrics.charged(label, charge.workspace, charge.mode, charge),
+      onCharged: (label, charge) => metrics.charged(labelOf(label), charge.workspace, charge.mode, charge),
       onWritten: (outcome) => metrics.usageWrites.inc({ outcome }),
     },
   });

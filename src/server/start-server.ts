@@ -8,6 +8,10 @@ export interface RunningServer {
   server: Server;
   /** `http://host:port` as bound. */
   url: string;
+  /** `http://host:port` of `METRICS_PORT` as bound, when `/metrics` has a port of its own. */
+  metricsUrl: string | undefined;
+  /** Closes the metrics port at once (what `shutdown` does last, for a caller that stops without draining). */
+  closeMetrics(): Promise<void>;
   /**
    * Graceful shutdown: readiness turns 503 at once and new requests are refused (503, `Connection:
    * close`) while the port stays open, so that probes and load balancers see the adapter draining
@@ -25,7 +29,7 @@ export interface RunningServer {
  */
 export async function startServer(
   adapter: Adapter,
-  config: Pick<Config, "server">,
+  config: Pick<Config, "server" | "metrics">,
 ): Promise<RunningServer> {
   const settings = config.server;
   const server = createServer(
@@ -35,13 +39,17 @@ export async function startServer(
   server.headersTimeout = settings.headersTimeoutMs;
   server.requestTimeout = Math.max(settings.requestTimeoutMs, settings.headersTimeoutMs);
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    // A deep accept queue: a burst of connections (a UI reconnecting its users) waits instead of being reset.
-    server.listen({ port: settings.port, host: settings.host, backlog: 2048 }, () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  // A deep accept queue: a burst of connections (a UI reconnecting its users) waits instead of being reset.
+  const url = await listen(server, settings.port, settings.host, 2048);
+  // docs/observability.md#metrics: /metrics alone on a port of its own (a port taken closes the API's too).
+  const metricsPort = config.metrics.port;
+  const metricsServer = adapter.metricsApp && metricsPort !== undefined ? createServer(adapter.metricsApp) : undefined;
+  const metricsUrl = metricsServer && metricsPort !== undefined
+    ? await listen(metricsServer, metricsPort, settings.host, 511).catch((error: unknown) => {
+      server.close();
+      throw error;
+    })
+    : undefined;
   let stopping: Promise<void> | undefined;
 
   async function shutdown(): Promise<void> {
@@ -51,18 +59,40 @@ export async function startServer(
       await adapter.lifecycle.endStreams();
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
-    await closed;
+    await Promise.all([closeNow(server), metricsServer && closeNow(metricsServer)]);
     await adapter.close();
   }
 
   return {
     server,
-    url: `http://${host}:${address.port}`,
+    url,
+    metricsUrl,
+    closeMetrics: async () => {
+      if (metricsServer?.listening) await closeNow(metricsServer);
+    },
     shutdown: () => {
       stopping ??= shutdown();
       return stopping;
     },
   };
+}
+
+/** Listens on `host:port`, and resolves with the address bound as `http://host:port`. */
+async function listen(server: Server, port: number, host: string, backlog: number): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ port, host, backlog }, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  return `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
+}
+
+/** Closes a server and every connection it still holds. */
+function closeNow(server: Server): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeAllConnections();
+  return closed;
 }

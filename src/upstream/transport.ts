@@ -5,6 +5,7 @@ import { CallTarget } from "../telemetry/call-target.js";
 import { traceAttempt } from "../telemetry/http-spans.js";
 import { NOOP_TRACING, type Tracing } from "../telemetry/tracing.js";
 import { getRetryPolicy } from "./get-retry-policy.js";
+import { redactUrl } from "../util/redact-url.js";
 
 /** One request to the upstream: `path` without the query string, which travels apart in `search`. */
 export interface Outgoing {
@@ -85,7 +86,8 @@ export function createTransport(options: TransportOptions): Transport {
   const retry = getRetryPolicy(options.getRetries ?? 2);
   const target = new URL(`${options.baseUrl.replace(/\/+$/, "")}/`);
   const pathPrefix = target.pathname.replace(/\/+$/, "");
-  const callTarget = new CallTarget(target);
+  // Spans record each call's URL (`url.full`): never with the credentials the base URL may carry.
+  const callTarget = new CallTarget(new URL(redactUrl(target.href)));
 
   async function send(outgoing: Outgoing, signal: AbortSignal | undefined): Promise<Exchange> {
     const tracing = options.tracing ?? NOOP_TRACING;

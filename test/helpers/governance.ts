@@ -69,9 +69,9 @@ export function sumsOf(spent: readonly Spent[]): Map<string, { input: number; ou
   return sums;
 }
 
-/** The samples of a Prometheus metric, as `{labels} value` lines. */
+/** The samples of a Prometheus metric, as `{labels} value` lines (scraped with `METRICS_KEY`, which a deployment without one ignores). */
 export async function samples(url: string, name: string): Promise<Map<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
+  const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_KEY}` } })).text();
   return new Map([...text.matchAll(new RegExp(`^${name}(\\{[^}]*\\}) (\\S+)$`, "gm"))].map((match) => [match[1] as string, Number(match[2])]));
 }
 
@@ -91,6 +91,8 @@ export const SENDERS = {
 } satisfies Record<string, Sender>;
 export const BARE_KEY = "sk-bare-client";
 export const ADMIN_KEY = "sk-ops-admin";
+/** The key Prometheus scrapes with: with it set, the usage counters name keys (docs/observability.md#metrics). */
+export const METRICS_KEY = "sk-prometheus-scrape";
 
 /** The adapter settings that list `SENDERS`' keys (with the deployment's own workspace key `held`). */
 export function listedKeys(held: string): Record<string, string> {
@@ -100,6 +102,7 @@ export function listedKeys(held: string): Record<string, string> {
     ADAPTER_API_KEYS: `team-search=${search.key}, team-legal=${legal.key}, ${BARE_KEY}`,
     GATEWAY_API_KEYS: `litellm=${alice.key}`,
     ADMIN_API_KEYS: `ops=${ADMIN_KEY}`,
+    METRICS_API_KEY: METRICS_KEY,
   };
 }
 

@@ -9,6 +9,8 @@ import { API_KEY, FIXTURE_DOCUMENTS } from "./start-stack.js";
 export interface Replica {
   child: ChildProcess;
   url: string;
+  /** Everything it wrote so far, standard output and error together (its log lines, as JSON with `LOG_FORMAT=json`). */
+  output(): string;
 }
 
 /** Starts a replica in front of `upstream` on a free port; `environment` adds to (or overrides) the test defaults. */
@@ -17,8 +19,11 @@ export async function startReplica(upstream: string, environment: Record<string,
     env: { ...process.env, WORKSPACE_BASE_URL: upstream, PORT: "0", LOG_LEVEL: "warn", LOG_FORMAT: "json", ...environment },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  let output = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
   const url = await new Promise<string>((resolve, reject) => {
-    let output = "";
     child.stdout?.on("data", (chunk: Buffer) => {
       output += chunk.toString();
       const match = /serving (http:\/\/[\d.:]+)\/v1/.exec(output);
@@ -26,7 +31,7 @@ export async function startReplica(upstream: string, environment: Record<string,
     });
     child.once("exit", (code) => reject(new Error(`replica exited with ${code}: ${output}`)));
   });
-  return { child, url };
+  return { child, url, output: () => output };
 }
 
 /** Kills every replica still running (SIGKILL) and waits for each to exit. */

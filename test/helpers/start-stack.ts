@@ -24,6 +24,8 @@ export interface Stack extends RunningAdapter {
 /** A running adapter on a loopback port. */
 export interface RunningAdapter {
   url: string;
+  /** Where `METRICS_PORT` serves `/metrics`, when it is set. */
+  metricsUrl: string | undefined;
   adapter: Adapter;
   server: Server;
   /** The graceful shutdown of `main.ts` (drain, then end streams). */
@@ -44,12 +46,15 @@ export async function startAdapter(
   const running = await startServer(adapter, config);
   return {
     url: running.url,
+    metricsUrl: running.metricsUrl,
     adapter,
     server: running.server,
     shutdown: running.shutdown,
     async close() {
+      // The graceful shutdown's end, at once: both ports closed, then the adapter.
       running.server.closeAllConnections();
       await new Promise<void>((resolve) => running.server.close(() => resolve()));
+      await running.closeMetrics();
       await adapter.close();
     },
   };

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { type Admitted, admit, type IdentifiedToolRequest, identifyToolRequest } from "../admission.js";
 import { type AnswerRouteOptions, answerHandler, readToolRequestBody } from "../answer-request.js";
-import { type SourceLinker, sourceLinker } from "../../answer/source-links.js";
+import { type DocumentLinkSigning, type SourceLinker, sourceLinker } from "../../answer/source-links.js";
 import type { Authenticator } from "../../auth/authenticate.js";
 import type { Config } from "../../config/config.js";
 import type { BackgroundResponses } from "../../continuity/background/background-responses.js";
@@ -36,6 +36,8 @@ export interface McpRouteOptions extends AnswerRouteOptions {
   version: string;
   /** The base URL of the adapter's document page, when it serves one (the embedded workspace). */
   documentPage?: (() => string) | undefined;
+  /** Signs the links to that page where it asks for a key (listed keys). */
+  documentLinks?: DocumentLinkSigning | undefined;
   /** The documents `fetch` returns whole (the embedded workspace's); without it, `fetch` returns the cited passage. */
   documents?: DocumentReader | undefined;
 }
@@ -95,7 +97,8 @@ export function mcpHandler(options: McpRouteOptions): McpServing {
   // A sweep looks every quarter of its interval: a silence of 4/5 of SSE_KEEPALIVE_MS, found within
   // another 1/5, gives a waiting call a progress notification at least every SSE_KEEPALIVE_MS.
   const sweep = options.sweeps.of(Math.max(10, Math.floor((config.answers.sseKeepAliveMs * 4) / 5)));
-  const linkSettings = { template: config.answers.sourceUrlTemplate, documentPage: options.documentPage };
+  const { documentPage, documentLinks } = options;
+  const linkSettings = { template: config.answers.sourceUrlTemplate, documentPage, documentLinks };
   // MCP_TASKS=off: no task is advertised or answered, and nothing of them is built.
   const taskSettings = config.mcp.tasks;
   const tasks = taskSettings

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../../config/config.js";
 import { conversationIdFrom, type ThreadMemory } from "../../continuity/threads/thread-memory.js";
 import { type ChatCompletionRequest, chatCompletionRequestSchema } from "../../dialects/chat-completions/chat-request.js";
-import { sourceLinker } from "../../answer/source-links.js";
+import { type DocumentLinkSigning, sourceLinker } from "../../answer/source-links.js";
 import { chatCitationFormat } from "../../dialects/chat-completions/citation-format.js";
 import type { ChatEncoding } from "../../dialects/chat-completions/chat-choice.js";
 import { ChatChunkEncoder } from "../../dialects/chat-completions/encode-chunks.js";
@@ -32,6 +32,8 @@ export interface ChatRouteOptions extends AnswerRouteOptions {
   config: Pick<Config, EdgeSetting | "answers" | "continuity">;
   /** The base URL of the adapter's document page, when it serves one (the embedded workspace). */
   documentPage?: (() => string) | undefined;
+  /** Signs the links to that page where it asks for a key (listed keys). */
+  documentLinks?: DocumentLinkSigning | undefined;
   /** Chat UIs' housekeeping, answered before planning (docs/chat-ui-tasks.md). */
   housekeeping: ChatUiHousekeeping;
   /** What becomes of parameters the workspace cannot honour (`LENIENT_PARAMETERS`). */
@@ -51,7 +53,8 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
   const { config } = options;
   const schema = chatCompletionRequestSchema(config.limits);
   const { runner } = options;
-  const linkSettings = { template: config.answers.sourceUrlTemplate, documentPage: options.documentPage };
+  const { documentPage, documentLinks } = options;
+  const linkSettings = { template: config.answers.sourceUrlTemplate, documentPage, documentLinks };
   const citationDefaults = { annotations: config.answers.chatAnnotations, style: config.answers.citationStyle };
   const sweep = options.sweeps.of(config.answers.sseKeepAliveMs);
 

@@ -1,7 +1,9 @@
 import { createHash } from "node:crypto";
 import type { RequestHandler } from "express";
 import type { DocumentReader } from "../../core/document-reader.js";
-import { NotFoundError } from "../../errors/adapter-error.js";
+import type { Authenticator } from "../../auth/authenticate.js";
+import type { DocumentLinkSigner } from "../../auth/document-links.js";
+import { AuthenticationError, NotFoundError } from "../../errors/adapter-error.js";
 import { errorResponse } from "../openapi.js";
 import type { Route } from "../route-table.js";
 
@@ -35,16 +37,31 @@ export function findPassage(text: string, quote: string): [number, number] | nul
   return match ? [match.index, match.index + match[0].length] : null;
 }
 
+/** Who may open a document where client keys are listed: a link's signature, or a listed key. */
+export interface DocumentAccess {
+  links: Pick<DocumentLinkSigner, "verify">;
+  authenticate: Authenticator;
+}
+
 /**
  * The document page the embedded workspace's citations link to (docs/architecture.md#source-links):
  * the document's text, escaped, with the cited passage (`quote`) highlighted and scrolled to, and
- * the cited page named. No credential is asked: the link is opened by a browser from a chat UI,
- * and these are the embedded workspace's local documents.
+ * the cited page named. With no keys listed (`npm start`: any key works), no credential is asked:
+ * the link is opened by a browser from a chat UI. Where client keys are listed (`access`), a
+ * browser sends none either: the answer's link carries its signature (`sig`), and an API client
+ * may send a listed key instead; anything else is a 401 (docs/trying-it.md#the-embedded-workspace).
  */
-export function documentRoutes(read: DocumentReader): Route[] {
+export function documentRoutes(read: DocumentReader, access?: DocumentAccess): Route[] {
   const page: RequestHandler = async (request, response) => {
     const { workspace, path } = request.params as { workspace: string; path: string[] };
     const filename = path.join("/");
+    if (access && !access.links.verify(workspace, filename, request.query.sig)) {
+      // No signature that opens this document: a listed key then (a 401 without one, a 403 for an admin's).
+      if (request.query.sig !== undefined && request.headers.authorization === undefined) {
+        throw new AuthenticationError("This document link's signature is not valid here (links last as long as the adapter process that wrote them); send a listed key");
+      }
+      access.authenticate(request);
+    }
     const document = await read(filename);
     if (!document) throw new NotFoundError(`No document '${filename}' in workspace '${workspace}'`);
     const quote = typeof request.query.quote === "string" ? request.query.quote : "";
@@ -80,8 +97,13 @@ export function documentRoutes(read: DocumentReader): Route[] {
           { name: "path", in: "path", required: true, schema: { type: "string" } },
           { name: "quote", in: "query", schema: { type: "string" } },
           { name: "page", in: "query", schema: { type: "integer" } },
+          { name: "sig", in: "query", schema: { type: "string" }, description: "The link's signature, where client keys are listed (or send a listed key)" },
         ],
-        responses: { "200": { description: "An HTML page" }, "404": errorResponse("No such document") },
+        responses: {
+          "200": { description: "An HTML page" },
+          "401": errorResponse("Client keys are listed, and neither the link's signature nor a listed key came"),
+          "404": errorResponse("No such document"),
+        },
       },
     },
   ];

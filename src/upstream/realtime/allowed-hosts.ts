@@ -1,3 +1,5 @@
+import { hostMatches, isLoopbackName } from "../../util/host-names.js";
+
 /**
  * Which `ws_url`s the adapter may follow (docs/upstream-assumptions.md#realtime): a query's answer
  * names the endpoint, so an unchecked one would let the upstream (or whoever forged its answer)
@@ -17,7 +19,7 @@ export function hostPolicy(upstreamUrl: string, configured: readonly string[]): 
   const own = hostnameOf(upstream);
   return {
     hosts: (configured.length > 0 ? configured : [own]).map((host) => host.trim().toLowerCase()).filter(Boolean),
-    requireTls: upstream.protocol === "https:" && !isLoopback(own),
+    requireTls: upstream.protocol === "https:" && !isLoopbackName(own),
   };
 }
 
@@ -31,8 +33,8 @@ export function refusalOf(wsUrl: string, policy: HostPolicy): string | null {
   }
   if (url.protocol !== "ws:" && url.protocol !== "wss:") return `scheme ${url.protocol} is not ws: or wss:`;
   const host = hostnameOf(url);
-  if (!policy.hosts.some((allowed) => matches(host, allowed))) return "host not in REALTIME_ALLOWED_HOSTS";
-  if (policy.requireTls && url.protocol !== "wss:" && !isLoopback(host)) return "wss: required for an https upstream";
+  if (!policy.hosts.some((allowed) => hostMatches(host, allowed))) return "host not in REALTIME_ALLOWED_HOSTS";
+  if (policy.requireTls && url.protocol !== "wss:" && !isLoopbackName(host)) return "wss: required for an https upstream";
   return null;
 }
 
@@ -46,15 +48,6 @@ export function originOf(wsUrl: string): string {
   }
 }
 
-function matches(host: string, allowed: string): boolean {
-  if (allowed.startsWith("*.")) return host.endsWith(allowed.slice(1)) && host.length > allowed.length - 1;
-  return host === allowed;
-}
-
 function hostnameOf(url: URL): string {
   return url.hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1");
-}
-
-function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

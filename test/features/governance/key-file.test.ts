@@ -52,7 +52,8 @@ describe("a file of client keys", () => {
     // The admin's key may not become a client key through the file.
     writeFileSync(file, "team-legal=sk-file-legal-1\nsk-file-admin\n");
     await waitFor(() => lines.some((line) => line.includes("an admin's key cannot be a client key")), "the refusal of an admin's key");
-    expect((await ask(stack, "sk-file-admin")).status).toBe(401);
+    // …and an admin's key never answers (docs/governance.md#named-keys): a 403 that says so.
+    expect((await ask(stack, "sk-file-admin")).status).toBe(403);
     expect(lines.join("")).not.toMatch(/sk-file-(secret|admin|legal|search)/);
   });
 

@@ -175,15 +175,19 @@ describe("upstream faults", () => {
 
 describe("headers", () => {
   it("sends no X-Powered-By, sends nosniff and no-store, and no CORS by default", async () => {
-    const response = await fetch(`${stack.url}/v1/chat/completions`, {
+    const response = await fetch(`${stack.url}/v1/chat/completions`, { method: "POST", headers: headers(), body: JSON.stringify(chatBody("leave")) });
+    expect(response.headers.get("x-powered-by")).toBeNull();
+    expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    // A browser page of an origin not listed gets no CORS headers, nor an answer (docs/operating.md#a-local-workspace-stays-local).
+    const foreign = await fetch(`${stack.url}/v1/chat/completions`, {
       method: "POST",
       headers: headers({ origin: "https://evil.example" }),
       body: JSON.stringify(chatBody("leave")),
     });
-    expect(response.headers.get("x-powered-by")).toBeNull();
-    expect(response.headers.get("x-content-type-options")).toBe("nosniff");
-    expect(response.headers.get("cache-control")).toBe("no-store");
-    expect(response.headers.get("access-control-allow-origin")).toBeNull();
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers.get("access-control-allow-origin")).toBeNull();
+    expect(foreign.headers.get("x-powered-by")).toBeNull();
   });
 
   it("allows listed origins only, preflight included", async () => {

@@ -225,6 +225,63 @@ describeWith(CHROMIUM, "the answer card, rendered by an MCP Apps host", () => {
     await view.page.close();
   });
 
+  it("opens an answer's link through the host alone: a middle-click or Enter asks the host, and the link has no href to follow behind its back", async () => {
+    const view = await mount();
+    await view.toolInput({ question: QUESTION });
+    const answer = "Leave is 25 days — see [the policy](https://example.com/leave).";
+    await view.toolResult({ content: [{ type: "text", text: answer }], structuredContent: { answer, query_id: "q-1", mode: "ask", sources: [], steps: [] } });
+    const link = view.frame.locator(".answer a");
+    await link.waitFor();
+    // No href: the browser has nothing to open in a new tab, a drag or a context menu.
+    expect(await view.frame.locator(".answer a[href]").count()).toBe(0);
+    expect(await link.getAttribute("role")).toBe("link");
+    const pages = view.page.context().pages().length;
+    await link.click({ button: "middle" });
+    await waitFor(async () => (await view.openedLinks()).length === 1, "the host was asked to open the middle-clicked link");
+    await link.focus();
+    await view.page.keyboard.press("Enter");
+    await waitFor(async () => (await view.openedLinks()).length === 2, "the host was asked to open the link from the keyboard");
+    expect(await view.openedLinks()).toEqual(["https://example.com/leave", "https://example.com/leave"]);
+    expect(view.page.context().pages().length).toBe(pages);
+    expect(view.problems).toEqual([]);
+    await view.page.close();
+  });
+
+  it("keeps host style values that could load something out of its CSS: url(), a CSS escape of it, other loading functions", async () => {
+    const variables = {
+      "--color-background-primary": "#101014",
+      "--font-sans": "\\75 rl(https://fonts.example/escaped)",
+      "--font-mono": "URL(https://fonts.example/upper)",
+      "--color-text-primary": "a\nurl(https://fonts.example/after-a-line-break)",
+      "--border-radius-md": "image-set('https://fonts.example/x.png' 1x)",
+      "--shadow-sm": "0 1px 2px rgb(0 0 0 / 20%)",
+    };
+    const view = await mount({ theme: "dark", styles: { variables } });
+    await view.frame.locator("#card").waitFor();
+    const applied = await view.frame.evaluate((names: string[]) => names.map((name) => document.documentElement.style.getPropertyValue(name)), Object.keys(variables));
+    expect(applied).toEqual(["#101014", "", "", "", "", "0 1px 2px rgb(0 0 0 / 20%)"]);
+    expect(view.problems).toEqual([]);
+    await view.page.close();
+  });
+
+  it("declares a policy that starts from nothing (default-src 'none'): a font is refused even where the host sets no policy", async () => {
+    expect(card.html).toMatch(/default-src 'none'/);
+    // The card on its own page, under its own policy alone.
+    const page = await browser.newPage();
+    await page.setContent(card.html);
+    await page.locator('[role="alert"]').waitFor();
+    const refused = await page.evaluate(async () => {
+      const directives: string[] = [];
+      document.addEventListener("securitypolicyviolation", (event: any) => directives.push(event.effectiveDirective));
+      const font = new (globalThis as any).FontFace("probe", "url(data:font/woff2;base64,d09GMgABAAAAAA==)");
+      await font.load().catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return directives;
+    });
+    expect(refused).toContain("font-src");
+    await page.close();
+  });
+
   it("says what it is when no host answers its handshake (the file opened on its own)", async () => {
     const page = await browser.newPage();
     const problems: string[] = [];

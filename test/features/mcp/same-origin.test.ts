@@ -4,7 +4,9 @@ import { API_KEY, type RunningAdapter, type Stack, startAdapter, startStack } fr
 
 // docs/architecture.md#mcp-tools: the MCP endpoint refuses browser origins it does not know (the
 // transport's guard against DNS rebinding) but accepts the adapter's own pages: an Origin that is the
-// adapter's own loopback scheme://host, or PUBLIC_URL's origin.
+// adapter's own loopback scheme://host, or PUBLIC_URL's origin. With the embedded workspace, a foreign
+// Host is refused before (docs/operating.md#a-local-workspace-stays-local); in front of a real
+// workspace the Host is the proxy's business, and the Origin alone refuses a rebinding page.
 
 const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } };
 const mcpHeaders = { authorization: `Bearer ${API_KEY}`, "service-workspace": "acme", "content-type": "application/json", accept: "application/json, text/event-stream" };
@@ -29,7 +31,8 @@ describe("same-origin MCP requests", () => {
 
   beforeAll(async () => {
     stack = await startStack();
-    published = await startAdapter(stack.workspace.url, { PUBLIC_URL: "https://adapter.example.com/" });
+    // In front of a real workspace (WORKSPACE_BASE_URL set): the Host is not checked.
+    published = await startAdapter(stack.workspace.url, { WORKSPACE_BASE_URL: stack.workspace.url, PUBLIC_URL: "https://adapter.example.com/" });
   });
   afterAll(async () => {
     await published?.close();
@@ -51,12 +54,17 @@ describe("same-origin MCP requests", () => {
       { origin: "http://evil.example" },
       { origin: `http://127.0.0.1:${Number(port) === 1 ? 2 : 1}` },
       { origin: `https://127.0.0.1:${port}` },
-      { origin: `http://evil.example:${port}`, host: `evil.example:${port}` },
     ]) {
       const refused = await post(stack.url, headers);
       expect(refused.status, JSON.stringify(headers)).toBe(403);
       expect(JSON.parse(refused.body)).toMatchObject({ error: { code: "origin_not_allowed" } });
     }
+    // The rebinding name: its Host is refused with the embedded workspace, its Origin in front of a real one.
+    const rebound = await post(stack.url, { origin: `http://evil.example:${port}`, host: `evil.example:${port}` });
+    expect([rebound.status, JSON.parse(rebound.body).error.code]).toEqual([421, "host_not_allowed"]);
+    const publishedPort = new URL(published.url).port;
+    const behindProxy = await post(published.url, { origin: `http://evil.example:${publishedPort}`, host: `evil.example:${publishedPort}` });
+    expect([behindProxy.status, JSON.parse(behindProxy.body).error.code]).toEqual([403, "origin_not_allowed"]);
   });
 
   it("accepts PUBLIC_URL's origin, and nothing that merely starts like it", async () => {

@@ -9,12 +9,16 @@ import { chatBody, headers, type Stack, startStack } from "../../helpers/start-s
 
 // Prometheus stays the metrics surface (docs/observability.md): the real prometheus scrapes the
 // adapter's /metrics, so its parser checks the exposition format, and a series is read back
-// through its HTTP API.
+// through its HTTP API. It scrapes as deploy/ sets it up: on the metrics port of its own, with the
+// metrics key (Prometheus' `authorization` setting).
 
 interface QueryResult {
   status: string;
   data: { resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] };
 }
+
+/** The key Prometheus scrapes with (`METRICS_API_KEY`). */
+const SCRAPE_KEY = "sk-prometheus-test-scrape";
 
 describeWith(PROMETHEUS, "Prometheus scraping /metrics", () => {
   let stack: Stack;
@@ -25,13 +29,23 @@ describeWith(PROMETHEUS, "Prometheus scraping /metrics", () => {
 
   beforeAll(async () => {
     folder = mkdtempSync(join(tmpdir(), "adapter-prometheus-"));
-    stack = await startStack();
+    stack = await startStack({ METRICS_PORT: "0", METRICS_API_KEY: SCRAPE_KEY });
     const port = await freePort();
     api = `http://127.0.0.1:${port}`;
-    const target = new URL(stack.url).host;
+    const target = new URL(stack.metricsUrl ?? "").host;
     writeFileSync(
       join(folder, "prometheus.yml"),
-      ["global:", "  scrape_interval: 1s", "scrape_configs:", "  - job_name: adapter", "    static_configs:", `      - targets: ["${target}"]`, ""].join("\n"),
+      [
+        "global:",
+        "  scrape_interval: 1s",
+        "scrape_configs:",
+        "  - job_name: adapter",
+        "    authorization:",
+        `      credentials: ${SCRAPE_KEY}`,
+        "    static_configs:",
+        `      - targets: ["${target}"]`,
+        "",
+      ].join("\n"),
     );
     prometheus = spawn(
       prometheusPath(),

@@ -10,12 +10,14 @@ function hiddenFields(html: string): Record<string, string> {
 }
 
 const alertOf = (html: string) => /role="alert">([^<]*)</.exec(html)?.[1];
+/** A key of ADMIN_API_KEYS: it reads usage, and is never a workspace key (docs/governance.md#usage). */
+const ADMIN_KEY = "sk-oauth-admin-key";
 
 describe("OAuth refusals: each with the RFC's error, never a 500 and never a code it should not give", () => {
   let stack: Stack;
   let client: HandDrivenClient;
   beforeAll(async () => {
-    stack = await startStack({ MCP_OAUTH: "on" });
+    stack = await startStack({ MCP_OAUTH: "on", ADMIN_API_KEYS: ADMIN_KEY });
     client = await new HandDrivenClient(stack.url).register();
   });
   afterAll(() => stack?.close());
@@ -31,6 +33,20 @@ describe("OAuth refusals: each with the RFC's error, never a 500 and never a cod
     expect(answer.status).toBe(401);
     expect(answer.headers.get("location")).toBeNull();
     expect(alertOf(await answer.text())).toMatch(/did not accept this key/);
+  });
+
+  it("an admin's key typed at consent is refused without asking the workspace", async () => {
+    const { challenge } = pkcePair();
+    const opened = await client.open(client.authorizationUrl(challenge));
+    if ("left" in opened) throw new Error(`left to ${opened.left.href}`);
+    const action = new URL(/<form method="post" action="([^"]+)"/.exec(opened.html)?.[1] ?? "", opened.pageUrl);
+    const asked = stack.workspace.control.calls.workspaces;
+    const body = new URLSearchParams({ ...hiddenFields(opened.html), key: ADMIN_KEY, action: "continue" });
+    const answer = await client.browser.request(action, { method: "POST", body, headers: { "content-type": "application/x-www-form-urlencoded" } });
+    expect(answer.status).toBe(403);
+    expect(answer.headers.get("location")).toBeNull();
+    expect(alertOf(await answer.text())).toMatch(/never sent to the workspace/);
+    expect(stack.workspace.control.calls.workspaces).toBe(asked);
   });
 
   it("the consent page cannot be framed, is not cached, and works as a plain form", async () => {

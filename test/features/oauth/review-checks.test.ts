@@ -38,7 +38,9 @@ describe("the OAuth review's black-box checks against a running adapter", () => 
           resolve(response.statusCode ?? 0);
         }).on("error", reject).end();
       });
-      expect([host, answer]).toEqual([host, 404]);
+      // Refused at the edge before OAuth sees it (the embedded workspace answers loopback names only:
+      // docs/operating.md#a-local-workspace-stays-local); OAuth's own rule would make it a 404.
+      expect([host, answer]).toEqual([host, 421]);
     }
   });
 

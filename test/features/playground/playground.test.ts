@@ -241,6 +241,42 @@ describeWith(CHROMIUM, "the playground, in a real browser", () => {
     await page.close();
   });
 
+  it("with client keys listed: asks for the user's key, and a source's link opens its document in a new tab (signed)", async () => {
+    let listening = "";
+    const effects = { documents: documentReader([folder]), publicUrl: () => listening };
+    const listed = await startAdapter(workspace.url, { DEFAULT_WORKSPACE: "demo", ADAPTER_API_KEYS: "playground=sk-playground-key-1" }, undefined, effects);
+    listening = listed.url;
+    const page = await browser.newPage();
+    try {
+      const problems: string[] = [];
+      page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+      await page.goto(`${listed.url}/`);
+      await page.waitForFunction(() => document.getElementById("workspace").value === "demo");
+      // No key is prefilled where keys are listed ("any key works" no longer holds): the user types theirs.
+      expect(await page.inputValue("#key")).toBe("");
+      await page.fill("#key", "sk-playground-key-1");
+      await page.dispatchEvent("#key", "change");
+      await ask(page, "How much annual leave do employees get?");
+      await finished(page);
+      expect(await lastAnswer(page).locator(".answer").innerText()).toContain("25 days");
+      const link = page.locator(".source-list a", { hasText: "open" }).first();
+      const href = (await link.getAttribute("href")) ?? "";
+      expect(new URL(href).searchParams.get("sig")).toBeTruthy();
+      const [tab] = await Promise.all([page.context().waitForEvent("page"), link.click()]);
+      await tab.waitForLoadState();
+      expect(await tab.locator("h1").innerText()).toBe(decodeURIComponent(new URL(href).pathname.split("/").at(-1) ?? ""));
+      await tab.close();
+      // The same link without its signature is refused: the page asks for a listed key.
+      const unsigned = new URL(href);
+      unsigned.searchParams.delete("sig");
+      expect((await page.goto(unsigned.href))?.status()).toBe(401);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+      await listed.close();
+    }
+  });
+
   it("fits a narrow screen, and (with UPDATE_SCREENSHOTS=1) updates the screenshots in docs/", async () => {
     for (const [name, viewport] of [
       ["playground.png", { width: 1280, height: 860 }],

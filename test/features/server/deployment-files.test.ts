@@ -26,6 +26,9 @@ describe("docker-compose.yml", () => {
   it("runs adapters whose configuration the adapter accepts: one Redis by default, Sentinel in the sentinel profile", () => {
     const single = loadConfig(environmentOf(services.adapter as ComposeService));
     expect(single.redis?.topology).toEqual({ kind: "single", url: "redis://redis:6379" });
+    // /metrics on a port of its own, which the compose file does not publish (only the API port is).
+    expect(single.metrics.port).toBe(9464);
+    expect(JSON.stringify(compose.services.adapter)).not.toContain("9464:");
     const sentinel = services["adapter-sentinel"] as ComposeService;
     expect(sentinel.profiles).toEqual(["sentinel"]);
     const config = loadConfig(environmentOf(sentinel));
@@ -100,8 +103,19 @@ describe("deploy/kubernetes", () => {
     expect(service.spec.ports[0].targetPort).toBe("http");
     expect(byKind("PodDisruptionBudget").spec.selector.matchLabels).toEqual(labels);
     expect(byKind("HorizontalPodAutoscaler").spec.scaleTargetRef).toEqual({ apiVersion: "apps/v1", kind: "Deployment", name: deployment.metadata.name });
+    // Metrics on their own port (METRICS_PORT), scraped with the Secret's METRICS_API_KEY; key names shown there.
+    const metricsPort = container.ports.find((entry: { name: string }) => entry.name === "metrics");
+    expect(metricsPort.containerPort).toBe(config.metrics.port);
+    expect(config.metrics).toMatchObject({ apiKey: secret.stringData.METRICS_API_KEY, keyNames: true });
+    expect(service.spec.ports).toContainEqual(expect.objectContaining({ name: "metrics", targetPort: "metrics" }));
     const monitor = byKind("ServiceMonitor");
     expect(monitor.spec.selector.matchLabels).toEqual(service.metadata.labels);
-    expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: "http", path: "/metrics" })]);
+    expect(monitor.spec.endpoints).toEqual([
+      expect.objectContaining({
+        port: "metrics",
+        path: "/metrics",
+        authorization: { type: "Bearer", credentials: { name: secret.metadata.name, key: "METRICS_API_KEY" } },
+      }),
+    ]);
   });
 });

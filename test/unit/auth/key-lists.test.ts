@@ -20,13 +20,36 @@ describe("a key list (ADAPTER_API_KEYS, GATEWAY_API_KEYS, ADMIN_API_KEYS, ADAPTE
     ]);
   });
 
-  it("names each problem by its place and name, never by its key", () => {
-    const { entries, problems } = parseKeyList("good=sk-1,-bad=sk-secret,sk-1,ok=sk\u00e9");
+  it("names each problem by its place only, never by its name or key", () => {
+    const { entries, problems } = parseKeyList("good=sk-1,-bad=sk-secret,sk-1,ok=sk\u00e9,dup=sk-1");
     expect(entries).toEqual([{ name: "good", key: "sk-1" }]);
     expect(problems).toEqual([
       "entry 2: the name before '=' must be letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)",
       "entry 3 repeats the key of entry 1",
-      "entry 4 ('ok'): a key is printable ASCII without spaces or commas",
+      "entry 4: a key is printable ASCII without spaces or commas",
+      "entry 5 repeats the key of entry 1",
     ]);
+  });
+
+  it("reads an entry one way only: '=' only at its end is a bare key, '=' before it is name=key (a key with '=' inside needs a name)", () => {
+    expect(parseKeyList("team=a=b, ops = c2stYWI==, abc=, abc==").entries).toEqual([
+      { name: "team", key: "a=b" },
+      { name: "ops", key: "c2stYWI==" },
+      { name: undefined, key: "abc=" },
+      { name: undefined, key: "abc==" },
+    ]);
+  });
+
+  it("refuses, quoting nothing, what could be a key misread as a name: a key-like name, a leading '=', '==' inside", () => {
+    const secret = ["sk-CANARY-MID=tail42", "sk_live_x=y", "AKIAEXAMPLE=y", "a8f3k2l5m9n0p1q2r3s4t5=x", "=c2stYWI", "c2stYWI==tail"];
+    const { entries, problems } = parseKeyList(secret.join(","));
+    expect(entries).toEqual([]);
+    expect(problems).toHaveLength(secret.length);
+    expect(problems.slice(0, 4).every((problem) => problem.includes("looks like a key, not a name"))).toBe(true);
+    expect(problems[4]).toMatch(/^entry 5: starts with '='/);
+    expect(problems[5]).toMatch(/^entry 6: '==' inside/);
+    for (const problem of problems) expect(problem).not.toMatch(/CANARY|tail|sk_live|AKIA|a8f3|c2st/);
+    // Names as people write them pass, digits and all.
+    expect(parseKeyList("team-search-2024=k1, ops.eu-west-1=k2, litellm=k3, skunkworks=k4").problems).toEqual([]);
   });
 });
