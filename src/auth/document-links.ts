@@ -18,11 +18,16 @@ export class DocumentLinkSigner {
     return this.digest(workspace, filename).toString("base64url");
   }
 
-  /** Whether `signature` is that of the link to `filename` in `workspace` (compared in constant time). */
+  /**
+   * Whether `signature` is that of the link to `filename` in `workspace`: its text exactly, compared
+   * in constant time (decoding first would take other spellings of the same bytes: the last of its 22
+   * characters carries 2 bits, and the decoder skips characters outside the alphabet).
+   */
   verify(workspace: string, filename: string, signature: unknown): boolean {
     if (typeof signature !== "string") return false;
-    const given = Buffer.from(signature, "base64url");
-    return given.length === SIGNATURE_BYTES && timingSafeEqual(given, this.digest(workspace, filename));
+    const given = Buffer.from(signature);
+    const expected = Buffer.from(this.sign(workspace, filename));
+    return given.length === expected.length && timingSafeEqual(given, expected);
   }
 
   private digest(workspace: string, filename: string): Buffer {

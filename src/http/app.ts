@@ -168,6 +168,7 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
       parameters,
       tokens: dependencies.tokens,
       documentPage: dependencies.documentPage,
+      documentLinks,
     }),
     ...conversationsRoutes({ config, authenticate: dependencies.authenticate, conversations }),
     ...(mcp?.routes ?? []),

@@ -1,5 +1,5 @@
 import type { Citation } from "../../answer/answer-events.js";
-import { type SourceLinker, sourceLinker } from "../../answer/source-links.js";
+import { type DocumentLinkSigning, type SourceLinker, sourceLinker } from "../../answer/source-links.js";
 import type { CitedSource } from "../../core/source-record.js";
 import { type CitationFormat, FORMER_CITATIONS } from "./response-meta.js";
 import type { ResponseAnnotation, ResponseFileCitation } from "./response-object.js";
@@ -12,9 +12,10 @@ export type Annotate = (citations: readonly Citation[], sources: readonly CitedS
  * The annotations of a response's citations in its format (docs/citations.md#the-responses-api):
  * `url_citation` with the source's link and title, spanning the marker; `file_citation` with a
  * stable file id and the marker's start as `index`; or none. Made from the response's echo alone,
- * so that every replica writes them the same.
+ * so that every replica writes them the same, but for the signature a document page link carries
+ * where that page asks for a key (`signing`: the process's own, docs/trying-it.md#the-embedded-workspace).
  */
-export function annotatorOf(citations: CitationFormat = FORMER_CITATIONS): Annotate {
+export function annotatorOf(citations: CitationFormat = FORMER_CITATIONS, signing?: DocumentLinkSigning): Annotate {
   if (citations.format === "none") return () => [];
   if (citations.format === "file_citation") {
     return (cited, sources) => {
@@ -25,7 +26,8 @@ export function annotatorOf(citations: CitationFormat = FORMER_CITATIONS): Annot
   }
   const { template, documentPage, workspace } = citations.links;
   const page = documentPage === null ? undefined : () => documentPage;
-  const links: SourceLinker = sourceLinker({ template: template ?? undefined, documentPage: page }, workspace);
+  const settings = { template: template ?? undefined, documentPage: page, documentLinks: signing };
+  const links: SourceLinker = sourceLinker(settings, workspace);
   return (cited, sources) =>
     cited.map((citation) => {
       const source = sources[citation.source];

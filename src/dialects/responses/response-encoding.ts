@@ -1,4 +1,5 @@
 import type { ChoiceSent, TokenUsage } from "../../answer/answer-events.js";
+import type { DocumentLinkSigning } from "../../answer/source-links.js";
 import { type Annotate, annotatorOf } from "./response-annotations.js";
 import type { ResponseMeta } from "./response-meta.js";
 import type { ResponseObject } from "./response-object.js";
@@ -19,8 +20,10 @@ export abstract class ResponseEncoding {
     readonly meta: ResponseMeta,
     /** Seconds since the epoch, for `completed_at`. */
     protected readonly now: () => number,
+    /** Signs links to the adapter's document page where it asks for a key (listed keys). */
+    signing?: DocumentLinkSigning,
   ) {
-    this.annotate = annotatorOf(meta.citations);
+    this.annotate = annotatorOf(meta.citations, signing);
   }
 
   sent(): ChoiceSent[] {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { citedSourceSchema } from "../../core/source-record.js";
 import type { SseFrame } from "../../core/sse-frame.js";
+import type { DocumentLinkSigning } from "../../answer/source-links.js";
 import { ResponseStreamEncoder } from "./response-stream-encoder.js";
 import { responseMetaSchema } from "./response-meta.js";
 import { responseObjectSchema } from "./response-object.js";
@@ -26,8 +27,8 @@ export const storedValueSchema = z.object({
 export type StoredValue = z.infer<typeof storedValueSchema>;
 
 /** A stored response's events, as its stream sent them, from its answer (one delta per item). */
-export function replay(value: StoredValue): SseFrame[] {
-  const encoder = new ResponseStreamEncoder(value.meta, () => value.response.completed_at ?? value.meta.createdAt);
+export function replay(value: StoredValue, signing?: DocumentLinkSigning): SseFrame[] {
+  const encoder = new ResponseStreamEncoder(value.meta, () => value.response.completed_at ?? value.meta.createdAt, signing);
   const { reasoning, text, citations, sources } = value.answer;
   return [
     ...encoder.open(),

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ChoiceSent } from "../../answer/answer-events.js";
 import { localReply } from "../../chat-ui-tasks/local-reply.js";
 import type { ChatUiTask } from "../../chat-ui-tasks/chat-ui-task.js";
+import type { DocumentLinkSigning } from "../../answer/source-links.js";
 import type { Config } from "../../config/config.js";
 import type { BackgroundResponses } from "../../continuity/background/background-responses.js";
 import type { BackgroundResume } from "../../continuity/background/responses-resumption.js";
@@ -51,6 +52,8 @@ export interface ResponsesRouteOptions extends AnswerRouteOptions {
   parameters: ParameterPolicy;
   /** The base URL of the adapter's document page, when it serves one (the embedded workspace): the link of a `url_citation`. */
   documentPage?: (() => string) | undefined;
+  /** Signs the links to that page where it asks for a key (listed keys). */
+  documentLinks?: DocumentLinkSigning | undefined;
   /** The tokenizer `usage` counts with: `input_tokens` and a compaction count with it too. */
   tokens: TokenCounter;
 }
@@ -143,8 +146,8 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     const prompt = input.messages.at(-1)?.text ?? "";
     const meta = { ...metaOf(id, valid.body, seconds(), null, citations), store: false };
     const delivery: Delivery<unknown> = valid.body.stream
-      ? sse(new ResponseStreamEncoder(meta, seconds), sweep)
-      : json(new ResponseBodyEncoder(meta, seconds));
+      ? sse(new ResponseStreamEncoder(meta, seconds, options.documentLinks), sweep)
+      : json(new ResponseBodyEncoder(meta, seconds, options.documentLinks));
     await runner.answerLocally(response, { prompt, text, choices: 1, id: options.ids.local() }, delivery);
   }
 
@@ -156,10 +159,10 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     admission: Admitted,
   ): { delivery: Delivery<unknown>; encoder: FinishedAnswer } {
     if (!body.stream && !body.background) {
-      const encoder = new ResponseBodyEncoder(meta, seconds);
+      const encoder = new ResponseBodyEncoder(meta, seconds, options.documentLinks);
       return { delivery: json(encoder), encoder };
     }
-    const encoder = new ResponseStreamEncoder(meta, seconds);
+    const encoder = new ResponseStreamEncoder(meta, seconds, options.documentLinks);
     if (!body.background) return { delivery: sse(encoder, sweep), encoder };
     const { turn } = resume;
     const record = { id: turn.id, principal: turn.principal, workspace: turn.workspace, queryId: turn.queryId, resume };

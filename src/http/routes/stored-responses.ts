@@ -18,6 +18,7 @@ import { namedWorkspace } from "../resolve-workspace.js";
 import type { Route } from "../route-table.js";
 import { SseWriter } from "../sse-writer.js";
 import { errorMessage } from "../../util/error-message.js";
+import type { DocumentLinkSigning } from "../../answer/source-links.js";
 
 /** What the stored-response routes need: the runner (a takeover), the edge, and the stores of responses. */
 export interface StoredResponseRouteOptions extends AnswerRouteOptions {
@@ -25,6 +26,8 @@ export interface StoredResponseRouteOptions extends AnswerRouteOptions {
   stored: StoredResponses;
   /** Background responses: their records and event logs, in process or shared (docs/responses-api.md#background-mode). */
   background: BackgroundResponses;
+  /** Signs the links of replayed `url_citation`s to the adapter's document page where it asks for a key (listed keys). */
+  documentLinks?: DocumentLinkSigning | undefined;
 }
 
 /**
@@ -74,7 +77,8 @@ export function storedResponseRoutes(options: StoredResponseRouteOptions): Route
     const after = readStartingAfter(request.query.starting_after);
     const writer = new SseWriter(response, sweep, options.facts, () => []);
     writer.open();
-    await writer.end(replay(value).filter((frame) => (frame.data as { sequence_number: number }).sequence_number > after));
+    const frames = replay(value, options.documentLinks);
+    await writer.end(frames.filter((frame) => (frame.data as { sequence_number: number }).sequence_number > after));
   };
 
   const remove: RequestHandler = async (request, response) => {

@@ -93,8 +93,26 @@ describe("npm start with the embedded workspace stays local", () => {
       other.pathname = "/documents/demo/security-policy.md";
       expect((await exchange(other.href)).status).toBe(401);
       const forged = new URL(link.href);
-      forged.searchParams.set("sig", `${(link.searchParams.get("sig") ?? "").slice(0, -1)}A`);
+      const sig = link.searchParams.get("sig") ?? "";
+      forged.searchParams.set("sig", `${sig.startsWith("A") ? "B" : "A"}${sig.slice(1)}`);
       expect((await exchange(forged.href)).status).toBe(401);
+    });
+
+    it("signs a Responses answer's url_citation links too, in the answer and in its replayed stream", async () => {
+      const headers = { ...json, authorization: "Bearer sk-local-key-1" };
+      const answered = await exchange(`${listed.url}/v1/responses`, { headers, body: JSON.stringify({ model: "ask", input: "How much annual leave do employees get?" }) });
+      expect(answered.status).toBe(200);
+      const response = JSON.parse(answered.body);
+      const annotation = response.output.find((item: { type: string }) => item.type === "message").content[0].annotations[0];
+      expect(annotation.type).toBe("url_citation");
+      const link = new URL(annotation.url);
+      expect(link.searchParams.get("sig")).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect((await exchange(link.href)).status).toBe(200);
+      const replayed = await exchange(`${listed.url}/v1/responses/${response.id}?stream=true`, { headers: { authorization: "Bearer sk-local-key-1" } });
+      const events = replayed.body.split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)));
+      const added = events.find((event) => event.type === "response.output_text.annotation.added");
+      const replayedUrl = new URL(added.annotation.url);
+      expect((await exchange(replayedUrl.href)).status).toBe(200);
     });
   });
 });
