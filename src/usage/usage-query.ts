@@ -58,7 +58,8 @@ export function foldBrackets(query: Record<string, unknown>): Record<string, unk
     list.push({ index: item?.[2] ? Number(item[2]) : -1, value });
     lists.set(plain, list);
   }
-  const folded: Record<string, unknown> = {};
+  // No prototype: a parameter named `__proto__` is a key like any other (and refused as one).
+  const folded: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const [name, list] of lists) {
     // Plain and `[]` items first, in their order (a stable sort), then the indexed ones by index.
     const values = list.sort((a, b) => a.index - b.index).map((item) => item.value);

@@ -92,7 +92,7 @@ describe("usage per key, workspace and mode (one replica, in memory)", () => {
     }
     const one = await readUsage(stack.url, ADMIN_KEY, `start_time=${start}&group_by=api_key_id&api_key_ids[0]=litellm/alice`);
     expect(accountsOf(one.body)).toEqual(["litellm/alice"]);
-    for (const unread of ["api_key_ids[name]=litellm/alice", "api_key_ids[0][x]=litellm/alice", "api_key_id=litellm/alice", "apiKeyIds=litellm/alice"]) {
+    for (const unread of ["api_key_ids[name]=litellm/alice", "api_key_ids[0][x]=litellm/alice", "api_key_id=litellm/alice", "apiKeyIds=litellm/alice", "__proto__=x"]) {
       const refused = await readUsage(stack.url, ADMIN_KEY, `start_time=${start}&group_by=api_key_id&${unread}`);
       expect(refused.status, unread).toBe(422);
       const [name] = unread.split("=");
