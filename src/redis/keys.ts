@@ -42,6 +42,11 @@ export function redisKeys(prefix: string) {
     limitQuota: (tag: string, period: string) => `${prefix}limit:${tag}:${period}`,
     /** One UTC day's usage (`2026-11-23`): a hash of tokens and answers by account, workspace and mode (docs/governance.md#usage). */
     usageDay: (day: string) => `${prefix}usage:${day}`,
+    /**
+     * The mark of one usage charge applied to a day (`UsageCharge.id`): what makes a retried write
+     * count once. Its tag is the day's whole key name (which has no tag), so it hashes to the day's slot.
+     */
+    usageCharge: (day: string, id: string) => `${prefix}usage-charge:{${prefix}usage:${day}}:${id}`,
   };
 }
 

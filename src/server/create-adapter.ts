@@ -128,7 +128,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     ? new RateLimits(config.limits.rate, limitCounters, { onLimited }, () => clock.now())
     : undefined;
   // docs/governance.md#usage: per account, in the backend's usage store (Redis day buckets the replicas share, or memory).
-  const usage = usageOf(config, { store: backend.usageStore, clock, logger, metrics, wake: backend.writes.answersAgain });
+  const usage = usageOf(config, { store: backend.usageStore, clock, ids, logger, metrics, wake: backend.writes.answersAgain });
   const tokens = effects.tokens ?? new WorkerTokenCounter(undefined, { isIdle: () => limit.inFlight <= 1 });
   const answers = new AnswerService({
     client,
