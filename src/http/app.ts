@@ -121,6 +121,8 @@ function answeringOf(dependencies: AppDependencies): AnswerRouteOptions {
     modeField: config.upstream.modeField,
     ids,
     ledger: dependencies.usage?.ledger,
+    answerTokens: config.limits.answerTokens,
+    rateLimits: dependencies.rateLimits,
   });
   const { authenticate, limit, rateLimits, sweeps, clock } = dependencies;
   return { runner, schemas, authenticate, limit, rateLimits, facts, sweeps, clock, ids, logger };

@@ -79,7 +79,7 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     const messages = plainMessages(body.messages);
     const task = options.housekeeping.localTask(messages, forcesChatToolCall(body));
     if (task) {
-      await admitValidRequest(response, valid, options, task);
+      await admitValidRequest(response, valid, options, { task });
       const id = options.ids.local();
       const prompt = plainMessages(body.messages.slice(-1))[0]?.text ?? "";
       const text = localReply(task, asksChatJson(body));
@@ -98,12 +98,12 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
       throw new InvalidRequestError("A structured answer has one choice: send n 1 (or leave it out).", { param: "n", code: "invalid_value" });
     }
     const markers = structured ? structuredMarkers(request, config.answers.structured.citations) : undefined;
-    const { admission } = await admitValidRequest(response, valid, options);
-    const encoding = encodingOf(request, workspace);
     const { prompt, messageIndex } = extractPrompt(body.messages);
+    const choices = body.n ?? 1;
+    const { admission } = await admitValidRequest(response, valid, options, { cost: { mode: model.mode, prompt, choices } });
+    const encoding = encodingOf(request, workspace);
     const scope = { principal: identity.principal, workspace };
     const hints = { conversationId: conversationIdFrom(request.headers, config.continuity.conversationIdHeaders), messages };
-    const choices = body.n ?? 1;
     const continueQueryId = body.query_id ?? (choices === 1 ? await options.threads.find(scope, hints) : null);
     const input = { prompt, mode: model.mode, choices, continueQueryId, createFields: body.query, structured };
     const spanStart = { operation: "chat", model: body.model, stream: body.stream === true } as const;

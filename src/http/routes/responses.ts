@@ -80,7 +80,8 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     if (task) return answerTask(response, valid, task, id, input);
     const structured = structuredOf(body, response);
     const markers = structured ? structuredMarkers(request, config.answers.structured.citations) : undefined;
-    const admitted = await admitValidRequest(response, valid, options);
+    const cost = { mode: valid.model.mode, prompt: input.prompt, choices: 1 };
+    const admitted = await admitValidRequest(response, valid, options, { cost });
     const { identity, model, workspace, admission } = admitted;
     const continuation = await continuationOf(request, admitted, conversationId, input);
     const { conversation, hints } = continuation;
@@ -126,7 +127,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     id: string,
     input: ReadInput,
   ): Promise<void> {
-    await admitValidRequest(response, valid, options, task);
+    await admitValidRequest(response, valid, options, { task });
     const text = localReply(task, asksResponseJson(valid.body));
     const prompt = input.messages.at(-1)?.text ?? "";
     const meta = { ...metaOf(id, valid.body, seconds(), null), store: false };

@@ -34,6 +34,7 @@ describe("the Redis key names", () => {
     expect(keys.limitQuota(groupTag("hash", "acme"), "tpd:2026-11-23")).toBe("workspace-openai-adapter:limit:{hash:acme}:tpd:2026-11-23");
     expect(keys.limitQuota(groupTag("hash", "acme"), "tpmo:2026-11")).toBe("workspace-openai-adapter:limit:{hash:acme}:tpmo:2026-11");
     expect(keys.usageDay("2026-11-23")).toBe("workspace-openai-adapter:usage:2026-11-23");
+    expect(keys.limitHeld(groupTag("hash", "acme"), "r-1")).toBe("workspace-openai-adapter:limit:{hash:acme}:held:r-1");
     expect(keys.usageCharge("2026-11-23", "c-1")).toBe("workspace-openai-adapter:usage-charge:{workspace-openai-adapter:usage:2026-11-23}:c-1");
   });
 
@@ -42,7 +43,8 @@ describe("the Redis key names", () => {
     const tag = groupTag("hash", "acme");
     expect(new Set([keys.pollLease(group), keys.pollWaiting(group), keys.pollChannel(group)].map(hashedPart))).toEqual(new Set([group]));
     const quotas = [keys.limitQuota(tag, "tpd:2026-11-23"), keys.limitQuota(tag, "tpmo:2026-11")];
-    expect(new Set([keys.limitWindow(tag, "rpm"), keys.limitWindow(tag, "tpm"), keys.limitSlots(tag), ...quotas].map(hashedPart))).toEqual(new Set([group]));
+    const limitKeys = [keys.limitWindow(tag, "rpm"), keys.limitWindow(tag, "tpm"), keys.limitSlots(tag), keys.limitHeld(tag, "r-1"), ...quotas];
+    expect(new Set(limitKeys.map(hashedPart))).toEqual(new Set([group]));
     const parts = ["record", "events", "ended", "lease"] as const;
     expect(new Set(parts.map((part) => hashedPart(keys.background("resp_1", part))))).toEqual(new Set(["resp_1"]));
     // A charge's mark and its day's hash, which one script touches: the same slot, though the day's key has no tag.

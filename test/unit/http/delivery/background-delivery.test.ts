@@ -97,6 +97,7 @@ function replica(name: string, store: MemoryBackgroundStore, answers: AnswerServ
     modeField: "mode",
     ids: { ...randomIds, query: () => "q-1" },
     schemas: new SchemaValidation({ maxBytes: 65_536, maxDepth: 24 }),
+    answerTokens: { ask: 500, reason: 1500, build: 3000 },
   });
   return { responses, runner };
 }
@@ -104,7 +105,7 @@ function replica(name: string, store: MemoryBackgroundStore, answers: AnswerServ
 /** An admission whose releases are counted. */
 function admission() {
   let released = 0;
-  const admitted: Admitted = { meter: NOT_METERED, headers: {}, release: () => (released += 1), handOver: () => () => (released += 1) };
+  const admitted: Admitted = { meter: NOT_METERED, headers: {}, reservation: undefined, release: () => (released += 1), handOver: () => () => (released += 1) };
   return { admitted, released: () => released };
 }
 

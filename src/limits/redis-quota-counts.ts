@@ -1,0 +1,155 @@
+import type { Cluster, Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { RedisKeys } from "../redis/keys.js";
+import { storedCountSchema } from "../redis/stored-count.js";
+import type { QuotaCheck, QuotaLimit } from "./quota-counts.js";
+import type { QuotaPeriod } from "./quota-periods.js";
+
+// A count the adapter wrote is decimal digits (`storedCountSchema`); anything else counts as nothing
+// and is written over, never trusted.
+const COUNT_OF = `local function countOf(value)
+  if value and #value <= 15 and string.match(value, '^%d+$') then return tonumber(value) end
+  return 0
+end`;
+
+// KEYS: the quota counts, then the reservation's record. ARGV: the tokens, the record's lifetime
+// (ms), then per count its limit and lifetime (ms). All or nothing: the tokens go to every count
+// when they fit under each (none reached, none passed: quota-counts.ts `fitsQuotas`). A record that
+// exists already is this command sent again: nothing more is taken. Replies the flag, then each
+// count as it was ('' for none).
+const RESERVE_QUOTAS = `${COUNT_OF}
+local record = KEYS[#KEYS]
+local tokens = tonumber(ARGV[1])
+local values, fits = {}, true
+for index = 1, #KEYS - 1 do
+  local value = redis.call('GET', KEYS[index])
+  values[index] = value or ''
+  local used, limit = countOf(value), tonumber(ARGV[1 + 2 * index])
+  if used >= limit or used + tokens > limit then fits = false end
+end
+if redis.call('EXISTS', record) == 1 then return {1, unpack(values)} end
+if not fits then return {0, unpack(values)} end
+for index = 1, #KEYS - 1 do
+  if values[index] ~= '' and countOf(values[index]) == 0 and values[index] ~= '0' then
+    redis.call('SET', KEYS[index], tokens)
+  else
+    redis.call('INCRBY', KEYS[index], tokens)
+  end
+  redis.call('PEXPIRE', KEYS[index], ARGV[2 + 2 * index])
+end
+redis.call('SET', record, tokens, 'PX', ARGV[2])
+return {1, unpack(values)}`;
+
+// KEYS[1]: the reservation's record, then the counts it was taken in (ARGV[1] of them), then the
+// counts it is charged to. ARGV: that number, the tokens charged, how long the settled record is
+// kept (ms), then one lifetime (ms) per count charged. Once: a record already `settled` stops it.
+// What the record still holds is taken back out of its counts (never below nothing), then the
+// tokens are charged.
+const SETTLE_QUOTAS = `${COUNT_OF}
+local held = redis.call('GET', KEYS[1])
+if held == 'settled' then return 0 end
+redis.call('SET', KEYS[1], 'settled', 'PX', ARGV[3])
+local reservedIn, tokens = tonumber(ARGV[1]), tonumber(ARGV[2])
+if held then
+  for index = 2, 1 + reservedIn do
+    local value = redis.call('GET', KEYS[index])
+    if value then
+      local left = countOf(value) - countOf(held)
+      if left < 0 then left = 0 end
+      redis.call('SET', KEYS[index], left, 'KEEPTTL')
+    end
+  end
+end
+for index = 2 + reservedIn, #KEYS do
+  local value = redis.call('GET', KEYS[index])
+  if value and countOf(value) == 0 and value ~= '0' then
+    redis.call('SET', KEYS[index], tokens)
+  elseif tokens > 0 then
+    redis.call('INCRBY', KEYS[index], tokens)
+  end
+  redis.call('PEXPIRE', KEYS[index], ARGV[index + 2 - reservedIn])
+end
+return 1`;
+
+/** How long a quota's count (and a reservation's record) outlives its period: the replicas' clocks may differ a little. */
+const QUOTA_GRACE_MS = 24 * 3600_000;
+
+/**
+ * How long a settled reservation's record is kept: a settlement sent again (a replica that seemed
+ * gone settling after the one that took its answer over) finds it within this time.
+ */
+const SETTLED_KEPT_MS = 3600_000;
+
+interface QuotaCommands {
+  adapterReserveQuotas(...keysThenArguments: (string | number)[]): Promise<(number | string)[]>;
+  adapterSettleQuotas(...keysThenArguments: (string | number)[]): Promise<number>;
+}
+
+/**
+ * The token quotas in the Redis the replicas share (docs/rate-limits.md#quotas): a count per key
+ * and period (`RedisKeys.limitQuota`), and a record per reservation (`RedisKeys.limitHeld`) that
+ * makes a reservation and its settlement each apply once however often their command is sent. A
+ * key's counts and records share its hash tag, so each script stays in one cluster slot.
+ */
+export class RedisQuotaCounts {
+  private readonly redis: Redis & QuotaCommands;
+
+  constructor(
+    redis: Redis | Cluster,
+    private readonly keys: RedisKeys,
+    private readonly logger: Logger,
+    private readonly now: () => number,
+  ) {
+    const commands = redis as Redis & QuotaCommands;
+    commands.defineCommand("adapterReserveQuotas", { lua: RESERVE_QUOTAS });
+    commands.defineCommand("adapterSettleQuotas", { lua: SETTLE_QUOTAS });
+    this.redis = commands;
+  }
+
+  /** The counts of `key` in `periods`. */
+  async used(key: string, periods: readonly QuotaPeriod[]): Promise<number[]> {
+    const names = periods.map((period) => this.keys.limitQuota(key, period.id));
+    return this.countsOf(names, await this.redis.mget(...names));
+  }
+
+  /** Reserves `tokens` in every period of `quotas` when they fit under each, as reservation `id`. */
+  async reserve(key: string, id: string, quotas: readonly QuotaLimit[], tokens: number): Promise<QuotaCheck> {
+    const now = this.now();
+    const names = quotas.map((quota) => this.keys.limitQuota(key, quota.period.id));
+    const lifetimes = quotas.map((quota) => this.lifetime(quota.period, now));
+    const perCount = quotas.flatMap((quota, index) => [quota.limit, lifetimes[index] as number]);
+    const record = this.keys.limitHeld(key, id);
+    const keys = [...names, record];
+    const recordLifetime = Math.max(...lifetimes);
+    const reply = await this.redis.adapterReserveQuotas(keys.length, ...keys, Math.ceil(tokens), recordLifetime, ...perCount);
+    const [flag, ...values] = reply;
+    return { reserved: Number(flag) === 1, used: this.countsOf(names, values.map((value) => (value === "" ? null : String(value)))) };
+  }
+
+  /** Settles reservation `id` (taken in `reservedIn`, or nowhere here) once: gives back what it holds and charges `tokens` to `periods`. */
+  async settle(key: string, id: string, reservedIn: readonly QuotaPeriod[], tokens: number, periods: readonly QuotaPeriod[]) {
+    const now = this.now();
+    const taken = reservedIn.map((period) => this.keys.limitQuota(key, period.id));
+    const charged = periods.map((period) => this.keys.limitQuota(key, period.id));
+    const lifetimes = periods.map((period) => this.lifetime(period, now));
+    const record = this.keys.limitHeld(key, id);
+    const keys = [record, ...taken, ...charged];
+    await this.redis.adapterSettleQuotas(keys.length, ...keys, taken.length, Math.ceil(tokens), SETTLED_KEPT_MS, ...lifetimes);
+  }
+
+  /** How long a count of `period` is kept from `now`: a day past the period's end. */
+  private lifetime(period: QuotaPeriod, now: number): number {
+    return Math.max(1, period.endsAt - now) + QUOTA_GRACE_MS;
+  }
+
+  /** Quota counts as read back: none yet is 0; one that does not parse counts as nothing (never a refusal on a value the adapter did not write), and is logged. */
+  private countsOf(names: readonly string[], values: readonly (string | null)[]): number[] {
+    return values.map((value, index) => {
+      if (value === null) return 0;
+      const count = storedCountSchema.safeParse(value);
+      if (count.success) return count.data;
+      this.logger.warn({ record: names[index] }, "a stored quota count does not parse: counted as nothing");
+      return 0;
+    });
+  }
+}
