@@ -222,10 +222,12 @@ export class RateLimits {
     this.events.onLimited?.(kind, workspace);
     const wait = Math.max(1, Math.ceil(waitMs));
     const used = new Map(counts);
-    // As OpenAI words a token limit: what it is, what is used, what this request asks.
+    // As OpenAI words a token limit: what it is, what is used, what this request asks (and when that is more than the limit holds at all).
     const reached = waits.map(([refused]) => {
       const count = used.get(refused);
-      return count ? `${NAMES[refused]}: limit ${count.limit}, used ${count.used}, requested ${tokens}` : `${NAMES[refused]}: limit ${limits[refused]}`;
+      if (!count) return `${NAMES[refused]}: limit ${limits[refused]}`;
+      const never = tokens > count.limit ? " (more than the limit holds: a shorter prompt, or fewer choices)" : "";
+      return `${NAMES[refused]}: limit ${count.limit}, used ${count.used}, requested ${tokens}${never}`;
     });
     return new RateLimitError(
       `Rate limit reached for this key in workspace '${workspace}' on ${reached.join("; ")}. Please try again in ${resetDuration(wait)}.`,

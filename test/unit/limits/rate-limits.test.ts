@@ -201,6 +201,13 @@ describe("admission", () => {
     expect(limited).toEqual(["tpm"]);
   });
 
+  it("says so when a request asks more than the limit holds at all", async () => {
+    const counters = new FakeCounters();
+    const limits = new RateLimits(settings({ RATE_LIMIT_TPM: "300" }), counters);
+    const error = await refusal(limits.take("hash", "acme", { tpm: 300 }, ASK));
+    expect(error.message).toMatch(/on tokens per minute \(TPM\): limit 300, used 0, requested 510 \(more than the limit holds: a shorter prompt, or fewer choices\)\./);
+  });
+
   it("settles an answer that ends in a later minute to that minute, whole", async () => {
     let now = 1_000_000;
     const counters = new FakeCounters();
