@@ -15,6 +15,7 @@ import { channelStreams, realtimeLatency } from "./realtime.mjs";
 import { slowRedis } from "./redis-latency.mjs";
 import { rateLimitCost } from "./rate-limits.mjs";
 import { governanceCost } from "./governance.mjs";
+import { quotaCost } from "./quotas.mjs";
 import { replicaPolling } from "./replicas.mjs";
 import { tracingCost } from "./tracing.mjs";
 import { toolCallCost, waitingToolCalls } from "./mcp.mjs";
@@ -411,7 +412,7 @@ ${table([
 
 `
     : ""
-}${redis && !redis.skipped ? slowRedisSection(redis, machine) : ""}${limitsSection(limits)}${governanceSection(results.governance)}## Recent runs
+}${redis && !redis.skipped ? slowRedisSection(redis, machine) : ""}${limitsSection(limits)}${governanceSection(results.governance)}${quotasSection(results.quotas)}## Recent runs
 
 Each run of \`npm run bench\` is kept in \`bench/results/runs/\`; the last ${Math.min(5, recentRuns().length)}, with the bare proxy beside
 the adapter, show how much of the spread is the machine's:
@@ -728,6 +729,31 @@ ${governance.redisUsageAndAudit ? `\nRedis itself spent ${governance.redisUsageA
 `;
 }
 
+/** The token quotas' section of docs/benchmarks.md: a reservation at admission and its settlement (empty for runs from before they were measured). */
+function quotasSection(quotas) {
+  if (!quotas) return "";
+  return `## Token quotas: what a reservation costs
+
+The chat path against the instant upstream with a daily token quota (\`RATE_LIMIT_TPD\`) counted in process and in
+Redis, and with the daily and monthly quotas and the tokens per minute in Redis, never refusing, against no quota; each
+answer's expected tokens are reserved at admission and settled to its count at its end
+([rate-limits.md](rate-limits.md#reservations)). One client key; ${quotas.rounds} rounds in which the adapters take turns,
+medians of the per-round differences from no quota (\`bench/quotas.mjs\`${quotas.baseline ? "; \"before\" is the commit before reservations, built apart and named by `BENCH_BASELINE`: the count read at admission, charged at the end" : ""}).
+
+${table([
+  ["", "p50, one at a time", "added", "requests/s at 50 connections", "of unset", "adapter CPU per request", "added"],
+  ["---", "---", "---", "---", "---", "---", "---"],
+  costRow("no quota", quotas.unset),
+  ...(quotas.baseline ? [costRow("daily quota in process, before", quotas.beforeInProcess)] : []),
+  costRow("daily quota in process", quotas.inProcess),
+  ...(quotas.baseline ? [costRow("daily quota in Redis, before", quotas.redisBefore)] : []),
+  costRow("daily quota in Redis", quotas.redisDay),
+  costRow("day, month and minute in Redis", quotas.redisAll),
+])}
+${quotas.redisDay ? `\nRedis itself spent ${quotas.redisDay.redisCpuUs} µs (the daily quota) and ${quotas.redisAll.redisCpuUs} µs (all three) of CPU per request.\n` : "\n(No redis-server on this machine: the Redis rows were not measured.)\n"}
+`;
+}
+
 /** The realtime channel's section of docs/benchmarks.md (empty for runs from before it was measured). */
 function realtimeSection(realtime, channels) {
   if (!realtime || !channels) return "";
@@ -938,6 +964,7 @@ const SECTION_HEADINGS = {
   failover: "## Redis Cluster failover",
   cpu: "## CPU per request, side by side",
   governance: "## Usage counting and the audit trail: what they cost",
+  quotas: "## Token quotas: what a reservation costs",
   structured: "## Structured answers",
 };
 
@@ -1008,7 +1035,7 @@ if (process.env.BENCH_DOCS_ONLY) {
 try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|cpu|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|mcp|chat-ui-tasks|structured|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
+  // BENCH_ONLY=latency|cpu|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|quotas|mcp|chat-ui-tasks|structured|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
   const only = process.env.BENCH_ONLY;
   const measured = {};
   const part = async (name, run) => {
@@ -1030,6 +1057,7 @@ try {
   const tracing = await part("tracing", () => tracingCost({ seconds: SECONDS, rounds: 2 * REPEATS }));
   const limits = await part("limits", () => rateLimitCost(start));
   const governance = await part("governance", () => governanceCost(start));
+  const quotas = await part("quotas", () => quotaCost(start));
   const mcp = await part("mcp", async () => ({ cost: await toolCallCost(start, { seconds: SECONDS, repeats: REPEATS }), waiting: await waitingToolCalls(start) }));
   const chatUiTasks = await part("chat-ui-tasks", () => chatUiTaskCost(start));
   const structured = await part("structured", async () => ({ ...(await structuredCost(start)), commit: currentCommit() }));
@@ -1051,7 +1079,7 @@ try {
     process.exit(0);
   }
 
-  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, cpu, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, governance, mcp, chatUiTasks, structured, oauth, background, failover };
+  const results = { date: new Date().toISOString(), commit: currentCommit(), machine, seconds: SECONDS, repeats: REPEATS, latency, cpu, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, governance, quotas, mcp, chatUiTasks, structured, oauth, background, failover };
   mkdirSync(new URL("results/", here), { recursive: true });
   writeFileSync(new URL("results/latest.json", here), `${JSON.stringify(results, null, 2)}\n`);
   // Every run is kept: on a noisy machine one run is one sample, and the docs show the recent ones.

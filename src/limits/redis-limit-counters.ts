@@ -175,7 +175,7 @@ export class RedisLimitCounters implements LimitCounters {
       this.inRedis(
         key,
         async () => {
-          await this.quotas.settle(key, id, reservedIn, tokens, periods);
+          await this.quotas.settle(key, id, reservedIn, tokens, periods, local !== undefined);
           local?.settle(0, []);
         },
         async () => {

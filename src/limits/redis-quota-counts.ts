@@ -41,16 +41,17 @@ redis.call('SET', record, tokens, 'PX', ARGV[2])
 return {1, unpack(values)}`;
 
 // KEYS[1]: the reservation's record, then the counts it was taken in (ARGV[1] of them), then the
-// counts it is charged to. ARGV: that number, the tokens charged, how long the settled record is
-// kept (ms), then one lifetime (ms) per count charged. Once: a record already `settled` stops it.
-// What the record still holds is taken back out of its counts (never below nothing), then the
-// tokens are charged.
+// counts it is charged to. ARGV: that number, the tokens charged, whether to charge them when there
+// is no record ('1': the reservation was taken in process, Redis being away), then one lifetime (ms)
+// per count charged. Once: the record is deleted as it is settled, so the same command sent again
+// (or a second replica settling it) finds none and changes nothing. What the record holds is taken
+// back out of its counts (never below nothing), then the tokens are charged.
 const SETTLE_QUOTAS = `${COUNT_OF}
 local held = redis.call('GET', KEYS[1])
-if held == 'settled' then return 0 end
-redis.call('SET', KEYS[1], 'settled', 'PX', ARGV[3])
+if not held and ARGV[3] ~= '1' then return 0 end
 local reservedIn, tokens = tonumber(ARGV[1]), tonumber(ARGV[2])
 if held then
+  redis.call('DEL', KEYS[1])
   for index = 2, 1 + reservedIn do
     local value = redis.call('GET', KEYS[index])
     if value then
@@ -74,12 +75,6 @@ return 1`;
 /** How long a quota's count (and a reservation's record) outlives its period: the replicas' clocks may differ a little. */
 const QUOTA_GRACE_MS = 24 * 3600_000;
 
-/**
- * How long a settled reservation's record is kept: a settlement sent again (a replica that seemed
- * gone settling after the one that took its answer over) finds it within this time.
- */
-const SETTLED_KEPT_MS = 3600_000;
-
 interface QuotaCommands {
   adapterReserveQuotas(...keysThenArguments: (string | number)[]): Promise<(number | string)[]>;
   adapterSettleQuotas(...keysThenArguments: (string | number)[]): Promise<number>;
@@ -87,8 +82,9 @@ interface QuotaCommands {
 
 /**
  * The token quotas in the Redis the replicas share (docs/rate-limits.md#quotas): a count per key
- * and period (`RedisKeys.limitQuota`), and a record per reservation (`RedisKeys.limitHeld`) that
- * makes a reservation and its settlement each apply once however often their command is sent. A
+ * and period (`RedisKeys.limitQuota`), and a record per reservation held (`RedisKeys.limitHeld`,
+ * deleted as it is settled) that makes a reservation and its settlement each apply once however
+ * often their command is sent. A
  * key's counts and records share its hash tag, so each script stays in one cluster slot.
  */
 export class RedisQuotaCounts {
@@ -126,15 +122,26 @@ export class RedisQuotaCounts {
     return { reserved: Number(flag) === 1, used: this.countsOf(names, values.map((value) => (value === "" ? null : String(value)))) };
   }
 
-  /** Settles reservation `id` (taken in `reservedIn`, or nowhere here) once: gives back what it holds and charges `tokens` to `periods`. */
-  async settle(key: string, id: string, reservedIn: readonly QuotaPeriod[], tokens: number, periods: readonly QuotaPeriod[]) {
+  /**
+   * Settles reservation `id`, taken in `reservedIn`, once: gives back what its record holds and
+   * charges `tokens` to `periods`. Without a record it was settled already, unless it was taken in
+   * process (`takenHere`: Redis was away), whose tokens are charged here all the same.
+   */
+  async settle(
+    key: string,
+    id: string,
+    reservedIn: readonly QuotaPeriod[],
+    tokens: number,
+    periods: readonly QuotaPeriod[],
+    takenHere = false,
+  ): Promise<void> {
     const now = this.now();
     const taken = reservedIn.map((period) => this.keys.limitQuota(key, period.id));
     const charged = periods.map((period) => this.keys.limitQuota(key, period.id));
     const lifetimes = periods.map((period) => this.lifetime(period, now));
     const record = this.keys.limitHeld(key, id);
     const keys = [record, ...taken, ...charged];
-    await this.redis.adapterSettleQuotas(keys.length, ...keys, taken.length, Math.ceil(tokens), SETTLED_KEPT_MS, ...lifetimes);
+    await this.redis.adapterSettleQuotas(keys.length, ...keys, taken.length, Math.ceil(tokens), takenHere ? "1" : "0", ...lifetimes);
   }
 
   /** How long a count of `period` is kept from `now`: a day past the period's end. */

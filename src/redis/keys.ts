@@ -40,7 +40,7 @@ export function redisKeys(prefix: string) {
     limitSlots: (tag: string) => `${prefix}limit:${tag}:slots`,
     /** A token quota's count in one period (`tpd:2026-11-23`, `tpmo:2026-11`) of a group tag ({@link groupTag}), expiring after it. */
     limitQuota: (tag: string, period: string) => `${prefix}limit:${tag}:${period}`,
-    /** One answer's reservation in the quotas of a group tag ({@link groupTag}): its tokens while held, `settled` after (docs/rate-limits.md#reservations). */
+    /** One answer's reservation held in the quotas of a group tag ({@link groupTag}): its tokens, until it is settled (docs/rate-limits.md#reservations). */
     limitHeld: (tag: string, id: string) => `${prefix}limit:${tag}:held:${id}`,
     /** One UTC day's usage (`2026-11-23`): a hash of tokens and answers by account, workspace and mode (docs/governance.md#usage). */
     usageDay: (day: string) => `${prefix}usage:${day}`,
