@@ -20,10 +20,11 @@ end`;
 const RESERVE_QUOTAS = `${COUNT_OF}
 local record = KEYS[#KEYS]
 local tokens = tonumber(ARGV[1])
-local values, fits = {}, true
+local values = redis.call('MGET', unpack(KEYS, 1, #KEYS - 1))
+local fits = true
 for index = 1, #KEYS - 1 do
-  local value = redis.call('GET', KEYS[index])
-  values[index] = value or ''
+  local value = values[index] or ''
+  values[index] = value
   local used, limit = countOf(value), tonumber(ARGV[1 + 2 * index])
   if used >= limit or used + tokens > limit then fits = false end
 end
@@ -40,35 +41,31 @@ end
 redis.call('SET', record, tokens, 'PX', ARGV[2])
 return {1, unpack(values)}`;
 
-// KEYS[1]: the reservation's record, then the counts it was taken in (ARGV[1] of them), then the
-// counts it is charged to. ARGV: that number, the tokens charged, whether to charge them when there
-// is no record ('1': the reservation was taken in process, Redis being away), then one lifetime (ms)
-// per count charged. Once: the record is deleted as it is settled, so the same command sent again
-// (or a second replica settling it) finds none and changes nothing. What the record holds is taken
-// back out of its counts (never below nothing), then the tokens are charged.
-const SETTLE_QUOTAS = `${COUNT_OF}
-local held = redis.call('GET', KEYS[1])
-if not held and ARGV[3] ~= '1' then return 0 end
-local reservedIn, tokens = tonumber(ARGV[1]), tonumber(ARGV[2])
+// KEYS[1]: the reservation's record, then every count it touches. ARGV: the tokens charged,
+// whether to charge them when there is no record ('1': the reservation was taken in process, Redis
+// being away), then per count: whether it is charged the tokens ('1': a period the answer ends in),
+// whether the reservation was taken in it ('1'), and its lifetime (ms). Once: the record is deleted
+// as it is settled, so the same command sent again (or a second replica settling it) finds none and
+// changes nothing. Each count changes once, by the tokens charged less what the record held (the
+// usual case, an answer that ends in the periods it began in); one that does not parse is written over.
+const SETTLE_QUOTAS = `local held = redis.call('GET', KEYS[1])
+if not held and ARGV[2] ~= '1' then return 0 end
+local back = 0
 if held then
   redis.call('DEL', KEYS[1])
-  for index = 2, 1 + reservedIn do
-    local value = redis.call('GET', KEYS[index])
-    if value then
-      local left = countOf(value) - countOf(held)
-      if left < 0 then left = 0 end
-      redis.call('SET', KEYS[index], left, 'KEEPTTL')
-    end
-  end
+  back = tonumber(held) or 0
 end
-for index = 2 + reservedIn, #KEYS do
-  local value = redis.call('GET', KEYS[index])
-  if value and countOf(value) == 0 and value ~= '0' then
-    redis.call('SET', KEYS[index], tokens)
-  elseif tokens > 0 then
-    redis.call('INCRBY', KEYS[index], tokens)
+local tokens = tonumber(ARGV[1])
+for index = 2, #KEYS do
+  local at = 3 * (index - 1)
+  local change = 0
+  if ARGV[at] == '1' then change = change + tokens end
+  if ARGV[at + 1] == '1' then change = change - back end
+  if change ~= 0 then
+    local counted = redis.pcall('INCRBY', KEYS[index], change)
+    if type(counted) == 'table' and counted.err then redis.call('SET', KEYS[index], math.max(change, 0)) end
   end
-  redis.call('PEXPIRE', KEYS[index], ARGV[index + 2 - reservedIn])
+  if ARGV[at] == '1' then redis.call('PEXPIRE', KEYS[index], ARGV[at + 2]) end
 end
 return 1`;
 
@@ -136,12 +133,12 @@ export class RedisQuotaCounts {
     takenHere = false,
   ): Promise<void> {
     const now = this.now();
-    const taken = reservedIn.map((period) => this.keys.limitQuota(key, period.id));
-    const charged = periods.map((period) => this.keys.limitQuota(key, period.id));
-    const lifetimes = periods.map((period) => this.lifetime(period, now));
-    const record = this.keys.limitHeld(key, id);
-    const keys = [record, ...taken, ...charged];
-    await this.redis.adapterSettleQuotas(keys.length, ...keys, taken.length, Math.ceil(tokens), takenHere ? "1" : "0", ...lifetimes);
+    const charged = new Set(periods.map((period) => period.id));
+    const taken = new Set(reservedIn.map((period) => period.id));
+    const touched = [...periods, ...reservedIn.filter((period) => !charged.has(period.id))];
+    const perCount = touched.flatMap((period) => [charged.has(period.id) ? "1" : "0", taken.has(period.id) ? "1" : "0", this.lifetime(period, now)]);
+    const keys = [this.keys.limitHeld(key, id), ...touched.map((period) => this.keys.limitQuota(key, period.id))];
+    await this.redis.adapterSettleQuotas(keys.length, ...keys, Math.ceil(tokens), takenHere ? "1" : "0", ...perCount);
   }
 
   /** How long a count of `period` is kept from `now`: a day past the period's end. */
