@@ -90,17 +90,17 @@ export const limitVariables = z.object({
   RATE_LIMIT_CONCURRENT: documented(optionalInteger(1), "Answers in flight per client key and workspace; beyond it a 429", "unset (no limit)"),
   RATE_LIMIT_TPM: documented(
     optionalInteger(1),
-    "Tokens per minute per client key and workspace (prompt and completion, as usage counts them, charged when an answer is delivered); a request is refused while the minute's count has reached it",
+    "Tokens per minute per client key and workspace (prompt and completion, as usage counts them): each answer's expected tokens are reserved at admission and settled to its count when it ends; a request whose reservation does not fit is refused",
     "unset (no limit)",
   ),
   RATE_LIMIT_TPD: documented(
     optionalInteger(1),
-    "Tokens per UTC day per client key (or gateway identity) and workspace, counted like `RATE_LIMIT_TPM`; once the day's count has reached it, a 429 until the day ends (shared between replicas with Redis)",
+    "Tokens per UTC day per client key (or gateway identity) and workspace, reserved and settled like `RATE_LIMIT_TPM`, so that concurrent and abandoned answers cannot pass it; a request that does not fit is a 429 until the day ends (shared between replicas with Redis)",
     "unset (no quota)",
   ),
   RATE_LIMIT_TPMO: documented(
     optionalInteger(1),
-    "Tokens per UTC calendar month per client key (or gateway identity) and workspace; once reached, a 429 until the month ends",
+    "Tokens per UTC calendar month per client key (or gateway identity) and workspace, reserved and settled like `RATE_LIMIT_TPD`; a request that does not fit is a 429 until the month ends",
     "unset (no quota)",
   ),
   RATE_LIMIT_OVERRIDES: documented(

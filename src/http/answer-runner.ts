@@ -125,8 +125,9 @@ export class AnswerRunner {
     const expected = this.options.answerTokens[plan.mode];
     const run = metered(answer, { meter, account, trace, controller, usageNeeded, remember, expected, counted: started });
     const delivered = delivery.deliver(run, response, this.options);
-    // The answer ends with its delivery, unless it outlives the response (its background run ends it).
-    return delivery.outlivesResponse ? delivered : delivered.finally(() => run.ended());
+    // The answer ends with its delivery, unless it outlives the response (its background run ends it); with nothing to charge, it ends unseen.
+    const charged = meter.countsTokens || account !== undefined;
+    return delivery.outlivesResponse || !charged ? delivered : delivered.finally(() => run.ended());
   }
 
   /**

@@ -7,6 +7,7 @@ import { credentialHash } from "../../../src/auth/credential-hash.js";
 import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
 import { groupTag, redisKeys } from "../../../src/redis/keys.js";
 import { describeWith, REDIS } from "../../helpers/external-programs.js";
+import { replayedPrompts } from "../../helpers/chat-ui-prompts.js";
 import { countedTokens, readUsage } from "../../helpers/governance.js";
 import { type RedisServer, startRedis } from "../../helpers/redis-server.js";
 import { type Replica, startReplica, stopAll } from "../../helpers/replica-process.js";
@@ -228,6 +229,34 @@ describe("a background answer and an MCP task hold their reservation until they 
     const quota = Math.floor(1.5 * reservation());
     return startAdapter(workspace.url, { RATE_LIMIT_TPD: String(quota), RATE_LIMIT_ANSWER_TOKENS: `reason:${cost.completion}`, MCP_TASK_POLL_INTERVAL_MS: "100" });
   }
+
+  it("gives the reservation back of a request that asks the workspace nothing, and reserves nothing for a chat UI's housekeeping", async () => {
+    const adapter = await oneAtATime();
+    try {
+      // Admitted, then refused by the plan (a create field the adapter sets itself): nothing asked, nothing kept.
+      const before = workspace.control.creates.length;
+      expect((await ask(adapter.url, { query: { content: "mine" } })).status).toBe(422);
+      expect((await ask(adapter.url, { query: { content: "mine" } })).status).toBe(422);
+      expect(workspace.control.creates.length).toBe(before);
+      const answered = await ask(adapter.url);
+      expect(answered.status).toBe(200);
+      expect(Number(answered.headers.get("x-ratelimit-remaining-tokens"))).toBe(Math.floor(1.5 * reservation()) - reservation());
+      // The quota now holds less than a reservation: an answer is refused, the UI's title request is answered by the adapter.
+      expect((await ask(adapter.url)).status).toBe(429);
+      const title = replayedPrompts([{ role: "user", content: QUESTION }, { role: "assistant", content: "Within one hour." }], "chat-1").find((each) => each.kind === "title");
+      if (!title) throw new Error("no title prompt");
+      const housekeeping = await fetch(`${adapter.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: headers(title.conversationHeader),
+        body: JSON.stringify({ model: "reason", messages: title.messages, ...title.extra }),
+      });
+      expect(housekeeping.status).toBe(200);
+      expect(housekeeping.headers.get("service-chat-ui-task")).toBeTruthy();
+      expect(workspace.control.creates.length).toBe(before + 1);
+    } finally {
+      await adapter.close();
+    }
+  });
 
   it("a background response: its reservation refuses the next request while it runs, and becomes its usage when it ends", async () => {
     const adapter = await oneAtATime();
