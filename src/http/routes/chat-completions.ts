@@ -98,10 +98,13 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
       throw new InvalidRequestError("A structured answer has one choice: send n 1 (or leave it out).", { param: "n", code: "invalid_value" });
     }
     const markers = structured ? structuredMarkers(request, config.answers.structured.citations) : undefined;
-    const { prompt, messageIndex } = extractPrompt(body.messages);
     const choices = body.n ?? 1;
-    const { admission } = await admitValidRequest(response, valid, options, { cost: { mode: model.mode, prompt, choices } });
+    // What it is expected to cost: its last user message, the prompt (a request without one is refused after admission, as before).
+    const question = messages.findLast((message) => message.role === "user")?.text ?? "";
+    const cost = { mode: model.mode, prompt: question, choices };
+    const { admission } = await admitValidRequest(response, valid, options, { cost });
     const encoding = encodingOf(request, workspace);
+    const { prompt, messageIndex } = extractPrompt(body.messages);
     const scope = { principal: identity.principal, workspace };
     const hints = { conversationId: conversationIdFrom(request.headers, config.continuity.conversationIdHeaders), messages };
     const continueQueryId = body.query_id ?? (choices === 1 ? await options.threads.find(scope, hints) : null);
