@@ -77,6 +77,14 @@ async function usageOf(url: string): Promise<{ input: number; output: number; re
   };
 }
 
+/** The usage of the test key once it counts `answers` answers (each charge lands as its answer ends). */
+function usageOfAnswers(url: string, answers: number) {
+  return waitFor(async () => {
+    const read = await usageOf(url);
+    return read.requests === answers ? read : undefined;
+  }, `the usage of ${answers} answers`);
+}
+
 /** Opens a streamed answer and leaves after its first 300 bytes: its status, and whether it was left mid-answer. */
 async function abandonAfter300Bytes(url: string): Promise<{ status: number; leftMidAnswer: boolean }> {
   const controller = new AbortController();
@@ -153,10 +161,7 @@ describeWith(REDIS, "token quotas bound the workspace's work, across two replica
     const count = redisKeys(prefix).limitQuota(groupTag(credentialHash(API_KEY), "acme"), `tpd:${day}`);
     await waitFor(async () => Number(await redis.client.get(count)) === outcome.charged, `the day's count to settle at ${outcome.charged}`);
     expect(outcome.charged).toBeLessThanOrEqual(quota + 2 * cost.total);
-    const usage = await waitFor(async () => {
-      const read = await usageOf(urls[0] as string);
-      return read.requests === outcome.answered ? read : undefined;
-    }, "the usage of every answer");
+    const usage = await usageOfAnswers(urls[0] as string, outcome.answered);
     expect(usage.input + usage.output).toBe(outcome.charged);
     // The quota spent, the next request is refused on either replica before anything is asked.
     expect((await ask(urls[1] as string)).status).toBe(429);
@@ -173,17 +178,14 @@ describeWith(REDIS, "token quotas bound the workspace's work, across two replica
     expect(admitted.length).toBeGreaterThanOrEqual(1);
     expect(workspace.control.creates.length - before).toBe(admitted.length);
     // Each is charged: its prompt as the answer would count it, and the answer the mode is expected to produce.
-    const usage = await waitFor(async () => {
-      const read = await usageOf(urls[1] as string);
-      return read.requests === admitted.length ? read : undefined;
-    }, "a charge for every abandoned answer");
+    const usage = await usageOfAnswers(urls[1] as string, admitted.length);
     expect(usage.input).toBe(admitted.length * countedTokens(QUESTION, "", "").input);
     expect(usage.output).toBeGreaterThanOrEqual(admitted.length * cost.completion);
     expect((await ask(urls[0] as string)).status).toBe(429);
   });
 });
 
-describe("token quotas bound the workspace's work in one process, without Redis", () => {
+describe("token quotas bound the workspace's work in one process, without Redis; a background answer and an MCP task hold their reservation until they end", () => {
   let workspace: RunningWorkspace;
   let cost: AnswerCost;
   beforeAll(async () => {
@@ -199,25 +201,13 @@ describe("token quotas bound the workspace's work in one process, without Redis"
       expect(outcome.answered, JSON.stringify(outcome)).toBeLessThanOrEqual(5);
       expect(outcome.asked).toBe(outcome.answered);
       expect(outcome.charged).toBeLessThanOrEqual(5 * cost.total);
-      const usage = await waitFor(async () => {
-        const read = await usageOf(adapter.url);
-        return read.requests === outcome.answered ? read : undefined;
-      }, "the usage of every answer");
+      const usage = await usageOfAnswers(adapter.url, outcome.answered);
       expect(usage.input + usage.output).toBe(outcome.charged);
       expect((await ask(adapter.url)).status).toBe(429);
     } finally {
       await adapter.close();
     }
   });
-});
-
-describe("a background answer and an MCP task hold their reservation until they end", () => {
-  let workspace: RunningWorkspace;
-  let cost: AnswerCost;
-  beforeAll(async () => {
-    ({ workspace, cost } = await workspaceAndCost());
-  });
-  afterAll(() => workspace?.close());
 
   /** What admission reserves for QUESTION in mode `reason`: its UTF-8 size in fours, and the answer expected. */
   const reservation = () => Math.ceil(Buffer.byteLength(QUESTION) / 4) + cost.completion;
