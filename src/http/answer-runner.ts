@@ -114,10 +114,17 @@ export class AnswerRunner {
     const counted = ledger !== undefined || facts.audited;
     const usageNeeded = delivery.reportsUsage || meter.countsTokens || counted;
     const job = { plan, caller: callerOf(identity, workspace), controller, usageNeeded, trace };
-    // The queries are created under the answer's span: the upstream client finds it in the adapter's context.
-    const first = await trace.within(() => this.options.answers.start(job));
-    // The queries exist: the answer is charged however it ends (docs/rate-limits.md#reservations).
+    // From here the answer is charged however it ends (docs/rate-limits.md#reservations), even when its client
+    // leaves while its queries are created; one whose queries could not be created is settled to nothing.
     meter.asked();
+    let first: RunningAnswer;
+    try {
+      // The queries are created under the answer's span: the upstream client finds it in the adapter's context.
+      first = await trace.within(() => this.options.answers.start(job));
+    } catch (error) {
+      meter.charge(NOTHING_USED);
+      throw error;
+    }
     const started = input.structured ? this.structured(first, job, input, input.structured, order.markers === "strip") : first;
     // Followed on the side for the audit trail when answers are audited (docs/governance.md#the-audit-trail).
     const answer = facts.follow(response, started, plan.prompt);
@@ -228,6 +235,9 @@ export class AnswerRunner {
     return { countsTokens: true, charge, asked: () => undefined };
   }
 }
+
+/** The usage of an answer whose queries could not be created: the workspace was asked nothing. */
+const NOTHING_USED: TokenUsage = { promptTokens: 0, completionTokens: 0, reasoningTokens: 0 };
 
 /** Who the upstream is asked as: the caller's upstream credential, in the workspace (its key names the shared poller). */
 function callerOf(identity: Identity, workspace: string): Caller {

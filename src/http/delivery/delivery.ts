@@ -22,8 +22,8 @@ export interface UsageMeter {
   /** Settles the answer's reservation to its usage (called once per answer, by the runner). */
   charge(usage: TokenUsage): void;
   /**
-   * The workspace was asked (the answer's queries exist): from now on the runner charges the answer
-   * however it ends. Before, the request's end gives its reservation back (nothing was asked).
+   * The workspace is being asked (the answer's queries are being created): from now on the runner
+   * settles the reservation however the answer ends. Before, the request's end gives it back.
    */
   asked(): void;
 }

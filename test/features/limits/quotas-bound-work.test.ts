@@ -220,13 +220,17 @@ describe("token quotas bound the workspace's work in one process, without Redis;
     return startAdapter(workspace.url, { RATE_LIMIT_TPD: String(quota), RATE_LIMIT_ANSWER_TOKENS: `reason:${cost.completion}`, MCP_TASK_POLL_INTERVAL_MS: "100" });
   }
 
-  it("gives the reservation back of a request that asks the workspace nothing, and reserves nothing for a chat UI's housekeeping", async () => {
+  it("gives the reservation back of a request that asks the workspace nothing (refused after admission, or its query refused), and reserves nothing for a chat UI's housekeeping", async () => {
     const adapter = await oneAtATime();
     try {
       // Admitted, then refused by the plan (a create field the adapter sets itself): nothing asked, nothing kept.
       const before = workspace.control.creates.length;
       expect((await ask(adapter.url, { query: { content: "mine" } })).status).toBe(422);
       expect((await ask(adapter.url, { query: { content: "mine" } })).status).toBe(422);
+      // Asked, but the workspace refused to create the query: settled to nothing.
+      workspace.control.inject({ on: "create", kind: "status", status: 400, times: 2 });
+      expect((await ask(adapter.url)).status).toBe(502);
+      expect((await ask(adapter.url)).status).toBe(502);
       expect(workspace.control.creates.length).toBe(before);
       const answered = await ask(adapter.url);
       expect(answered.status).toBe(200);
