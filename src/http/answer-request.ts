@@ -9,6 +9,7 @@ import type { Authenticator, Identity } from "../auth/authenticate.js";
 import type { Config, LimitSettings } from "../config/config.js";
 import { type ChatUiTask, taskName } from "../chat-ui-tasks/chat-ui-task.js";
 import type { ModelChoice } from "../core/model.js";
+import type { ExpectedCost } from "../limits/rate-limits.js";
 import { RequestValidationError } from "../errors/adapter-error.js";
 import { inspectJson } from "./inspect-json.js";
 import type { Clock } from "../util/clock.js";
@@ -68,21 +69,23 @@ export async function readAnswerRequest<Schema extends z.ZodType<{ model: string
 }
 
 /**
- * Step 4, admission (`admit`), until the request ends; the key's limits told in the
- * `x-ratelimit-*` headers. A chat UI's housekeeping (`task`, answered by the adapter:
- * docs/chat-ui-tasks.md) takes its place under the per-process caps like any answer but is not
- * counted against the key's rate limits, and is told in the log and the `Service-Chat-Ui-Task` header.
+ * Step 4, admission (`admit`), until the request ends: a workspace answer's expected `cost` is
+ * reserved under the key's token limits, and the key's limits are told in the `x-ratelimit-*`
+ * headers. A chat UI's housekeeping (`task`, answered by the adapter: docs/chat-ui-tasks.md) takes
+ * its place under the per-process caps like any answer but is not counted against the key's rate
+ * limits, and is told in the log and the `Service-Chat-Ui-Task` header.
  */
 export async function admitValidRequest<Body>(
   call: Pick<RouteCall, "response" | "context">,
   valid: ValidAnswerRequest<Body>,
   options: AdmissionOptions,
-  task?: ChatUiTask,
+  asking: { cost: ExpectedCost; task?: undefined } | { task: ChatUiTask; cost?: undefined },
 ): Promise<AdmittedRequest<Body>> {
   const { response, context } = call;
   const { principal, account } = valid.identity;
-  const asking = { principal, account: account.id, workspace: valid.workspace, asksWorkspace: task === undefined };
-  const admitting = admit(context, asking, options);
+  const { task, cost } = asking;
+  const request = { principal, account: account.id, workspace: valid.workspace, asksWorkspace: task === undefined, cost };
+  const admitting = admit(context, request, options);
   if (task) {
     const chatUiTask = taskName(task);
     context.answeredLocally({ workspace: valid.workspace, mode: valid.model.mode, chatUiTask });
@@ -145,6 +148,8 @@ export interface AnswerSteps<Body extends { model: string }, Read, Asked, Found>
   housekeeping(request: ReadAnswer<Body, Read>): LocalTurn | null;
   /** Step 3: what the workspace cannot do, refused (400; ignored under `LENIENT_PARAMETERS=on`); returns what the request asks (its structure). */
   refuse(request: ReadAnswer<Body, Read>): Asked;
+  /** Step 4's reservation: what the answer is expected to cost (its prompt, mode and choices: docs/rate-limits.md#reservations). */
+  cost(request: AskedAnswer<Body, Read, Asked>): ExpectedCost;
   /** Step 5: costly inputs (the caller's JSON Schema), checked once admitted so that the limits count a request they refuse. */
   check(request: AdmittedAnswer<Body, Read, Asked>): void;
   /** Step 6: what the request continues (the continuity stores: a 404 for what names nothing of this caller, a 503 when a store cannot answer). */
@@ -161,7 +166,7 @@ export interface AnswerSteps<Body extends { model: string }, Read, Asked, Found>
  *    (401, 413, 415, 422), and the route's own reading of it;
  * 2. housekeeping: a chat UI's title or tags request is answered by the adapter (caps only);
  * 3. refuse: what the workspace cannot do (400), before it costs the key anything;
- * 4. admit: the caps and the key's rate limits (429): from here the request counts;
+ * 4. admit: the caps and the key's rate limits, its expected cost reserved (429): from here the request counts;
  * 5. check: costly inputs (a caller's JSON Schema, 400), counted by the limits;
  * 6. continue: the thread it continues (404, 503);
  * 7. run: planned, delivered, remembered (the runner).
@@ -177,13 +182,13 @@ export function answerInOrder<Body extends { model: string }, Read, Asked, Found
     const reading: ReadAnswer<Body, Read> = { call, valid, read: steps.read(call, valid) };
     const local = steps.housekeeping(reading);
     if (local) {
-      await admitValidRequest(call, valid, options, local.task);
+      await admitValidRequest(call, valid, options, { task: local.task });
       await options.runner.answerLocally(local.job, local.delivery);
       return;
     }
-    const asked = steps.refuse(reading);
-    const { admission } = await admitValidRequest(call, valid, options);
-    const admitted: AdmittedAnswer<Body, Read, Asked> = { ...reading, asked, admission };
+    const asking: AskedAnswer<Body, Read, Asked> = { ...reading, asked: steps.refuse(reading) };
+    const { admission } = await admitValidRequest(call, valid, options, { cost: steps.cost(asking) });
+    const admitted: AdmittedAnswer<Body, Read, Asked> = { ...asking, admission };
     steps.check(admitted);
     const found = await steps.continue(admitted);
     await steps.run({ ...admitted, found });

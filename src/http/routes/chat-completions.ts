@@ -94,6 +94,11 @@ export function chatCompletionsRoute(options: ChatRouteOptions): Route {
         const markers = structured ? structuredMarkers(call.request, config.answers.structured.citations) : undefined;
         return { structured, markers };
       },
+      // What it is expected to cost: its last user message, the prompt (a request without one is refused after admission).
+      cost: ({ valid: { body, model }, read }) => {
+        const question = read.messages.findLast((message) => message.role === "user")?.text ?? "";
+        return { mode: model.mode, prompt: question, choices: body.n ?? 1 };
+      },
       check: ({ asked }) => checkStructuredSchema(asked.structured, (value) => options.schemas.check(value)),
       continue: async ({ call, valid: { body, identity, workspace }, read }) => {
         const { prompt, messageIndex } = extractPrompt(body.messages);

@@ -109,6 +109,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
         const markers = structured ? structuredMarkers(call.request, config.answers.structured.citations) : undefined;
         return { structured, markers };
       },
+      cost: ({ valid: { model }, read }) => ({ mode: model.mode, prompt: read.input.prompt, choices: 1 }),
       check: ({ asked }) => checkStructuredSchema(asked.structured, (value) => options.schemas.check(value)),
       continue: ({ call, valid: { body, identity, workspace }, read }) => {
         const scope = { principal: identity.principal, workspace };
