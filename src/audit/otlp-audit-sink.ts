@@ -3,7 +3,7 @@ import { OTLPLogExporter } from "@opentelemetry/exporter-logs-otlp-http";
 import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchLogRecordProcessor, LoggerProvider } from "@opentelemetry/sdk-logs";
 import type { AuditRecord } from "./audit-record.js";
-import type { AuditSink } from "./audit-sink.js";
+import type { AuditSink } from "./sink.js";
 import { errorMessage } from "../util/error-message.js";
 
 /** The instrumentation scope and service of the audit records. */

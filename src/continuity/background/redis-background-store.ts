@@ -80,8 +80,9 @@ export class RedisBackgroundStore implements BackgroundStore {
     return text === null ? null : parseStored(backgroundRecordSchema, text, `background response ${id}`, this.logger);
   }
 
+  // An append of no frames runs the same script: it is refused as any append is (the response
+  // ended, or another replica holds its lease), and refreshes the time to live as one.
   async append(id: string, frames: SseFrame[], ttlSeconds: number, owner: string): Promise<boolean> {
-    if (frames.length === 0) return !(await this.ended(id));
     const texts = frames.map((frame) => JSON.stringify(frame.data));
     const keys = [...this.keys(id), this.keyOf(id, "lease")];
     const done = await this.on(id, (redis) => redis.eval(APPEND, 4, ...keys, String(ttlSeconds), owner, ...texts));

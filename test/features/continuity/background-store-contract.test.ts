@@ -55,6 +55,19 @@ describeOnBothBackends("the background store", (backend, name) => {
     expect(await store.lease("resp_none", "one", 1000)).toBe(false);
   });
 
+  it("refuses an append of no frames as it refuses any: from a replica that does not hold the lease, or after the end", async () => {
+    const store = storeOn(backend());
+    await store.create(record("resp_e"), 60);
+    expect(await store.append("resp_e", [], 60, "one")).toBe(true);
+    expect(await store.lease("resp_e", "one", 1000)).toBe(true);
+    expect(await store.append("resp_e", [], 60, "one")).toBe(true);
+    expect(await store.append("resp_e", [], 60, "two")).toBe(false);
+    expect(await store.end("resp_e", { status: "completed" }, [frame(0, "response.completed")], 60)).toBe(true);
+    expect(await store.append("resp_e", [], 60, "one")).toBe(false);
+    expect(await store.append("resp_none", [], 60, "one")).toBe(false);
+    expect(await store.size("resp_e")).toBe(1);
+  });
+
   it("forgets a response its time to live after its last change, and deletes one once", async () => {
     const store = storeOn(backend());
     await store.create(record("resp_c"), 60);
