@@ -59,6 +59,7 @@ const ROWS = [
   ["limits", "added CPU per request, all three limits in process; in Redis", "", (r) => r.limits && `${µs(r.limits.inProcess.addedCpuUs)}; ${r.limits.redis ? µs(r.limits.redis.addedCpuUs) : "—"}`],
   ["governance", "added CPU per request: usage counted; and every answer audited; both with usage in Redis", "", (r) => r.governance && [r.governance.usage, r.governance.usageAndAudit, r.governance.redisUsageAndAudit].map((row) => (row ? µs(row.addedCpuUs) : "—")).join("; ")],
   ["ownership", "whose query it is, shared key: added CPU per request over pass-through, a new question; a follow-up by `query_id` (in process; Redis)", "", (r) => r.ownership && `${µs(r.ownership.shared.addedCpuUs)}; ${µs(r.ownership.sharedQueryId.addedCpuUs)} (${r.ownership.redis ? `${µs(r.ownership.redisShared.addedCpuUs)}; ${µs(r.ownership.redisSharedQueryId.addedCpuUs)}` : "—"})`],
+  ["quotas", "a daily token quota, reserved at admission and settled: added CPU per request over none, in process; in Redis (all three token limits in Redis)", "", (r) => r.quotas && `${µs(r.quotas.inProcess.addedCpuUs)}; ${r.quotas.redis ? `${µs(r.quotas.redisDay.addedCpuUs)} (${µs(r.quotas.redisAll.addedCpuUs)})` : "—"}`],
   ["mcp", "500 `ask` calls waiting with progress: highest RSS; event-loop delay p99", "", (r) => r.mcp?.waiting && `${r.mcp.waiting.peakRssMB} MB; ${ms(r.mcp.waiting.eventLoopDelayP99Ms)}`],
   ["oauth", "an access token's validation: added CPU; added latency per tool call", "", (r) => r.oauth && `${µs(r.oauth.addedCpuUsByToken)}; ${µs(r.oauth.addedLatencyUsByToken)}`],
   ["chat-ui-tasks", "Open WebUI's title request: CPU answered by the adapter; passed on", "", (r) => r.chatUiTasks && `${µs(r.chatUiTasks.titleLocal.cpuUs)}; ${µs(r.chatUiTasks.titleByWorkspace.cpuUs)}`],
@@ -138,6 +139,10 @@ const METHODS = {
   ownership: [
     "Whose query it is",
     "`bench/ownership.mjs`: the chat path against the instant upstream with one listed key, its own key going upstream (pass-through: nothing recorded or checked) and behind the deployment's `WORKSPACE_API_KEY` (shared: each query's owner recorded, a `query_id` looked up first), asked a new question and a follow-up by `query_id`, in process and on a real redis-server; the adapters take turns, and a figure is the median of the rounds' differences from pass-through ([governance.md](governance.md#whose-query-it-is)). `BENCH_BASELINE=<an older built checkout>` adds that build as a reference for the check when off.",
+  ],
+  quotas: [
+    "Token quotas: what a reservation costs",
+    "`bench/quotas.mjs`: the chat path against the instant upstream with one client key and no token limit, a daily quota in process, a daily quota in Redis, and the daily and monthly quotas and the tokens per minute in Redis, none of them ever refusing; the adapters take turns, and a figure is the median of the rounds' differences from no quota ([rate-limits.md](rate-limits.md#reservations)). `BENCH_BASELINE=<an older built checkout>` adds that build's daily quota as a reference.",
   ],
   background: [
     "Background responses",

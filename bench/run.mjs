@@ -17,6 +17,7 @@ import { slowRedis } from "./redis-latency.mjs";
 import { rateLimitCost } from "./rate-limits.mjs";
 import { governanceCost } from "./governance.mjs";
 import { ownershipCost } from "./ownership.mjs";
+import { quotaCost } from "./quotas.mjs";
 import { replicaPolling } from "./replicas.mjs";
 import { tracingCost } from "./tracing.mjs";
 import { toolCallCost, waitingToolCalls } from "./mcp.mjs";
@@ -280,7 +281,7 @@ try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   const loadBefore = loadavg()[0];
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|cpu|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|ownership|mcp|chat-ui-tasks|structured|schemas|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
+  // BENCH_ONLY=latency|cpu|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|ownership|quotas|mcp|chat-ui-tasks|structured|schemas|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
   const only = process.env.BENCH_ONLY;
   const measured = {};
   const commit = currentCommit();
@@ -307,6 +308,7 @@ try {
   const limits = await part("limits", () => rateLimitCost(start));
   const governance = await part("governance", () => governanceCost(start));
   const ownership = await part("ownership", () => ownershipCost(start));
+  const quotas = await part("quotas", () => quotaCost(start));
   const mcp = await part("mcp", async () => ({ cost: await toolCallCost(start, { seconds: SECONDS, repeats: REPEATS }), waiting: await waitingToolCalls(start) }));
   const chatUiTasks = await part("chat-ui-tasks", () => chatUiTaskCost(start));
   const structured = await part("structured", () => structuredCost(start));
@@ -329,7 +331,7 @@ try {
     const merged = { ...kept, ...run, parts: { ...kept.parts, ...parts }, [{ "chat-ui-tasks": "chatUiTasks" }[only] ?? only]: measured[only] };
     writeFileSync(ownResults, `${JSON.stringify(merged, null, 2)}\n`);
   } else {
-    const all = { ...run, parts, latency, cpu, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, governance, ownership, mcp, chatUiTasks, structured, schemas, oauth, background, failover };
+    const all = { ...run, parts, latency, cpu, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, governance, ownership, quotas, mcp, chatUiTasks, structured, schemas, oauth, background, failover };
     writeFileSync(ownResults, `${JSON.stringify(all, null, 2)}\n`);
   }
   writePage(readResults(results), page);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ID_PATTERN } from "../core/ids.js";
+import { type Mode, MODES } from "../core/modes.js";
 import { documented, integer, optionalInteger } from "./variables.js";
 
 /** The limits one workspace can have (docs/rate-limits.md): the per-minute ones and the quotas per UTC day and month. */
@@ -50,6 +51,33 @@ const rateLimitOverrides = z
     return overrides;
   });
 
+/** What an answer of each mode is expected to produce before it is known (docs/rate-limits.md#reservations). */
+const DEFAULT_ANSWER_TOKENS: Record<Mode, number> = { ask: 500, reason: 1500, build: 3000 };
+
+/**
+ * `RATE_LIMIT_ANSWER_TOKENS`: `<mode>:<tokens>,…`; a mode not named keeps its default. A malformed
+ * entry stops start-up naming it.
+ */
+const answerTokens = z
+  .string()
+  .default("")
+  .transform((text, context) => {
+    const tokens = { ...DEFAULT_ANSWER_TOKENS };
+    const named = new Set<string>();
+    for (const entry of text.split(",").map((part) => part.trim()).filter(Boolean)) {
+      const [mode = "", value = "", ...rest] = entry.split(":").map((part) => part.trim());
+      if (!(MODES as readonly string[]).includes(mode) || rest.length > 0 || !/^[1-9][0-9]{0,8}$/.test(value)) {
+        context.addIssue({ code: "custom", message: `'${entry}': expected <mode>:<tokens> with a mode of ${MODES.join(", ")} and a whole number of tokens from 1` });
+      } else if (named.has(mode)) {
+        context.addIssue({ code: "custom", message: `'${entry}': '${mode}' is set twice` });
+      } else {
+        named.add(mode);
+        tokens[mode as Mode] = Number(value);
+      }
+    }
+    return tokens;
+  });
+
 /** The limits section's variables: how large a request may be, how many run at once, and each key's rate limits. */
 export const limitVariables = z.object({
   BODY_LIMIT_BYTES: documented(integer(1024 * 1024, 1024), "Largest request body (413 beyond)"),
@@ -62,23 +90,28 @@ export const limitVariables = z.object({
   RATE_LIMIT_CONCURRENT: documented(optionalInteger(1), "Answers in flight per client key and workspace; beyond it a 429", "unset (no limit)"),
   RATE_LIMIT_TPM: documented(
     optionalInteger(1),
-    "Tokens per minute per client key and workspace (prompt and completion, as usage counts them, charged when an answer is delivered); a request is refused while the minute's count has reached it",
+    "Tokens per minute per client key and workspace (prompt and completion, as usage counts them): each answer's expected tokens are reserved at admission and settled to its count when it ends; a request whose reservation does not fit is refused",
     "unset (no limit)",
   ),
   RATE_LIMIT_TPD: documented(
     optionalInteger(1),
-    "Tokens per UTC day per client key (or gateway identity) and workspace, counted like `RATE_LIMIT_TPM`; once the day's count has reached it, a 429 until the day ends (shared between replicas with Redis)",
+    "Tokens per UTC day per client key (or gateway identity) and workspace, reserved and settled like `RATE_LIMIT_TPM`, so that concurrent and abandoned answers cannot pass it; a request that does not fit is a 429 until the day ends (shared between replicas with Redis)",
     "unset (no quota)",
   ),
   RATE_LIMIT_TPMO: documented(
     optionalInteger(1),
-    "Tokens per UTC calendar month per client key (or gateway identity) and workspace; once reached, a 429 until the month ends",
+    "Tokens per UTC calendar month per client key (or gateway identity) and workspace, reserved and settled like `RATE_LIMIT_TPD`; a request that does not fit is a 429 until the month ends",
     "unset (no quota)",
   ),
   RATE_LIMIT_OVERRIDES: documented(
     rateLimitOverrides,
     "Per-workspace limits, `;`-separated: `acme=rpm:600,concurrent:20;lab=tpm:off,tpd:2000000` (`rpm`, `concurrent`, `tpm`, `tpd`, `tpmo`: a number, or `off` for none); kinds not named keep the defaults above",
     "unset",
+  ),
+  RATE_LIMIT_ANSWER_TOKENS: documented(
+    answerTokens,
+    "Tokens an answer of each mode is expected to produce, `ask:500,reason:1500,build:3000` (a mode not named keeps its default): under a token limit, admission reserves the prompt and this before the answer runs, so that concurrent requests cannot together pass a quota; an answer whose client leaves is charged at least this",
+    "ask:500,reason:1500,build:3000",
   ),
   RATE_LIMIT_SLOT_TTL_MS: documented(
     integer(30_000, 1000),
@@ -97,6 +130,8 @@ export interface RateLimitSettings {
   workspaces: Record<string, LimitValues>;
   /** How long a concurrency slot lives unless renewed. */
   slotTtlMs: number;
+  /** What an answer of each mode is expected to produce (`RATE_LIMIT_ANSWER_TOKENS`): reserved with its prompt under a token limit. */
+  answerTokens: Record<Mode, number>;
 }
 
 function rateLimitSettings(env: LimitVariables): RateLimitSettings | undefined {
@@ -112,7 +147,7 @@ function rateLimitSettings(env: LimitVariables): RateLimitSettings | undefined {
   );
   const limited = (values: LimitValues) => LIMIT_KINDS.some((kind) => typeof values[kind] === "number");
   if (!limited(defaults) && !Object.values(workspaces).some(limited)) return undefined;
-  return { defaults, workspaces, slotTtlMs: env.RATE_LIMIT_SLOT_TTL_MS };
+  return { defaults, workspaces, slotTtlMs: env.RATE_LIMIT_SLOT_TTL_MS, answerTokens: env.RATE_LIMIT_ANSWER_TOKENS };
 }
 
 /** The limits section as the adapter reads it (`config.limits`). */
@@ -126,6 +161,8 @@ export function limitSettings(env: LimitVariables) {
     maxConcurrentPerWorkspace: env.MAX_CONCURRENT_PER_WORKSPACE,
     /** Limits per client key and workspace; undefined when none is set anywhere (admission then costs nothing). */
     rate: rateLimitSettings(env),
+    /** What an answer of each mode is expected to produce (`RATE_LIMIT_ANSWER_TOKENS`): what an answer whose client left is charged at least. */
+    answerTokens: env.RATE_LIMIT_ANSWER_TOKENS,
   };
 }
 

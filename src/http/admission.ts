@@ -5,7 +5,7 @@ import type { Config } from "../config/config.js";
 import { isId } from "../core/ids.js";
 import { RequestValidationError } from "../errors/adapter-error.js";
 import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
-import type { RateLimits, WorkspaceLimits } from "../limits/rate-limits.js";
+import type { ExpectedCost, HeldReservation, RateLimits, WorkspaceLimits } from "../limits/rate-limits.js";
 import { NOT_METERED, type UsageMeter } from "./delivery/delivery.js";
 import { resolveWorkspace } from "./resolve-workspace.js";
 import type { RequestContexts } from "./request-context.js";
@@ -27,6 +27,8 @@ export interface AdmissionOptions {
 export interface Admitted {
   readonly meter: UsageMeter;
   readonly headers: Readonly<Record<string, string>>;
+  /** The answer's reservation in its key's quotas, for a background answer's record (a replica that takes it over settles it); undefined without a quota. */
+  readonly reservation: HeldReservation | undefined;
   release(): void;
   /**
    * Takes the release over from the response (a background answer, which holds its place under the
@@ -46,6 +48,8 @@ export interface AdmissionRequest {
   workspace: string;
   /** False for a request that asks the workspace nothing (a chat UI's housekeeping, an MCP call that asks nothing, a takeover): the caps only. */
   asksWorkspace: boolean;
+  /** What its answer is expected to cost: reserved under a token limit (docs/rate-limits.md#reservations). */
+  cost?: ExpectedCost | undefined;
 }
 
 /**
@@ -53,9 +57,11 @@ export interface AdmissionRequest {
  * ask in this workspace now? Takes a place under the per-process caps (a sync throw: a fast 429)
  * and, when the request asks the workspace and `RATE_LIMIT_*` applies there, counts it against the
  * key's limits (shared through Redis with `REDIS_URL`): over a limit the promise rejects with a
- * `RateLimitError` (429 with `retry-after`), before any upstream call. With no limit in the
- * workspace it costs no promise. What it takes is given back once, when the response ends (or
- * later, by an answer it was handed over to).
+ * `RateLimitError` (429 with `retry-after`), before any upstream call; under a token limit its
+ * expected cost is reserved. With no limit in the workspace it costs no promise. What it takes is
+ * given back once, when the response ends (or later, by an answer it was handed over to); a
+ * reservation is given back then only when the workspace was never asked (the runner settles it
+ * otherwise).
  */
 export function admit(
   response: ServerResponse,
@@ -84,31 +90,42 @@ export function admit(
   };
   options.facts.whenClosed(response, releaseWithResponse);
   const limits = request.asksWorkspace ? options.rateLimits?.limitsOf(workspace) : undefined;
-  if (!limits || !options.rateLimits) return { meter: NOT_METERED, headers: {}, release, handOver };
+  if (!limits || !options.rateLimits) return { meter: NOT_METERED, headers: {}, reservation: undefined, release, handOver };
   // Under a rate limit, freed as the last bytes are written, not a turn later at 'close': a client
   // that sends its next request at once (to any replica) finds its slot free.
   response.once("prefinish", releaseWithResponse);
-  return admitUnderLimits(response, principal, workspace, limits, options.rateLimits, (held) => {
+  return admitUnderLimits(response, { principal, workspace, cost: request.cost }, limits, options.rateLimits, (held) => {
     if (released) held();
     else releaseLimits = held;
   }).then((admitted) => ({ ...admitted, release, handOver }));
 }
 
-/** The key's limits in the workspace (a refusal rejects, as the 429), then the response's headers. */
+/** The key's limits in the workspace (a refusal rejects, as the 429), then the response's headers and the meter of its reservation. */
 async function admitUnderLimits(
   response: ServerResponse,
-  principal: string,
-  workspace: string,
+  request: Pick<AdmissionRequest, "principal" | "workspace" | "cost">,
   limits: WorkspaceLimits,
   rateLimits: RateLimits,
   hold: (release: () => void) => void,
 ): Promise<Omit<Admitted, "release" | "handOver">> {
-  const admission = await rateLimits.take(principal, workspace, limits);
-  hold(admission.release);
+  const admission = await rateLimits.take(request.principal, request.workspace, limits, request.cost);
+  let asked = false;
+  hold(() => {
+    admission.release();
+    // Nothing was asked of the workspace (refused later at the edge, or failed before its queries existed): the reservation goes back.
+    if (!asked) admission.settle(0);
+  });
   for (const [name, value] of Object.entries(admission.headers)) response.setHeader(name, value);
-  if (!admission.countsTokens) return { meter: NOT_METERED, headers: admission.headers };
-  const charge = (usage: TokenUsage) => admission.charge(usage.promptTokens + usage.completionTokens);
-  return { meter: { countsTokens: true, charge }, headers: admission.headers };
+  const { headers, held: reservation } = admission;
+  if (!admission.countsTokens) return { meter: NOT_METERED, headers, reservation };
+  const meter: UsageMeter = {
+    countsTokens: true,
+    charge: (usage: TokenUsage) => admission.settle(usage.promptTokens + usage.completionTokens),
+    asked: () => {
+      asked = true;
+    },
+  };
+  return { meter, headers, reservation };
 }
 
 /** A tool request (MCP) identified at the edge: who asks, in which workspace. */

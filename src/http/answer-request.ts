@@ -8,6 +8,7 @@ import type { Authenticator, Identity } from "../auth/authenticate.js";
 import type { Config, LimitSettings } from "../config/config.js";
 import { type ChatUiTask, taskName } from "../chat-ui-tasks/chat-ui-task.js";
 import type { ModelChoice } from "../core/model.js";
+import type { ExpectedCost } from "../limits/rate-limits.js";
 import { ClientClosedError, RequestValidationError, toAdapterError } from "../errors/adapter-error.js";
 import { inspectJson } from "./inspect-json.js";
 import type { Clock } from "../util/clock.js";
@@ -70,19 +71,21 @@ export async function readAnswerRequest<Schema extends z.ZodType<{ model: string
 }
 
 /**
- * The admission of an answer route's valid request (`admit`), until the response ends. A chat UI's
- * housekeeping (`task`, answered by the adapter: docs/chat-ui-tasks.md) takes its place under the
- * per-process caps like any answer but is not counted against the key's rate limits, and is told in
- * the log and the `Service-Chat-Ui-Task` header.
+ * The admission of an answer route's valid request (`admit`), until the response ends: a workspace
+ * answer's expected `cost` is reserved under the key's token limits. A chat UI's housekeeping
+ * (`task`, answered by the adapter: docs/chat-ui-tasks.md) takes its place under the per-process
+ * caps like any answer but is not counted against the key's rate limits, and is told in the log and
+ * the `Service-Chat-Ui-Task` header.
  */
 export async function admitValidRequest<Body>(
   response: ServerResponse,
   valid: ValidAnswerRequest<Body>,
   options: AdmissionOptions,
-  task?: ChatUiTask,
+  asking: { cost: ExpectedCost; task?: undefined } | { task: ChatUiTask; cost?: undefined },
 ): Promise<AdmittedRequest<Body>> {
   const { principal, account } = valid.identity;
-  const request = { principal, account: account.id, workspace: valid.workspace, asksWorkspace: task === undefined };
+  const { task, cost } = asking;
+  const request = { principal, account: account.id, workspace: valid.workspace, asksWorkspace: task === undefined, cost };
   const admitted = admit(response, request, options);
   if (task) {
     const chatUiTask = taskName(task);

@@ -5,11 +5,13 @@ import { structuredAnswer } from "../answer/structured-answer.js";
 import { type LocalAnswerJob, localAnswer } from "../answer/local-answer.js";
 import type { RunningAnswer } from "../answer/running-answer.js";
 import type { Identity } from "../auth/authenticate.js";
+import type { Mode } from "../core/modes.js";
 import type { BackgroundResponses } from "../continuity/background/background-responses.js";
 import type { BackgroundRecord } from "../continuity/background/background-store.js";
 import type { Resumption } from "../continuity/background/resumption.js";
 import type { QueryOwners } from "../continuity/ownership/query-owners.js";
 import { type PlanInput, type PlanOptions, planQueries } from "../plan/plan-queries.js";
+import type { HeldReservation, RateLimits } from "../limits/rate-limits.js";
 import type { SchemaValidation } from "../structured/schema-validator.js";
 import type { StructuredRequest } from "../structured/structured-request.js";
 import type { AnswerStart } from "../telemetry/answer-facts.js";
@@ -20,7 +22,8 @@ import type { UsageLedger } from "../usage/usage-ledger.js";
 import type { Ids } from "../util/ids.js";
 import type { Admitted } from "./admission.js";
 import { runInBackground } from "./delivery/background-delivery.js";
-import { type AnswerRun, type BeforeAnswerEnds, type Delivery, type DeliveryContext, NOT_METERED, type UsageMeter } from "./delivery/delivery.js";
+import { type BeforeAnswerEnds, type Delivery, type DeliveryContext, NOT_METERED, type UsageMeter } from "./delivery/delivery.js";
+import { metered } from "./metered-run.js";
 import { abortWhenClientLeaves } from "./request-body.js";
 
 /** An admitted answer request, as the runner needs it: who asks, where, under which meter. */
@@ -70,6 +73,10 @@ export interface AnswerRunnerOptions extends DeliveryContext {
   sharedKeyQueryFields: ReadonlySet<string>;
   /** Usage per account, workspace, mode and day (docs/governance.md#usage), charged with the meter; undefined when usage is not counted. */
   ledger?: UsageLedger | undefined;
+  /** What an answer of each mode is expected to produce (`RATE_LIMIT_ANSWER_TOKENS`): what one that ends early is charged at least. */
+  answerTokens: Record<Mode, number>;
+  /** The key's limits, whose reservation a background answer taken over settles (`RateLimits.settleHeld`); undefined without limits. */
+  rateLimits?: Pick<RateLimits, "settleHeld"> | undefined;
 }
 
 /** A structured answer as asked: the request's plan input, what it asks in structure, and how its repair turn is planned. */
@@ -128,16 +135,29 @@ export class AnswerRunner {
     const counted = ledger !== undefined || facts.audited;
     const usageNeeded = delivery.reportsUsage || meter.countsTokens || counted;
     const job = { plan, caller: callerOf(identity, workspace), controller, usageNeeded, trace };
+    // From here the answer is charged however it ends (docs/rate-limits.md#reservations), even when its client
+    // leaves while its queries are created; one whose queries could not be created is settled to nothing.
+    meter.asked();
     // The queries are created under the answer's span: the upstream client finds it in the adapter's context.
     // The owners are recorded while the queries are created: the client hears of their ids only after both.
-    const starting = trace.within(() => this.options.answers.start(job));
-    const first = owning ? (await Promise.all([starting, owning.recorded]))[0] : await starting;
+    const creating = trace.within(() => this.options.answers.start(job));
+    const [starting, recording] = await Promise.allSettled([creating, owning?.recorded]);
+    if (starting.status === "rejected") {
+      meter.charge(NOTHING_USED);
+      throw starting.reason;
+    }
+    if (recording.status === "rejected") throw recording.reason;
+    const first = starting.value;
     const started = input.structured ? this.structured(first, job, { input, request: input.structured, planning }, order.markers === "strip") : first;
     // Followed on the side for the audit trail when answers are audited (docs/governance.md#the-audit-trail).
     const answer = facts.follow(response, started, plan.prompt);
     const account = ledger && ((usage: TokenUsage) => ledger.charge(asker, workspace, plan.mode, usage));
-    const run = metered(answer, { meter, account, trace, controller, usageNeeded, remember });
-    return delivery.deliver(run, response, this.options);
+    const expected = this.options.answerTokens[plan.mode];
+    const run = metered(answer, { meter, account, trace, controller, usageNeeded, remember, expected, counted: started });
+    const delivered = delivery.deliver(run, response, this.options);
+    // The answer ends with its delivery, unless it outlives the response (its background run ends it); with nothing to charge, it ends unseen.
+    const charged = meter.countsTokens || account !== undefined;
+    return delivery.outlivesResponse || !charged ? delivered : delivered.finally(() => run.ended());
   }
 
   /** How a caller's queries are planned: under a shared upstream credential, only the listed create fields pass (docs/governance.md#whose-query-it-is). */
@@ -230,11 +250,14 @@ export class AnswerRunner {
         usageNeeded: true,
         trace: UNTRACED_ANSWER,
       });
-      // The usage the dead replica never charged goes to its owner's account (the retrieving caller is its owner).
+      // The usage the dead replica never charged goes to its owner's account (the retrieving caller is its owner),
+      // and settles the reservation it held in its owner's quotas.
       const { ledger } = this.options;
       const owner = caller.identity.account;
       const account = ledger && ((usage: TokenUsage) => ledger.charge(owner, record.workspace, mode, usage));
-      const parts = { meter: NOT_METERED, account, trace: UNTRACED_ANSWER, controller, usageNeeded: true, remember };
+      const meter = this.heldMeter(record, record.reservation);
+      const expected = this.options.answerTokens[mode];
+      const parts = { meter, account, trace: UNTRACED_ANSWER, controller, usageNeeded: true, remember, expected };
       const run = metered(answer, parts);
       runInBackground(adopted.carryOn(encoder, controller), run, encoder, { logger, release });
       return true;
@@ -243,38 +266,23 @@ export class AnswerRunner {
       throw error;
     }
   }
+
+  /** The meter of a background answer taken over: it settles the reservation the replica that started it held (none: nothing to settle). */
+  private heldMeter(record: BackgroundRecord, held: HeldReservation | undefined): UsageMeter {
+    const { rateLimits } = this.options;
+    if (!held || !rateLimits) return NOT_METERED;
+    const { principal, workspace } = record;
+    const charge = (usage: TokenUsage) => {
+      rateLimits.settleHeld(principal, workspace, held, usage.promptTokens + usage.completionTokens);
+    };
+    return { countsTokens: true, charge, asked: () => undefined };
+  }
 }
+
+/** The usage of an answer whose queries could not be created: the workspace was asked nothing. */
+const NOTHING_USED: TokenUsage = { promptTokens: 0, completionTokens: 0, reasoningTokens: 0 };
 
 /** Who the upstream is asked as: the caller's upstream credential, in the workspace (its key names the shared poller). */
 function callerOf(identity: Identity, workspace: string): Caller {
   return { credential: identity.upstreamCredential, workspace, credentialKey: identity.upstreamKey };
-}
-
-/** What `metered` charges an answer's usage to, besides its meter. */
-interface Charges {
-  remember?: BeforeAnswerEnds | undefined;
-  /** The usage ledger, under who asked, where and in which mode (docs/governance.md#usage); undefined when usage is not counted. */
-  account?: ((usage: TokenUsage) => void) | undefined;
-}
-
-/**
- * The run of an answer whose usage is counted once and charged once, on first asking: the one
- * charge point of every answer, to the key's token limits (the meter) and the usage ledger.
- */
-function metered(answer: RunningAnswer, parts: Omit<AnswerRun, "answer" | "usage" | "remember"> & Charges): AnswerRun {
-  let counted: Promise<TokenUsage> | undefined;
-  const { account, ...run } = parts;
-  return {
-    answer,
-    remember: undefined,
-    ...run,
-    usage(sent) {
-      counted ??= answer.usage(sent).then((usage) => {
-        parts.meter.charge(usage);
-        account?.(usage);
-        return usage;
-      });
-      return counted;
-    },
-  };
 }

@@ -125,6 +125,8 @@ function answeringOf(dependencies: AppDependencies): AnswerRouteOptions {
     owners: continuity.owners,
     sharedKeyQueryFields: new Set(config.upstream.sharedKeyQueryFields),
     ledger: dependencies.usage?.ledger,
+    answerTokens: config.limits.answerTokens,
+    rateLimits: dependencies.rateLimits,
   });
   const { authenticate, limit, rateLimits, sweeps, clock } = dependencies;
   return { runner, schemas, authenticate, limit, rateLimits, facts, sweeps, clock, ids, logger };

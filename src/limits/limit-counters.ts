@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import type * as Flexible from "rate-limiter-flexible";
-import { QuotaCounts } from "./quota-counts.js";
+import { type QuotaCheck, QuotaCounts, type QuotaLimit } from "./quota-counts.js";
 import type { QuotaPeriod } from "./quota-periods.js";
 
 /** The classes of rate-limiter-flexible the counters use. */
@@ -34,6 +34,33 @@ export interface CountedRequest extends WindowCount {
   uncount(): void;
 }
 
+/**
+ * Tokens reserved for one answer in a key's tokens-per-minute window (`LimitCounters.reserveTokens`):
+ * `used` is the window's count before them.
+ */
+export interface ReservedTokens extends WindowCount {
+  /** Whether they fit (the window had not reached its limit, and does not pass it with them): only then are they held. */
+  reserved: boolean;
+  /** Changes the reservation by `delta` tokens (the answer's count less what was reserved), in the store it was taken in; nothing when not reserved. */
+  adjust(delta: number): void;
+}
+
+/** Tokens reserved for one answer in a key's quota periods (`LimitCounters.reserveQuota`): all of them, or none. */
+export interface QuotaReservation extends QuotaCheck {
+  /**
+   * Settles the reservation once (later calls do nothing): gives it back and charges `tokens` to
+   * `periods` (those the answer ends in). Nothing when it was not reserved.
+   */
+  settle(tokens: number, periods: readonly QuotaPeriod[]): void;
+}
+
+/** A quota reservation as another replica settles it (a background answer taken over): its id, the periods it was taken in, its tokens. */
+export interface HeldQuota {
+  id: string;
+  periods: readonly QuotaPeriod[];
+  tokens: number;
+}
+
 /** A concurrency slot held for one answer. */
 export interface Slot {
   /** Frees the slot; later calls do nothing. */
@@ -49,14 +76,25 @@ export interface Slot {
 export interface LimitCounters {
   /** Counts one request in the key's window unless the window already holds `limit`. */
   countRequest(key: string, limit: number): Promise<CountedRequest>;
-  /** The tokens charged in the key's window. */
+  /** The tokens charged (and reserved) in the key's window. */
   tokensUsed(key: string, limit: number): Promise<WindowCount>;
-  /** Charges an answer's tokens to the key's window (in the background). */
+  /** Reserves an answer's expected tokens in the key's window when they fit under `limit` (docs/rate-limits.md#reservations). */
+  reserveTokens(key: string, limit: number, tokens: number): Promise<ReservedTokens>;
+  /** Charges an answer's tokens to the key's window (in the background): an answer that ends in a later window than its reservation's. */
   chargeTokens(key: string, limit: number, tokens: number): void;
-  /** The tokens charged to the key in each quota period (docs/rate-limits.md#quotas). */
+  /** The tokens charged (and reserved) to the key in each quota period (docs/rate-limits.md#quotas). */
   quotaUsed(key: string, periods: readonly QuotaPeriod[]): Promise<number[]>;
-  /** Charges an answer's tokens to the key's quota periods (in the background). */
-  chargeQuota(key: string, periods: readonly QuotaPeriod[], tokens: number): void;
+  /**
+   * Reserves an answer's expected tokens in every one of the key's quota periods when they fit
+   * under each (`fitsQuotas`), as one step; `id` names the reservation, so that a command sent
+   * again takes it once and its settlement applies once.
+   */
+  reserveQuota(key: string, id: string, quotas: readonly QuotaLimit[], tokens: number): Promise<QuotaReservation>;
+  /**
+   * Settles a reservation another replica took (a background answer taken over) once: what is
+   * still held of it is given back and `tokens` charged to `periods`, in the background.
+   */
+  settleQuota(key: string, held: HeldQuota, tokens: number, periods: readonly QuotaPeriod[]): void;
   /** Takes one of the key's `limit` slots, or null when all are held. */
   takeSlot(key: string, limit: number): Promise<Slot | null>;
   /** Slots held through these counters now (this process's answers in flight under a concurrency limit). */
@@ -111,6 +149,35 @@ export class WindowCounts {
   }
 
   /**
+   * Reserves `tokens` in the key's window: consumed at once (the library refuses past the limit,
+   * counting them all the same), and given back when they did not fit. A window that had reached
+   * its limit refuses even a reservation of nothing.
+   */
+  async reserveTokens(key: string, limit: number, tokens: number): Promise<ReservedTokens> {
+    const limiter = this.limiter("tpm", limit);
+    const name = this.windowKey(key, "tpm");
+    const points = Math.ceil(tokens);
+    let result: Flexible.RateLimiterRes;
+    let over = false;
+    try {
+      result = await limiter.consume(name, points);
+    } catch (error) {
+      if (!(error instanceof this.RateLimiterRes)) throw error;
+      result = error;
+      over = true;
+    }
+    const used = Math.max(0, result.consumedPoints - points);
+    const reserved = !over && used < limit;
+    if (!reserved && points > 0) this.background(limiter.reward(name, points));
+    const adjust = (delta: number) => {
+      const change = Math.round(delta);
+      if (!reserved || change === 0) return;
+      this.background(change > 0 ? limiter.penalty(name, change) : limiter.reward(name, -change));
+    };
+    return { reserved, used, resetMs: Math.max(result.msBeforeNext, 0), adjust };
+  }
+
+  /**
    * The tokens the key's window holds now. Read by consuming nothing: one atomic script (the
    * library's `get` is a MULTI of three commands), which starts the key's window when it has none.
    */
@@ -162,6 +229,10 @@ export class MemoryLimitCounters implements LimitCounters {
     return this.windows.tokensUsed(key, limit);
   }
 
+  reserveTokens(key: string, limit: number, tokens: number): Promise<ReservedTokens> {
+    return this.windows.reserveTokens(key, limit, tokens);
+  }
+
   chargeTokens(key: string, limit: number, tokens: number): void {
     if (tokens > 0) void this.windows.addTokens(key, limit, tokens);
   }
@@ -170,8 +241,24 @@ export class MemoryLimitCounters implements LimitCounters {
     return this.quotas.used(key, periods);
   }
 
-  chargeQuota(key: string, periods: readonly QuotaPeriod[], tokens: number): void {
-    if (tokens > 0) this.quotas.add(key, periods, tokens);
+  async reserveQuota(key: string, _id: string, quotas: readonly QuotaLimit[], tokens: number): Promise<QuotaReservation> {
+    const check = this.quotas.reserve(key, quotas, tokens);
+    const reservedIn = quotas.map((quota) => quota.period);
+    let settled = !check.reserved;
+    return {
+      ...check,
+      settle: (charged, periods) => {
+        if (settled) return;
+        settled = true;
+        this.quotas.remove(key, reservedIn, tokens);
+        this.quotas.add(key, periods, charged);
+      },
+    };
+  }
+
+  settleQuota(key: string, _held: HeldQuota, tokens: number, periods: readonly QuotaPeriod[]): void {
+    // Another process's reservation is not in this one's counts: only the answer's tokens are.
+    this.quotas.add(key, periods, tokens);
   }
 
   async takeSlot(key: string, limit: number): Promise<Slot | null> {

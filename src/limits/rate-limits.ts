@@ -1,20 +1,52 @@
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
 import type { LimitKind, LimitValues, RateLimitSettings } from "../config/config.js";
+import type { Mode } from "../core/modes.js";
 import { RateLimitError } from "../errors/adapter-error.js";
 import { groupTag } from "../redis/keys.js";
-import type { CountedRequest, LimitCounters, Slot } from "./limit-counters.js";
+import type { LimitCounters, QuotaReservation, ReservedTokens, Slot } from "./limit-counters.js";
+import type { QuotaLimit } from "./quota-counts.js";
+import { headersOf, resetDuration, type TokenCount } from "./limit-headers.js";
 import { type QuotaPeriod, quotaPeriod } from "./quota-periods.js";
 
 /** The limits that apply in one workspace (a kind left out is not limited). */
 export type WorkspaceLimits = Partial<Record<LimitKind, number>>;
 
+/** What an answer is expected to cost before it runs (docs/rate-limits.md#reservations): what admission reserves under a token limit. */
+export interface ExpectedCost {
+  mode: Mode;
+  /** What is asked of the workspace: its tokens are estimated from its UTF-8 size (`expectedTokens`). */
+  prompt: string;
+  /** How many answers (`n`): each is a query of its own, with the prompt. */
+  choices: number;
+}
+
+/**
+ * A reservation held in a key's quotas, as a background answer's record keeps it: the replica that
+ * takes the answer over settles it (`RateLimits.settleHeld`). Read back through this schema.
+ */
+export const heldReservationSchema = z.object({
+  id: z.string().min(1).max(64),
+  tokens: z.int().min(0),
+  /** When it was taken (milliseconds since the epoch): its quota periods. */
+  at: z.int().min(0),
+});
+/** A reservation held in a key's quotas. */
+export type HeldReservation = z.infer<typeof heldReservationSchema>;
+
 /** What an answer within its key's limits holds until its response ends (`RateLimits.take`). */
 export interface TakenLimits {
   /** OpenAI's `x-ratelimit-*` headers for the response. */
   readonly headers: Record<string, string>;
-  /** Whether a token limit (per minute, day or month) applies: the answer's usage must then be counted and charged. */
+  /** Whether a token limit (per minute, day or month) applies: the answer's usage must then be counted and settled. */
   readonly countsTokens: boolean;
-  /** Charges the answer's tokens (prompt and completion) to the key's tokens per minute, day and month. */
-  charge(tokens: number): void;
+  /** The reservation in the key's quotas, for a background answer's record; undefined without a quota. */
+  readonly held: HeldReservation | undefined;
+  /**
+   * Settles the answer's reservation to its tokens (prompt and completion) in the key's tokens per
+   * minute, day and month, once: later calls do nothing.
+   */
+  settle(tokens: number): void;
   /** Frees the answer's concurrency slot; later calls do nothing. */
   release(): void;
 }
@@ -28,6 +60,9 @@ export interface RateLimitEvents {
 /** How long a client refused for a concurrency limit is told to wait: slots free when answers end, which nobody can tell in advance. */
 const CONCURRENCY_RETRY_MS = 1000;
 
+/** UTF-8 bytes per o200k token, about, over prose in the languages the tokenizer serves (English is nearer 4.5, CJK about 3.5). */
+const BYTES_PER_TOKEN = 4;
+
 const NAMES: Record<LimitKind, string> = {
   rpm: "requests per minute (RPM)",
   tpm: "tokens per minute (TPM)",
@@ -36,11 +71,10 @@ const NAMES: Record<LimitKind, string> = {
   tpmo: "tokens per month (TPMO)",
 };
 
-/** A token limit as the headers report it: its limit, what is used, and when that count starts afresh. */
-interface TokenCount {
-  limit: number;
-  used: number;
-  resetMs: number;
+/** The effects the limits use: the adapter's clock (the quotas' periods follow it) and the reservations' ids. */
+export interface RateLimitEffects {
+  now?: () => number;
+  newId?: () => string;
 }
 
 /**
@@ -49,20 +83,27 @@ interface TokenCount {
  * answers in flight, tokens per minute and the token quotas per UTC day and month, counted by
  * `counters` (in process, or shared through Redis). One admission per answer: every limit that
  * applies is checked at once (one Redis round trip), and a request refused by one limit takes
- * nothing from the others. The quotas' periods follow `now`, the adapter's clock.
+ * nothing from the others. Under a token limit the answer's expected cost is reserved at
+ * admission, and settled to its real count when it ends.
  */
 export class RateLimits {
   private readonly workspaces: Map<string, WorkspaceLimits | undefined>;
   private readonly defaults: WorkspaceLimits | undefined;
+  private readonly answerTokens: Record<Mode, number>;
+  private readonly now: () => number;
+  private readonly newId: () => string;
 
   constructor(
     settings: RateLimitSettings,
     private readonly counters: LimitCounters,
     private readonly events: RateLimitEvents = {},
-    private readonly now: () => number = Date.now,
+    effects: RateLimitEffects = {},
   ) {
     this.defaults = applying(settings.defaults);
     this.workspaces = new Map(Object.entries(settings.workspaces).map(([workspace, values]) => [workspace, applying(values)]));
+    this.answerTokens = settings.answerTokens;
+    this.now = effects.now ?? Date.now;
+    this.newId = effects.newId ?? randomUUID;
   }
 
   /** The limits of a workspace, or undefined when none applies there (the request then skips admission). */
@@ -71,54 +112,141 @@ export class RateLimits {
   }
 
   /**
+   * The tokens an answer is expected to cost: per choice, its prompt (estimated from its UTF-8
+   * size: counting it exactly would cost a tokenizer pass at admission, and the reservation is
+   * settled to the exact count anyway) and what an answer of its mode is expected to produce
+   * (`RATE_LIMIT_ANSWER_TOKENS`).
+   */
+  expectedTokens(cost: ExpectedCost): number {
+    const prompt = Math.ceil(Buffer.byteLength(cost.prompt, "utf8") / BYTES_PER_TOKEN);
+    return cost.choices * (prompt + this.answerTokens[cost.mode]);
+  }
+
+  /**
    * Takes one answer's share of the client key `principal`'s limits in `workspace`, or throws a `RateLimitError`
    * (429) with `retry-after`, `retry-after-ms` and the `x-ratelimit-*` headers. The request is
-   * counted, and its slot taken, only when every limit admits it.
+   * counted, its slot taken and its expected tokens (`cost`) reserved, only when every limit admits it.
    */
-  async take(principal: string, workspace: string, limits: WorkspaceLimits): Promise<TakenLimits> {
+  async take(principal: string, workspace: string, limits: WorkspaceLimits, cost?: ExpectedCost): Promise<TakenLimits> {
     const key = groupTag(principal, workspace);
     const { rpm, tpm, concurrent } = limits;
     const now = this.now();
-    const periods = quotaPeriodsOf(limits, now);
-    const [requests, tokens, slot, quotas] = await Promise.all([
+    const quotas = quotaLimitsOf(limits, now);
+    const tokens = cost && countsTokens(limits) ? this.expectedTokens(cost) : 0;
+    const id = quotas.length > 0 ? this.newId() : "";
+    const [requests, window, slot, quota] = await Promise.all([
       rpm === undefined ? undefined : this.counters.countRequest(key, rpm),
-      tpm === undefined ? undefined : this.counters.tokensUsed(key, tpm),
+      tpm === undefined ? undefined : this.counters.reserveTokens(key, tpm, tokens),
       concurrent === undefined ? undefined : this.counters.takeSlot(key, concurrent),
-      periods.length === 0 ? undefined : this.counters.quotaUsed(key, periods),
+      quotas.length === 0 ? undefined : this.counters.reserveQuota(key, id, quotas, tokens),
     ]);
     const counts: [LimitKind, TokenCount][] = [];
-    if (tokens && tpm !== undefined) counts.push(["tpm", { limit: tpm, ...tokens }]);
-    periods.forEach((period, index) => {
-      const limit = limits[period.kind] as number;
-      counts.push([period.kind, { limit, used: quotas?.[index] ?? 0, resetMs: period.endsAt - now }]);
+    if (window && tpm !== undefined) counts.push(["tpm", { limit: tpm, used: window.used, resetMs: window.resetMs }]);
+    quotas.forEach(({ period, limit }, index) => {
+      counts.push([period.kind, { limit, used: quota?.used[index] ?? 0, resetMs: period.endsAt - now }]);
     });
     const waits: [LimitKind, number][] = [];
     if (requests && !requests.counted) waits.push(["rpm", requests.resetMs]);
-    for (const [kind, count] of counts) if (count.used >= count.limit) waits.push([kind, count.resetMs]);
+    // Each token limit the reservation did not fit under (a quota's script and the window say the same of the counts they return).
+    const tokenWaits = counts.filter(([, count]) => count.used >= count.limit || count.used + tokens > count.limit);
+    const refusedTokens = window?.reserved === false || quota?.reserved === false;
+    if (refusedTokens) {
+      for (const [kind, count] of tokenWaits.length > 0 ? tokenWaits : counts) waits.push([kind, count.resetMs]);
+    }
     if (slot === null) waits.push(["concurrent", CONCURRENCY_RETRY_MS]);
     if (waits.length > 0) {
       if (requests?.counted) requests.uncount();
       slot?.release();
-      throw this.refusal(workspace, limits, waits, headersOf(limits, requests, counts, true));
+      window?.adjust(-tokens);
+      quota?.settle(0, []);
+      throw this.refusal(workspace, limits, waits, counts, tokens, headersOf(limits, requests, counts, null));
     }
-    return taken(key, limits, headersOf(limits, requests, counts, false), slot ?? undefined, this.counters, this.now);
+    const headers = headersOf(limits, requests, counts, tokens);
+    const reservation = { key, tokens, at: now, windowEndsAt: now + (window?.resetMs ?? 0) };
+    const held = quota ? { id, tokens, at: now } : undefined;
+    return this.taken(limits, headers, reservation, { window, quota, held, slot: slot ?? undefined });
+  }
+
+  /**
+   * Settles a reservation another replica took (`held`, kept in a background answer's record) to
+   * `tokens`, once, when this replica carries the answer on: the quotas only (the minute it was
+   * taken in is long gone).
+   */
+  settleHeld(principal: string, workspace: string, held: HeldReservation, tokens: number): void {
+    const limits = this.limitsOf(workspace);
+    const periods = limits ? quotaPeriodsOf(limits, this.now()) : [];
+    if (!limits || periods.length === 0) return;
+    const key = groupTag(principal, workspace);
+    const reserved = { id: held.id, periods: quotaPeriodsOf(limits, held.at), tokens: held.tokens };
+    this.counters.settleQuota(key, reserved, tokens, periods);
+  }
+
+  private taken(
+    limits: WorkspaceLimits,
+    headers: Record<string, string>,
+    reservation: { key: string; tokens: number; windowEndsAt: number },
+    holdings: Holdings,
+  ): TakenLimits {
+    const { tpm } = limits;
+    const { window, quota, slot } = holdings;
+    let settled = false;
+    return {
+      headers,
+      countsTokens: countsTokens(limits),
+      held: holdings.held,
+      settle: (tokens) => {
+        if (settled) return;
+        settled = true;
+        const now = this.now();
+        // In the minute it was reserved in, the reservation becomes the count; past it, the count is the new minute's.
+        if (window && tpm !== undefined) {
+          if (now < reservation.windowEndsAt) window.adjust(tokens - reservation.tokens);
+          else if (tokens > 0) this.counters.chargeTokens(reservation.key, tpm, tokens);
+        }
+        // Charged to the periods the answer ends in (an answer that crosses midnight counts for the new day).
+        quota?.settle(tokens, quotaPeriodsOf(limits, now));
+      },
+      release: () => slot?.release(),
+    };
   }
 
   private refusal(
     workspace: string,
     limits: WorkspaceLimits,
     waits: [LimitKind, number][],
+    counts: readonly [LimitKind, TokenCount][],
+    tokens: number,
     headers: Record<string, string>,
   ): RateLimitError {
     const [kind, waitMs] = waits.reduce((longest, wait) => (wait[1] > longest[1] ? wait : longest));
     this.events.onLimited?.(kind, workspace);
     const wait = Math.max(1, Math.ceil(waitMs));
-    const reached = waits.map(([refused]) => `${NAMES[refused]}: limit ${limits[refused]}`).join("; ");
+    const used = new Map(counts);
+    // As OpenAI words a token limit: what it is, what is used, what this request asks (and when that is more than the limit holds at all).
+    const reached = waits.map(([refused]) => {
+      const count = used.get(refused);
+      if (!count) return `${NAMES[refused]}: limit ${limits[refused]}`;
+      const never = tokens > count.limit ? " (more than the limit holds: a shorter prompt, or fewer choices)" : "";
+      return `${NAMES[refused]}: limit ${count.limit}, used ${count.used}, requested ${tokens}${never}`;
+    });
     return new RateLimitError(
-      `Rate limit reached for this key in workspace '${workspace}' on ${reached}. Please try again in ${resetDuration(wait)}.`,
+      `Rate limit reached for this key in workspace '${workspace}' on ${reached.join("; ")}. Please try again in ${resetDuration(wait)}.`,
       { headers: { ...headers, "retry-after": String(Math.ceil(wait / 1000)), "retry-after-ms": String(wait) } },
     );
   }
+}
+
+/** What an admitted answer holds of its key's limits until it ends. */
+interface Holdings {
+  window?: ReservedTokens | undefined;
+  quota?: QuotaReservation | undefined;
+  held?: HeldReservation | undefined;
+  slot?: Slot | undefined;
+}
+
+/** Whether a token limit (per minute, day or month) applies. */
+function countsTokens(limits: WorkspaceLimits): boolean {
+  return limits.tpm !== undefined || limits.tpd !== undefined || limits.tpmo !== undefined;
 }
 
 /** The limits of `values` that apply (a number), or undefined when none does. */
@@ -130,76 +258,13 @@ function applying(values: LimitValues): WorkspaceLimits | undefined {
 
 /** The quotas of `limits` and the periods `now` falls in. */
 function quotaPeriodsOf(limits: WorkspaceLimits, now: number): QuotaPeriod[] {
-  const periods: QuotaPeriod[] = [];
-  if (limits.tpd !== undefined) periods.push(quotaPeriod("tpd", now));
-  if (limits.tpmo !== undefined) periods.push(quotaPeriod("tpmo", now));
-  return periods;
+  return quotaLimitsOf(limits, now).map((quota) => quota.period);
 }
 
-function taken(
-  key: string,
-  limits: WorkspaceLimits,
-  headers: Record<string, string>,
-  slot: Slot | undefined,
-  counters: LimitCounters,
-  now: () => number,
-): TakenLimits {
-  const { tpm } = limits;
-  return {
-    headers,
-    countsTokens: tpm !== undefined || limits.tpd !== undefined || limits.tpmo !== undefined,
-    charge: (tokens) => {
-      if (tpm !== undefined) counters.chargeTokens(key, tpm, tokens);
-      // Charged to the periods the answer ends in (an answer that crosses midnight counts for the new day).
-      const periods = quotaPeriodsOf(limits, now());
-      if (periods.length > 0) counters.chargeQuota(key, periods, tokens);
-    },
-    release: () => slot?.release(),
-  };
-}
-
-/**
- * OpenAI's rate-limit headers: the requests trio with a requests-per-minute limit; the tokens trio
- * for the token limit that binds first (the least left; of equals, the one that resets last), of
- * the per-minute limit and the quotas per day and month. `remaining` is what is left after this
- * request (none when refused).
- */
-function headersOf(
-  limits: WorkspaceLimits,
-  requests: CountedRequest | undefined,
-  counts: readonly [LimitKind, TokenCount][],
-  refused: boolean,
-): Record<string, string> {
-  const headers: Record<string, string> = {};
-  if (limits.rpm !== undefined && requests) {
-    // A request refused for another limit is taken back out of the window.
-    const used = refused && requests.counted ? requests.used - 1 : requests.used;
-    headers["x-ratelimit-limit-requests"] = String(limits.rpm);
-    headers["x-ratelimit-remaining-requests"] = String(Math.max(0, limits.rpm - used));
-    headers["x-ratelimit-reset-requests"] = resetDuration(requests.resetMs);
-  }
-  const left = (count: TokenCount) => Math.max(0, count.limit - count.used);
-  let binding: TokenCount | undefined;
-  for (const [, count] of counts) {
-    const binds = !binding || left(count) < left(binding) || (left(count) === left(binding) && count.resetMs > binding.resetMs);
-    if (binds) binding = count;
-  }
-  if (binding) {
-    headers["x-ratelimit-limit-tokens"] = String(binding.limit);
-    headers["x-ratelimit-remaining-tokens"] = String(left(binding));
-    headers["x-ratelimit-reset-tokens"] = resetDuration(binding.resetMs);
-  }
-  return headers;
-}
-
-/** A duration as OpenAI writes its reset headers: `20ms`, `1.5s`, `6m0s`, `5h3m2s` (hours past the hour, as Go writes them). */
-export function resetDuration(ms: number): string {
-  const whole = Math.max(0, Math.ceil(ms));
-  if (whole < 1000) return `${whole}ms`;
-  const seconds = (value: number) => `${Number(value.toFixed(3))}s`;
-  if (whole < 60_000) return seconds(whole / 1000);
-  const hours = Math.floor(whole / 3_600_000);
-  const minutes = Math.floor((whole - hours * 3_600_000) / 60_000);
-  const rest = seconds((whole - hours * 3_600_000 - minutes * 60_000) / 1000);
-  return hours > 0 ? `${hours}h${minutes}m${rest}` : `${minutes}m${rest}`;
+/** The quotas of `limits`, each with the period `now` falls in. */
+function quotaLimitsOf(limits: WorkspaceLimits, now: number): QuotaLimit[] {
+  const quotas: QuotaLimit[] = [];
+  if (limits.tpd !== undefined) quotas.push({ period: quotaPeriod("tpd", now), limit: limits.tpd });
+  if (limits.tpmo !== undefined) quotas.push({ period: quotaPeriod("tpmo", now), limit: limits.tpmo });
+  return quotas;
 }

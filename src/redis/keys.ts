@@ -42,8 +42,15 @@ export function redisKeys(prefix: string) {
     limitSlots: (tag: string) => `${prefix}limit:${tag}:slots`,
     /** A token quota's count in one period (`tpd:2026-11-23`, `tpmo:2026-11`) of a group tag ({@link groupTag}), expiring after it. */
     limitQuota: (tag: string, period: string) => `${prefix}limit:${tag}:${period}`,
+    /** One answer's reservation held in the quotas of a group tag ({@link groupTag}): its tokens, until it is settled (docs/rate-limits.md#reservations). */
+    limitHeld: (tag: string, id: string) => `${prefix}limit:${tag}:held:${id}`,
     /** One UTC day's usage (`2026-11-23`): a hash of tokens and answers by account, workspace and mode (docs/governance.md#usage). */
     usageDay: (day: string) => `${prefix}usage:${day}`,
+    /**
+     * The mark of one usage charge applied to a day (`UsageCharge.id`): what makes a retried write
+     * count once. Its tag is the day's whole key name (which has no tag), so it hashes to the day's slot.
+     */
+    usageCharge: (day: string, id: string) => `${prefix}usage-charge:{${prefix}usage:${day}}:${id}`,
   };
 }
 

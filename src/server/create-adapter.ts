@@ -130,10 +130,10 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const onLimited = (kind: string, workspace: string) => metrics.limited(kind, workspace);
   const { limitCounters } = backend;
   const rateLimits = config.limits.rate && limitCounters
-    ? new RateLimits(config.limits.rate, limitCounters, { onLimited }, () => clock.now())
+    ? new RateLimits(config.limits.rate, limitCounters, { onLimited }, { now: () => clock.now(), newId: () => ids.charge() })
     : undefined;
   // docs/governance.md#usage: per account, in the backend's usage store (Redis day buckets the replicas share, or memory).
-  const usage = usageOf(config, { store: backend.usageStore, clock, logger, metrics, wake: backend.writes.answersAgain });
+  const usage = usageOf(config, { store: backend.usageStore, clock, ids, logger, metrics, wake: backend.writes.answersAgain });
   const tokens = effects.tokens ?? new O200kTokenCounter();
   const answers = new AnswerService({
     client,

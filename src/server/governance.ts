@@ -13,6 +13,7 @@ import type { Metrics } from "../metrics/metrics.js";
 import { UsageLedger } from "../usage/usage-ledger.js";
 import type { UsageStore } from "../usage/usage-store.js";
 import type { Clock } from "../util/clock.js";
+import type { Ids } from "../util/ids.js";
 
 /** Who asks, as `keyAuthentication` settles it. */
 export interface KeyAuthentication {
@@ -72,6 +73,7 @@ export function usageOf(
   parts: {
     store: (retentionDays: number) => UsageStore;
     clock: Clock;
+    ids: Pick<Ids, "charge">;
     logger: Logger;
     metrics: Metrics;
     wake?: (() => Promise<void>) | undefined;
@@ -85,6 +87,7 @@ export function usageOf(
   const ledger = new UsageLedger({
     store: parts.store(governance.usage.retentionDays),
     clock: parts.clock,
+    newId: () => parts.ids.charge(),
     logger: parts.logger,
     wake: parts.wake,
     events: {

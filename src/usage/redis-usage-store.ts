@@ -7,13 +7,21 @@ import { utcDayStart } from "../util/utc-calendar.js";
 import { totalField, type UsageCharge, type UsageStore, type UsageTotal } from "./usage-store.js";
 
 // One hash per UTC day; a total's four counts are fields `<account>\t<workspace>\t<mode>\t<count>`.
-// One script per answer: the four increments and the day's expiry together.
-const ADD_USAGE = `redis.call('HINCRBY', KEYS[1], ARGV[1] .. '\\tin', ARGV[2])
+// One script per answer: the charge's mark (KEYS[2], set only if absent: a retried charge whose
+// first write went through stops here), the four increments and the day's expiry together.
+const ADD_USAGE = `if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[6]) then return 0 end
+redis.call('HINCRBY', KEYS[1], ARGV[1] .. '\\tin', ARGV[2])
 redis.call('HINCRBY', KEYS[1], ARGV[1] .. '\\tout', ARGV[3])
 redis.call('HINCRBY', KEYS[1], ARGV[1] .. '\\treasoning', ARGV[4])
 redis.call('HINCRBY', KEYS[1], ARGV[1] .. '\\tanswers', 1)
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 return 1`;
+
+/**
+ * How long a charge's mark is kept: far past the ledger's retries (about 4 s) and the gate's
+ * deadline, for a write that Redis runs late (it was waiting behind a slow command).
+ */
+const CHARGE_MARK_SECONDS = 600;
 
 const COUNTS = { in: "inputTokens", out: "outputTokens", reasoning: "reasoningTokens", answers: "answers" } as const;
 
@@ -30,7 +38,8 @@ const usageFieldSchema = z
  * Usage in the Redis the replicas share (docs/governance.md#usage): one hash per UTC day
  * (`RedisKeys.usageDay`), kept `retentionDays` past its day, every replica adding to the same
  * totals; through the adapter's gate, so a Redis that does not answer fails fast (the ledger
- * retries the write, and the usage endpoint answers 503). What is read back is parsed: a field or
+ * retries the write, and the usage endpoint answers 503). Each charge is applied once, by its id
+ * (a mark kept beside the day's hash, in its cluster slot). What is read back is parsed: a field or
  * count that does not parse is left out of the totals and logged, never trusted.
  */
 export class RedisUsageStore implements UsageStore {
@@ -46,8 +55,9 @@ export class RedisUsageStore implements UsageStore {
     const key = this.keys.usageDay(charge.day);
     const ends = utcDayStart(charge.day) + 86_400_000;
     const ttlSeconds = Math.max(1, Math.ceil((ends - this.now()) / 1000) + (this.retentionDays - 1) * 86_400);
-    const counts = [charge.inputTokens, charge.outputTokens, charge.reasoningTokens, ttlSeconds].map(String);
-    await this.redis.run(key, (redis) => redis.eval(ADD_USAGE, 1, key, totalField(charge), ...counts));
+    const counts = [charge.inputTokens, charge.outputTokens, charge.reasoningTokens, ttlSeconds, CHARGE_MARK_SECONDS].map(String);
+    const mark = this.keys.usageCharge(charge.day, charge.id);
+    await this.redis.run(key, (redis) => redis.eval(ADD_USAGE, 2, key, mark, totalField(charge), ...counts));
   }
 
   async totals(days: readonly string[]): Promise<UsageTotal[]> {

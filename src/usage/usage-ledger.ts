@@ -22,6 +22,8 @@ export interface UsageEvents {
 export interface UsageLedgerOptions {
   store: UsageStore;
   clock: Clock;
+  /** Each charge's id (`Ids.charge`): its retries carry the same one, so the store applies it once. */
+  newId: () => string;
   logger: Logger;
   events?: UsageEvents;
   /** Resolves when the shared store answers again after an outage: a failed write's cue to retry at once. */
@@ -32,7 +34,8 @@ export interface UsageLedgerOptions {
  * Usage per account, workspace, mode and UTC day (docs/governance.md#usage), as answers are
  * charged: the one charge of each answer (the runner's meter) adds it to the day's totals, written
  * in the background and retried briefly when the store does not answer (a write lost after that is
- * counted and logged, never a failed answer).
+ * counted and logged, never a failed answer). A charge has an id its retries share: a write that
+ * timed out but went through is not counted again.
  */
 export class UsageLedger {
   private readonly writes = new Set<Promise<unknown>>();
@@ -43,6 +46,7 @@ export class UsageLedger {
   charge(account: Account, workspace: string, mode: string, usage: TokenUsage): void {
     const { clock, store, events, logger } = this.options;
     const charge: UsageCharge = {
+      id: this.options.newId(),
       day: utcDayOf(clock.now()).name,
       account: account.id,
       workspace,

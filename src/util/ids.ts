@@ -15,6 +15,8 @@ export interface Ids {
   local(): string;
   /** This replica's name in background answers' leases: `replica-…`, random per process. */
   replica(): string;
+  /** A usage charge's id (a random UUID): what makes a retried write count once (docs/governance.md#usage). */
+  charge(): string;
 }
 
 /** The ids of a running adapter: random. */
@@ -24,4 +26,5 @@ export const randomIds: Ids = {
   object: (prefix) => `${prefix}_${randomBytes(24).toString("hex")}`,
   local: () => `local-${randomUUID()}`,
   replica: () => `replica-${randomUUID()}`,
+  charge: () => randomUUID(),
 };

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { SseFrame } from "../../core/sse-frame.js";
+import { heldReservationSchema } from "../../limits/rate-limits.js";
 import { ExpiringLru } from "../expiring-lru.js";
 
 /** The statuses a background response ends in. */
@@ -22,6 +23,8 @@ export const backgroundRecordSchema = z.object({
   response: z.looseObject({ status: z.string() }),
   /** What the dialect needs to rebuild its encoder on another replica (`runner.resume` parses it). */
   resume: z.unknown(),
+  /** The answer's reservation in its key's quotas, which a replica that takes it over settles (docs/rate-limits.md#reservations). */
+  reservation: heldReservationSchema.optional(),
 });
 /** A background response as the store keeps it. */
 export type BackgroundRecord = z.infer<typeof backgroundRecordSchema>;

@@ -53,12 +53,14 @@ export function detached(encoder: BackgroundEncoder, job: Omit<BackgroundJob, "f
     outlivesResponse: true,
     async deliver(run, _response, context) {
       const release = job.admission.handOver();
-      const record = { ...job.record, response: encoder.current(null) };
+      const { reservation } = job.admission;
+      const record = { ...job.record, response: encoder.current(null), ...(reservation ? { reservation } : {}) };
       let log: BackgroundLog;
       try {
         log = await job.responses.open(record, encoder, run.controller);
       } catch (error) {
         run.controller.abort();
+        run.ended();
         release();
         throw error;
       }
@@ -70,7 +72,8 @@ export function detached(encoder: BackgroundEncoder, job: Omit<BackgroundJob, "f
 
 /**
  * Runs a background answer into its log without waiting for it (a new one, or one taken over): the
- * runner's stream loop, then the log closed and the admission released, however it ended. Its span
+ * runner's stream loop, then the log closed, the answer ended (charged, if its usage was not counted:
+ * a cancel) and the admission released, however it ended. Its span
  * belongs to the request that started it, which has ended: nothing is reported to it.
  */
 export function runInBackground(
@@ -84,6 +87,7 @@ export function runInBackground(
     .catch((error: unknown) => logger.warn({ responseId: log.id, err: { message: errorMessage(error) } }, "background answer failed"))
     .finally(() => {
       log.close();
+      run.ended();
       release();
     });
 }

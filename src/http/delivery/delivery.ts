@@ -15,16 +15,21 @@ import type { RequestContexts } from "../request-context.js";
  */
 export type BeforeAnswerEnds = (sent: ChoiceSent[]) => Promise<void>;
 
-/** What admission hands the runner for the tokens-per-minute limit (`http/admission.ts`). */
+/** What admission hands the runner for the key's token limits (`http/admission.ts`, docs/rate-limits.md#reservations). */
 export interface UsageMeter {
-  /** Whether the answer's tokens count (`RATE_LIMIT_TPM`): its usage is then counted even when the client does not ask for it. */
+  /** Whether the answer's tokens count (`RATE_LIMIT_TPM`, `_TPD`, `_TPMO`): its usage is then counted even when the client does not ask for it. */
   readonly countsTokens: boolean;
-  /** Charges an answer's usage to the key's tokens per minute (called once per answer, by the runner). */
+  /** Settles the answer's reservation to its usage (called once per answer, by the runner). */
   charge(usage: TokenUsage): void;
+  /**
+   * The workspace is being asked (the answer's queries are being created): from now on the runner
+   * settles the reservation however the answer ends. Before, the request's end gives it back.
+   */
+  asked(): void;
 }
 
-/** A meter for an answer nothing is charged for (no TPM limit, a chat UI's housekeeping, a background answer taken over). */
-export const NOT_METERED: UsageMeter = { countsTokens: false, charge: () => undefined };
+/** A meter for an answer nothing is charged for (no token limit, a chat UI's housekeeping). */
+export const NOT_METERED: UsageMeter = { countsTokens: false, charge: () => undefined, asked: () => undefined };
 
 /**
  * One answer being delivered, as a delivery sees it: the running answer, whether its usage is
@@ -47,6 +52,13 @@ export interface AnswerRun {
   readonly usageNeeded: boolean;
   /** The answer's usage over what it sent: counted once (memoised) and charged to the meter once. */
   usage(sent: readonly ChoiceSent[]): Promise<TokenUsage>;
+  /**
+   * The answer has ended, however: one whose usage was never counted (its client left, it failed,
+   * timed out or was shut down, while the workspace query may run on) is charged then, for what
+   * the workspace was asked and produced (docs/rate-limits.md#reservations). Called by whatever
+   * ends the answer: the runner after a delivery, or the background run.
+   */
+  ended(): void;
 }
 
 /** What a delivery may use of the adapter. */

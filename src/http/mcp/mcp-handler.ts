@@ -10,7 +10,7 @@ import type { DocumentReader } from "../../core/document-reader.js";
 import type { Mode } from "../../core/modes.js";
 import { declaresAnswerCard } from "../../dialects/mcp/answer-card.js";
 import { AnswerToolEncoder } from "../../dialects/mcp/encode-tool-result.js";
-import { type JsonRpcMessage, readJsonRpc } from "../../dialects/mcp/json-rpc-message.js";
+import { type JsonRpcMessage, readJsonRpc, type ToolCallRequest } from "../../dialects/mcp/json-rpc-message.js";
 import { type Answered, instructionsFor, type ListedTool, listedTools, type ToolContext, toolNamed } from "../../dialects/mcp/tool-definitions.js";
 import type { AnswerToolInput } from "../../dialects/mcp/tool-schemas.js";
 import { type AdapterError, ClientClosedError, toAdapterError } from "../../errors/adapter-error.js";
@@ -154,10 +154,12 @@ export function mcpHandler(options: McpRouteOptions): McpServing {
     // One admission: the caps for every request (over them a plain 429), and the key's rate limits
     // for a call of a tool that asks the workspace, before the SDK sees it: over a limit a 429 (with
     // retry-after) and a JSON-RPC error naming the call, and no upstream call.
-    const asking = message.kind === "tool-call" && (toolNamed(message.name)?.mode ?? null) !== null ? message.id : undefined;
+    const mode = message.kind === "tool-call" ? (toolNamed(message.name)?.mode ?? null) : null;
+    const asking = message.kind === "tool-call" && mode !== null ? message.id : undefined;
     const { identity, workspace } = identified;
     const asker = { principal: identity.principal, account: identity.account.id };
-    const admitting = admit(response, { ...asker, workspace, asksWorkspace: asking !== undefined }, options);
+    const cost = message.kind === "tool-call" && mode !== null ? { mode, prompt: questionOf(message.request), choices: 1 } : undefined;
+    const admitting = admit(response, { ...asker, workspace, asksWorkspace: asking !== undefined, cost }, options);
     let admission: Admitted;
     try {
       admission = admitting instanceof Promise ? await admitting : admitting;
@@ -277,6 +279,14 @@ export function mcpHandler(options: McpRouteOptions): McpServing {
     behind: served,
     tools: listedTools({ card: card !== null, tasks: tasks !== undefined }),
   };
+}
+
+/** The question a tool call asks (an answer tool's `question`, `search`'s `query`), for the cost its admission reserves; "" when it sent none. */
+function questionOf(request: ToolCallRequest): string {
+  const args = request.params.arguments;
+  if (typeof args !== "object" || args === null) return "";
+  const { question, query } = args as Record<string, unknown>;
+  return typeof question === "string" ? question : typeof query === "string" ? query : "";
 }
 
 /** Whether a request reads resources: served whenever the card is on, whatever the host declared (it asks for the card itself). */

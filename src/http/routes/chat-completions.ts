@@ -85,7 +85,7 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
     const messages = plainMessages(body.messages);
     const task = options.housekeeping.localTask(messages, forcesChatToolCall(body));
     if (task) {
-      await admitValidRequest(response, valid, options, task);
+      await admitValidRequest(response, valid, options, { task });
       const id = options.ids.local();
       const prompt = plainMessages(body.messages.slice(-1))[0]?.text ?? "";
       const text = localReply(task, asksChatJson(body));
@@ -104,13 +104,16 @@ export function createChatHandler(options: ChatRouteOptions): (request: Incoming
       throw new InvalidRequestError("A structured answer has one choice: send n 1 (or leave it out).", { param: "n", code: "invalid_value" });
     }
     const markers = structured ? structuredMarkers(request, config.answers.structured.citations) : undefined;
-    const { admission } = await admitValidRequest(response, valid, options);
+    const choices = body.n ?? 1;
+    // What it is expected to cost: its last user message, the prompt (a request without one is refused after admission, as before).
+    const question = messages.findLast((message) => message.role === "user")?.text ?? "";
+    const cost = { mode: model.mode, prompt: question, choices };
+    const { admission } = await admitValidRequest(response, valid, options, { cost });
     checkStructuredSchema(structured, (value) => options.schemas.check(value));
     const encoding = encodingOf(request, workspace);
     const { prompt, messageIndex } = extractPrompt(body.messages);
     const scope = { principal: identity.principal, workspace };
     const hints = { conversationId: conversationIdFrom(request.headers, config.continuity.conversationIdHeaders), messages };
-    const choices = body.n ?? 1;
     const continueQueryId = body.query_id ?? (choices === 1 ? await options.threads.find(scope, hints) : null);
     const input = { prompt, mode: model.mode, choices, continueQueryId, createFields: body.query, structured };
     const spanStart = { operation: "chat", model: body.model, stream: body.stream === true } as const;

@@ -86,7 +86,8 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     if (task) return answerTask(response, valid, task, id, input, citations);
     const structured = structuredOf(body, response);
     const markers = structured ? structuredMarkers(request, config.answers.structured.citations) : undefined;
-    const admitted = await admitValidRequest(response, valid, options);
+    const cost = { mode: valid.model.mode, prompt: input.prompt, choices: 1 };
+    const admitted = await admitValidRequest(response, valid, options, { cost });
     checkStructuredSchema(structured, (value) => options.schemas.check(value));
     const { identity, model, workspace, admission } = admitted;
     const scope = { principal: identity.principal, workspace };
@@ -141,7 +142,7 @@ export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
     input: ReadInput,
     citations: CitationFormat,
   ): Promise<void> {
-    await admitValidRequest(response, valid, options, task);
+    await admitValidRequest(response, valid, options, { task });
     const text = localReply(task, asksResponseJson(valid.body));
     const prompt = input.messages.at(-1)?.text ?? "";
     const meta = { ...metaOf(id, valid.body, seconds(), null, citations), store: false };

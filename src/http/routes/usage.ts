@@ -1,7 +1,7 @@
 import type { Request, Response } from "express";
 import { z } from "zod";
 import type { AdminCheck } from "../../auth/admin-keys.js";
-import { RequestValidationError, UnsupportedParameterError } from "../../errors/adapter-error.js";
+import { RequestValidationError, UnsupportedParameterError, type ValidationIssue } from "../../errors/adapter-error.js";
 import { foldBrackets, GROUP_FIELDS, usageQuerySchema } from "../../usage/usage-query.js";
 import { pageDays, usagePage, usagePageSchema } from "../../usage/usage-report.js";
 import type { UsageLedger } from "../../usage/usage-ledger.js";
@@ -21,6 +21,18 @@ export interface UsageRouteOptions {
 const list = (name: string, description: string) => ({ name, in: "query", description, schema: { type: "array", items: { type: "string" } } });
 
 /**
+ * A usage query's problems as 422 items; a parameter it does not read is named on its own
+ * (`extra_forbidden`, as FastAPI words it), never ignored: a filter it did not read would widen the answer.
+ */
+function queryIssues(issues: readonly z.core.$ZodIssue[], query: Record<string, unknown>): ValidationIssue[] {
+  return issues.flatMap((issue) =>
+    issue.code === "unrecognized_keys"
+      ? issue.keys.map((name) => ({ loc: ["query", name], msg: "Extra inputs are not permitted: the usage endpoint does not read this parameter", type: "extra_forbidden", input: query[name] }))
+      : toValidationIssues([issue], "query"),
+  );
+}
+
+/**
  * `GET /v1/organization/usage/completions` (docs/governance.md#usage): usage per workspace, key (or
  * gateway identity) and mode in the shape of OpenAI's Usage API, so that the notebooks and
  * exporters written for OpenAI's read it; day buckets only. A key of `ADMIN_API_KEYS` only.
@@ -28,8 +40,9 @@ const list = (name: string, description: string) => ({ name, in: "query", descri
 export function usageRoutes(options: UsageRouteOptions): Route[] {
   async function read(request: Request, response: Response): Promise<void> {
     options.admin(request);
-    const parsed = usageQuerySchema.safeParse(foldBrackets(request.query as Record<string, unknown>));
-    if (!parsed.success) throw new RequestValidationError(toValidationIssues(parsed.error.issues, "query"));
+    const folded = foldBrackets(request.query as Record<string, unknown>);
+    const parsed = usageQuerySchema.safeParse(folded);
+    if (!parsed.success) throw new RequestValidationError(queryIssues(parsed.error.issues, folded));
     const query = parsed.data;
     if (query.bucket_width !== "1d") {
       throw new UnsupportedParameterError(`bucket_width '${query.bucket_width}' is not available: this adapter counts usage per UTC day (1d)`, "bucket_width");

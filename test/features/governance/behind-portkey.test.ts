@@ -98,6 +98,8 @@ describe("behind Portkey's open-source gateway", () => {
       GATEWAY_API_KEYS: `portkey=${GATEWAY_KEY}`,
       GATEWAY_IDENTITY_HEADERS: "x-user-id",
       RATE_LIMIT_TPD: "50",
+      // An answer expected at one token: a reservation fits the tiny quota until an answer has spent it.
+      RATE_LIMIT_ANSWER_TOKENS: "ask:1",
     });
     try {
       const through = (user: string) =>

@@ -75,6 +75,32 @@ describe("usage per key, workspace and mode (one replica, in memory)", () => {
     expect(results.map((result: { project_id: string }) => result.project_id).sort()).toEqual(["acme", "globex"]);
   });
 
+  it("reads a filter in every array form clients send, and refuses one it cannot read rather than answer every row", async () => {
+    const accountsOf = (page: { data: { results: { api_key_id: string }[] }[] }) =>
+      [...new Set(page.data.flatMap((bucket) => bucket.results.map((result) => result.api_key_id)))].sort();
+    const forms = [
+      "api_key_ids=litellm/alice&api_key_ids=team-search",
+      "api_key_ids[]=litellm/alice&api_key_ids[]=team-search",
+      "api_key_ids[0]=litellm/alice&api_key_ids[1]=team-search",
+      "api_key_ids[1]=team-search&api_key_ids[0]=litellm/alice",
+      "api_key_ids=litellm/alice,team-search",
+    ];
+    for (const form of forms) {
+      const read = await readUsage(stack.url, ADMIN_KEY, `start_time=${start}&group_by=api_key_id&${form}`);
+      expect(read.status, form).toBe(200);
+      expect(accountsOf(read.body), form).toEqual(["litellm/alice", "team-search"]);
+    }
+    const one = await readUsage(stack.url, ADMIN_KEY, `start_time=${start}&group_by=api_key_id&api_key_ids[0]=litellm/alice`);
+    expect(accountsOf(one.body)).toEqual(["litellm/alice"]);
+    for (const unread of ["api_key_ids[name]=litellm/alice", "api_key_ids[0][x]=litellm/alice", "api_key_id=litellm/alice", "apiKeyIds=litellm/alice", "__proto__=x"]) {
+      const refused = await readUsage(stack.url, ADMIN_KEY, `start_time=${start}&group_by=api_key_id&${unread}`);
+      expect(refused.status, unread).toBe(422);
+      const [name] = unread.split("=");
+      expect(refused.body.detail, unread).toEqual([expect.objectContaining({ loc: ["query", name], type: "extra_forbidden" })]);
+      expect(refused.body.error, unread).toMatchObject({ type: "invalid_request_error" });
+    }
+  });
+
   it("refuses any credential but an admin key, and says what is wrong with a query", async () => {
     const asClient = await fetch(`${stack.url}/v1/organization/usage/completions?start_time=${start}`, { headers: { authorization: `Bearer ${SEARCH.key}` } });
     expect(asClient.status).toBe(403);

@@ -214,11 +214,12 @@ describeWith(REDIS, "rate limits across replicas", () => {
   });
 
   it("counts the tokens of delivered answers, streamed ones that report no usage included, and refuses once the minute's tokens are spent", async () => {
-    const [first, second] = (await replicas(2, { RATE_LIMIT_TPM: "40" })) as [RunningAdapter, RunningAdapter];
+    // An answer expected at one token: its reservation (the 12-byte question: 3 tokens, and 1) fits the tiny limit.
+    const [first, second] = (await replicas(2, { RATE_LIMIT_TPM: "40", RATE_LIMIT_ANSWER_TOKENS: "ask:1" })) as [RunningAdapter, RunningAdapter];
     const plain = await ask(first);
     expect(plain.status).toBe(200);
     expect(plain.headers.get("x-ratelimit-limit-tokens")).toBe("40");
-    expect(plain.headers.get("x-ratelimit-remaining-tokens")).toBe("40");
+    expect(plain.headers.get("x-ratelimit-remaining-tokens")).toBe("36");
     const usage = (plain.body as { usage: { total_tokens: number } }).usage.total_tokens;
     expect(usage).toBeGreaterThan(40);
     const refused = await ask(second);

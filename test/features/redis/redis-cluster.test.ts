@@ -75,6 +75,9 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
       RATE_LIMIT_RPM: "100000",
       RATE_LIMIT_TPM: "100000000",
       RATE_LIMIT_CONCURRENT: "10000",
+      // A quota's reservation and settlement, and usage's charges, are scripts too: each in one slot.
+      RATE_LIMIT_TPD: "1000000000",
+      USAGE_COUNTING: "on",
     };
     return Promise.all([0, 1, 2].map(() => startAdapter(workspace.url, environment)));
   }
@@ -107,6 +110,14 @@ describeWith(REDIS_SERVERS, "replicas sharing a Redis Cluster (3 masters, 3 repl
     expect(await metricSum(replicas, "adapter_rate_limit_fallbacks_total", { reason: "unavailable" })).toEqual([0, 0, 0]);
     const limitKeys = (await Promise.all(cluster.nodes.map((node) => node.client.keys(`${prefix}limit*`)))).flat();
     expect(limitKeys.length).toBeGreaterThan(0);
+    expect(limitKeys.some((key) => key.includes(":tpd:"))).toBe(true);
+    // Every usage charge written (its mark and the day's totals in one script, one slot), none lost.
+    await until(async () => (await metricSum(replicas, "adapter_usage_writes_total", { outcome: "stored" })).some((stored) => stored > 0), "a usage charge written");
+    expect(await metricSum(replicas, "adapter_usage_writes_total", { outcome: "lost" })).toEqual([0, 0, 0]);
+    const day = new Date().toISOString().slice(0, 10);
+    const [mark, totals] = [redisKeys(prefix).usageCharge(day, "c-1"), redisKeys(prefix).usageDay(day)];
+    const slotOf = async (name: string) => Number(await (cluster.nodes[0] as RedisClusterServers["nodes"][number]).client.cluster("KEYSLOT", name));
+    expect(await slotOf(mark)).toBe(await slotOf(totals));
     // The gate routes each key to its node by the slot Redis itself computes.
     const names = ["foo", `${prefix}response:resp_1`, redisKeys(prefix).pollLease("h:acme"), redisKeys(prefix).background("resp_2", "events")];
     const live = cluster.nodes[0] as RedisClusterServers["nodes"][number];

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { expect, it } from "vitest";
 import { MemoryUsageStore } from "../../../src/usage/memory-usage-store.js";
 import { RedisUsageStore } from "../../../src/usage/redis-usage-store.js";
@@ -6,6 +7,7 @@ import { describeOnBothBackends, redisOf, silentLogger, type StoreBackend } from
 
 // docs/governance.md#usage: one contract, in memory and on a real redis-server.
 const charge = (day: string, account: string, workspace: string, mode: string, input: number, output: number, reasoning = 0): UsageCharge => ({
+  id: randomUUID(),
   day, account, workspace, mode, inputTokens: input, outputTokens: output, reasoningTokens: reasoning,
 });
 
@@ -45,6 +47,16 @@ describeOnBothBackends("the usage store", (backend, name) => {
     expect(await store.totals(["2020-01-02", "2020-01-03"])).toEqual([
       { day: "2020-01-02", account: "team-search", workspace: "acme", mode: "ask", inputTokens: 100, outputTokens: 100, reasoningTokens: 0, answers: 1 },
     ]);
+  });
+
+  it("applies a charge once, however often its write is sent again (a retry after a timeout)", async () => {
+    const store = storeOf(backend());
+    const once = charge(today, "retried", "acme", "ask", 7, 11, 3);
+    await Promise.all([store.add(once), store.add(once)]);
+    await store.add(once);
+    await store.add({ ...once, id: randomUUID() });
+    const [total] = (await store.totals([today])).filter((entry) => entry.account === "retried");
+    expect(total).toMatchObject({ inputTokens: 14, outputTokens: 22, reasoningTokens: 6, answers: 2 });
   });
 
   it("adds what several writers add at once, none lost", async () => {

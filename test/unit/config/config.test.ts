@@ -45,7 +45,9 @@ describe("loadConfig", () => {
         "lab:eu.1": { rpm: null, concurrent: null, tpd: null, ...none },
       },
       slotTtlMs: 30_000,
+      answerTokens: { ask: 500, reason: 1500, build: 3000 },
     });
+    expect(loadConfig({ RATE_LIMIT_TPD: "9", RATE_LIMIT_ANSWER_TOKENS: " reason:2500 , build:8000" }).limits.rate?.answerTokens).toEqual({ ask: 500, reason: 2500, build: 8000 });
     // Only an override: the other workspaces are not limited.
     expect(loadConfig({ RATE_LIMIT_OVERRIDES: "acme=concurrent:2" }).limits.rate?.defaults).toEqual({ rpm: null, concurrent: null, tpm: null, tpd: null, tpmo: null });
   });
@@ -70,6 +72,10 @@ describe("loadConfig", () => {
     }
     expect(() => loadConfig({ RATE_LIMIT_RPM: "0" })).toThrow(/RATE_LIMIT_RPM/);
     expect(() => loadConfig({ RATE_LIMIT_SLOT_TTL_MS: "10" })).toThrow(/RATE_LIMIT_SLOT_TTL_MS/);
+    for (const [value, message] of [["chat:100", /'chat:100': expected <mode>:<tokens>/], ["ask:0", /'ask:0'/], ["ask:5,ask:6", /'ask:6': 'ask' is set twice/], ["ask", /'ask': expected/]] as const) {
+      expect(() => loadConfig({ RATE_LIMIT_ANSWER_TOKENS: value }), value).toThrow(message);
+      expect(() => loadConfig({ RATE_LIMIT_ANSWER_TOKENS: value }), value).toThrow(/RATE_LIMIT_ANSWER_TOKENS/);
+    }
   });
 
   it("drops a trailing slash from the upstream URL", () => {

@@ -105,7 +105,7 @@ function fakeTrace() {
 
 function meter(countsTokens: boolean) {
   const charges: TokenUsage[] = [];
-  const usageMeter: UsageMeter = { countsTokens, charge: (usage) => charges.push(usage) };
+  const usageMeter: UsageMeter = { countsTokens, charge: (usage) => charges.push(usage), asked: () => undefined };
   return { usageMeter, charges };
 }
 
@@ -161,6 +161,7 @@ function runnerOf(answers: AnswerService, trace?: AnswerTrace, ledger?: UsageLed
     background: {} as BackgroundResponses,
     ledger,
     schemas: new SchemaValidation({ maxBytes: 65_536, maxDepth: 24 }),
+    answerTokens: { ask: 500, reason: 1500, build: 3000 },
   });
 }
 
@@ -256,7 +257,7 @@ describe("AnswerRunner", () => {
     expect(charges).toEqual([]);
   });
 
-  it("ends a stream whose answer failed with the dialect's failure frames, charging nothing and remembering nothing", async () => {
+  it("ends a stream whose answer failed with the dialect's failure frames, remembering nothing, charged once for its prompt and at least the expected answer", async () => {
     const failed: AnswerEvent[] = [{ type: "text", choice: 0, text: "He" }, { type: "failed", error: new QueryFailedError("boom") }];
     const { service, calls } = fakeAnswers(failed);
     const { usageMeter, charges } = meter(true);
@@ -266,7 +267,9 @@ describe("AnswerRunner", () => {
     await runnerOf(service).run(order, () => ({ delivery: sse(streamEncoder(true), sweep), remember: async (sent) => void remembered.push(sent) }));
     expect(response.log.slice(-3)).toEqual(['write data: {"error":"boom"}\n\n', "write data: [DONE]\n\n", "end"]);
     expect(remembered).toEqual([]);
-    expect([calls.usage, charges.length]).toEqual([0, 0]);
+    await waitFor(() => (charges.length > 0 ? true : undefined), "the failed answer's charge");
+    expect(calls.usage).toBe(1);
+    expect(charges).toEqual([{ ...USAGE, completionTokens: 500 }]);
   });
 
   it("throws a failed JSON answer for the edge to map", async () => {
@@ -407,9 +410,13 @@ describe("collect (MCP tool results)", () => {
     expect(failed).toBeInstanceOf(QueryFailedError);
 
     const unfinished = fakeAnswers([{ type: "text", choice: 0, text: "He" }]);
-    const left = await runnerOf(unfinished.service).run(order(new MemoryResponse(), meter(true).usageMeter), () => ({ delivery: collect(collector(), { shutdown: () => undefined }) }));
+    const charged = meter(true);
+    const left = await runnerOf(unfinished.service).run(order(new MemoryResponse(), charged.usageMeter), () => ({ delivery: collect(collector(), { shutdown: () => undefined }) }));
     expect(left).toBeInstanceOf(ClientClosedError);
-    expect(unfinished.calls.usage).toBe(0);
+    // The client left while its query ran on upstream: charged once, at least the answer expected of its mode.
+    await waitFor(() => (charged.charges.length > 0 ? true : undefined), "the unfinished answer's charge");
+    expect(unfinished.calls.usage).toBe(1);
+    expect(charged.charges).toEqual([{ ...USAGE, completionTokens: 500 }]);
 
     const stopping = new QueryFailedError("shutting down");
     const shut = await runnerOf(unfinished.service).run(order(new MemoryResponse(), meter(false).usageMeter), () => ({ delivery: collect(collector(), { shutdown: () => stopping }) }));

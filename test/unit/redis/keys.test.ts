@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { groupTag, redisKeys } from "../../../src/redis/keys.js";
+import { keySlot } from "../../../src/redis/key-slot.js";
 
 /** The part of a key Redis Cluster hashes: the first non-empty `{…}`, else the whole key. */
 function hashedPart(key: string): string {
@@ -34,6 +35,8 @@ describe("the Redis key names", () => {
     expect(keys.limitQuota(groupTag("hash", "acme"), "tpd:2026-11-23")).toBe("workspace-openai-adapter:limit:{hash:acme}:tpd:2026-11-23");
     expect(keys.limitQuota(groupTag("hash", "acme"), "tpmo:2026-11")).toBe("workspace-openai-adapter:limit:{hash:acme}:tpmo:2026-11");
     expect(keys.usageDay("2026-11-23")).toBe("workspace-openai-adapter:usage:2026-11-23");
+    expect(keys.limitHeld(groupTag("hash", "acme"), "r-1")).toBe("workspace-openai-adapter:limit:{hash:acme}:held:r-1");
+    expect(keys.usageCharge("2026-11-23", "c-1")).toBe("workspace-openai-adapter:usage-charge:{workspace-openai-adapter:usage:2026-11-23}:c-1");
   });
 
   it("put each group's keys used together in one cluster slot", () => {
@@ -41,9 +44,12 @@ describe("the Redis key names", () => {
     const tag = groupTag("hash", "acme");
     expect(new Set([keys.pollLease(group), keys.pollWaiting(group), keys.pollChannel(group)].map(hashedPart))).toEqual(new Set([group]));
     const quotas = [keys.limitQuota(tag, "tpd:2026-11-23"), keys.limitQuota(tag, "tpmo:2026-11")];
-    expect(new Set([keys.limitWindow(tag, "rpm"), keys.limitWindow(tag, "tpm"), keys.limitSlots(tag), ...quotas].map(hashedPart))).toEqual(new Set([group]));
+    const limitKeys = [keys.limitWindow(tag, "rpm"), keys.limitWindow(tag, "tpm"), keys.limitSlots(tag), keys.limitHeld(tag, "r-1"), ...quotas];
+    expect(new Set(limitKeys.map(hashedPart))).toEqual(new Set([group]));
     const parts = ["record", "events", "ended", "lease"] as const;
     expect(new Set(parts.map((part) => hashedPart(keys.background("resp_1", part))))).toEqual(new Set(["resp_1"]));
+    // A charge's mark and its day's hash, which one script touches: the same slot, though the day's key has no tag.
+    expect(keySlot(keys.usageCharge("2026-11-23", "c-1"))).toBe(keySlot(keys.usageDay("2026-11-23")));
   });
 
   it("live under the deployment's prefix", () => {

@@ -17,9 +17,10 @@ import { ResponseStreamEncoder } from "../../../../src/dialects/responses/respon
 import { metaOf } from "../../../../src/dialects/responses/response-meta.js";
 import { responseRequestSchema } from "../../../../src/dialects/responses/response-request.js";
 import type { Admitted } from "../../../../src/http/admission.js";
-import { AnswerRunner } from "../../../../src/http/answer-runner.js";
+import { AnswerRunner, type AnswerRunnerOptions } from "../../../../src/http/answer-runner.js";
 import { background } from "../../../../src/http/delivery/background-delivery.js";
 import { NOT_METERED } from "../../../../src/http/delivery/delivery.js";
+import type { HeldReservation } from "../../../../src/limits/rate-limits.js";
 import { Lifecycle } from "../../../../src/http/lifecycle.js";
 import { RequestContext, type RequestContexts } from "../../../../src/http/request-context.js";
 import { UNTRACED_ANSWER } from "../../../../src/telemetry/answer-trace.js";
@@ -86,7 +87,7 @@ function fakeAnswers(started: AnswerEvent[], options: { hang?: boolean; followed
 }
 
 /** One replica: its background responses over the shared store, and its runner. */
-function replica(name: string, store: MemoryBackgroundStore, answers: AnswerService, leaseMs = 60_000) {
+function replica(name: string, store: MemoryBackgroundStore, answers: AnswerService, leaseMs = 60_000, rateLimits?: AnswerRunnerOptions["rateLimits"]) {
   const logger = pino({ level: "silent" });
   const responses = new BackgroundResponses({ store, clock: systemClock, logger, ttlSeconds: 3600, replica: name, leaseMs, followPollMs: 10 });
   const runner = new AnswerRunner({
@@ -101,14 +102,16 @@ function replica(name: string, store: MemoryBackgroundStore, answers: AnswerServ
     owners: new QueryOwners(new MemoryQueryOwnerStore(10), { ttlSeconds: 60, logger, clock: systemClock }),
     sharedKeyQueryFields: new Set<string>(),
     schemas: new SchemaValidation({ maxBytes: 65_536, maxDepth: 24 }),
+    answerTokens: { ask: 500, reason: 1500, build: 3000 },
+    rateLimits,
   });
   return { responses, runner };
 }
 
-/** An admission whose releases are counted. */
-function admission() {
+/** An admission whose releases are counted (holding `reservation` in its key's quotas, when given). */
+function admission(reservation?: HeldReservation) {
   let released = 0;
-  const admitted: Admitted = { meter: NOT_METERED, headers: {}, release: () => (released += 1), handOver: () => () => (released += 1) };
+  const admitted: Admitted = { meter: NOT_METERED, headers: {}, reservation, release: () => (released += 1), handOver: () => () => (released += 1) };
   return { admitted, released: () => released };
 }
 
@@ -168,10 +171,10 @@ describe("background answers", () => {
 
   describe("taken over (runner.resume)", () => {
     /** A background answer begun on replica one, which then went away: its log stops after its first text. */
-    async function orphan(now: { ms: number }) {
+    async function orphan(now: { ms: number }, reservation?: HeldReservation) {
       const store = new MemoryBackgroundStore(10, () => now.ms);
       const one = replica("one", store, fakeAnswers([text("Twenty")], { hang: true }).service);
-      const first = admission();
+      const first = admission(reservation);
       await startOn(one, first.admitted);
       await waitFor(async () => (await types(store)).includes("response.output_text.delta"), "the first text in the log");
       one.responses.close();
@@ -202,6 +205,23 @@ describe("background answers", () => {
       expect((await types(store)).at(-1)).toBe("response.completed");
       expect(stored).toEqual([turn]);
       await waitFor(() => taken.released() === 1, "the admission to be given back");
+    });
+
+    it("settles the reservation its record keeps, in its owner's quotas, to the answer's usage, once", async () => {
+      const now = { ms: Date.now() };
+      const reservation = { id: "r-1", tokens: 1510, at: now.ms };
+      const { store, record } = await orphan(now, reservation);
+      expect(record.reservation).toEqual(reservation);
+      now.ms += 61_000;
+      const settled: unknown[][] = [];
+      const two = replica("two", store, fakeAnswers([], { followed: [text("-five days."), ...END] }).service, 60_000, {
+        settleHeld: (...args) => void settled.push(args),
+      });
+      const resumption = responsesResumption({ storeTurn: async () => undefined }, seconds);
+      const taken = admission();
+      expect(await two.runner.resume(record, { identity, admission: taken.admitted }, resumption)).toBe(true);
+      await waitFor(() => taken.released() === 1, "the answer to end and give its admission back");
+      expect(settled).toEqual([["hash", "acme", reservation, 7]]);
     });
 
     it.each([
