@@ -34,6 +34,8 @@ const complianceSuiteZod: Plugin = {
 
 const shared = {
   globalSetup: ["test/global-setup.ts"],
+  // dist/ made current before a test that runs it (feature suites), never for a unit test (test/compiled-setup.ts).
+  setupFiles: ["test/compiled-setup.ts"],
   testTimeout: 20_000,
   hookTimeout: 20_000,
   pool: "forks" as const,

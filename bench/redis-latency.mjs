@@ -1,4 +1,4 @@
-// The benchmark's slow-Redis scenario (docs/architecture.md#redis-down-or-slow): how long Redis takes
+// The benchmark's slow-Redis scenario (docs/architecture/redis.md#redis-down-or-slow): how long Redis takes
 // to answer the adapter's commands on a two-core machine kept busy, and what each command bound
 // (REDIS_COMMAND_TIMEOUT_MS) makes of that: conversations of several turns across two replicas, while
 // CPU-bound processes hold every core. A lookup that outlives its bound is a refused turn (503); before

@@ -1,11 +1,13 @@
 // `npm run docs`: writes what the docs show from what they describe. The configuration table
 // (docs/configuration.md) and the tracing variables' table (docs/observability.md) come from
-// src/config/config-docs.ts; every recipe block, in README.md and docs/*.md, from its file in
-// examples/. Tests fail when any of them is out of date (test/unit/config/config.test.ts,
+// src/config/config-docs.ts, the headers' table (docs/operating.md) from src/http/headers.ts; every
+// recipe block, in README.md and docs/**/*.md, from its file in examples/. Tests fail when any of
+// them is out of date (test/unit/config/config.test.ts, test/features/docs/headers.test.ts,
 // test/features/examples/recipes.test.ts).
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { extname } from "node:path";
+import { extname, sep } from "node:path";
 import { configurationTable, tracingTable } from "../dist/src/config/config-docs.js";
+import { headersTable } from "../dist/src/http/headers.js";
 
 const root = new URL("../", import.meta.url);
 const read = (path) => readFileSync(new URL(path, root), "utf8");
@@ -32,8 +34,10 @@ function writeTable(text, file, marker, table) {
 const tables = [
   ["docs/configuration.md", "config-table", configurationTable()],
   ["docs/observability.md", "tracing-table", tracingTable()],
+  ["docs/operating.md", "headers-table", headersTable()],
 ];
-const pages = ["README.md", ...readdirSync(new URL("docs/", root)).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+const docsPages = readdirSync(new URL("docs/", root), { recursive: true, encoding: "utf8" }).filter((name) => name.endsWith(".md"));
+const pages = ["README.md", ...docsPages.map((name) => `docs/${name.split(sep).join("/")}`)];
 for (const page of pages) {
   let text = read(page);
   for (const [file, marker, table] of tables) if (file === page) text = writeTable(text, file, marker, table);

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -21,32 +21,15 @@ function pageIsCurrent(built: string, folders: string[]): boolean {
   return builtAt >= 0 && sources.every((entry) => mtime(join(entry.parentPath, entry.name)) <= builtAt);
 }
 
-/** Whether dist/src holds a compiled file, at least as new, for every source file (the playground and the answer card are bundled apart). */
-function distIsCurrent(): boolean {
-  const sources = readdirSync(join(root, "src"), { recursive: true, withFileTypes: true }).filter(
-    (entry) => entry.isFile() && entry.name.endsWith(".ts") && !["playground", "mcp-app"].some((page) => join(entry.parentPath, entry.name).includes(join("src", page))),
-  );
-  return sources.every((entry) => {
-    const source = join(entry.parentPath, entry.name);
-    const compiled = join(root, "dist", relative(root, source)).replace(/\.ts$/, ".js");
-    try {
-      return statSync(compiled).mtimeMs >= statSync(source).mtimeMs;
-    } catch {
-      return false;
-    }
-  });
-}
-
 /**
- * Before the suite: the tests that start the real entry point run the compiled code, so dist/
- * must be current. `npm test` has just written it (its typecheck emits); a bare `npx vitest`
- * builds it here. After the suite: repeats, at the very end, which suites were skipped for want of
- * an external program (test/helpers/external-programs.ts), and how to run them.
+ * Before the suite: the browser pages an adapter serves (the playground and the answer card, each
+ * one esbuild bundle, well under a second) are made current. dist/src, which tsc takes several
+ * seconds to write, is built only when a test that runs it is about to (test/compiled-setup.ts), so
+ * that a unit test reruns in seconds after an edit; `npm test` has just written it (its typecheck
+ * emits). After the suite: repeats, at the very end, which suites were skipped for want of an
+ * external program (test/helpers/external-programs.ts), and how to run them.
  */
 export default function setup(): () => void {
-  if (!distIsCurrent()) {
-    execFileSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
-  }
   if (!pageIsCurrent("dist/playground/app.js", ["src/playground"])) {
     execFileSync(process.execPath, [join(root, "scripts/build-playground.mjs")], { cwd: root, stdio: "inherit" });
   }

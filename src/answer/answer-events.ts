@@ -16,7 +16,7 @@ export interface Citation {
 }
 
 /**
- * What the answer core tells a dialect encoder, per choice, in order (docs/architecture.md#data-flow-of-one-request):
+ * What the answer core tells a dialect encoder, per choice, in order (docs/architecture/runner.md#the-answer-events):
  * `reasoning` and `text` any number of times as the query runs, then for a choice that ends
  * well `cited` and `finished`; `failed` ends the whole answer (a FAILED query, a deadline, an
  * upstream error after the queries were created).

@@ -2,7 +2,7 @@ import type { SseFrame } from "../core/sse-frame.js";
 import type { AdapterError } from "../errors/adapter-error.js";
 
 /**
- * Where a streamed answer's frames go (docs/architecture.md#one-runner-one-admission): a client's
+ * Where a streamed answer's frames go (docs/architecture/runner.md#one-runner-one-admission): a client's
  * socket (the SSE writer) or a background answer's event log, which any replica follows. The
  * runner's one stream loop writes to either the same way, so a background answer is delivered
  * exactly as a stream is.

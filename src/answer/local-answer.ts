@@ -18,7 +18,7 @@ export interface LocalAnswerJob {
 
 /**
  * A `RunningAnswer` whose events come from the adapter instead of the workspace
- * (docs/architecture.md#data-flow-of-one-request): per choice its text, no citations, and
+ * (docs/architecture/runner.md#local-answers): per choice its text, no citations, and
  * `finished`, so that the dialects' encoders and the writer deliver it exactly as a workspace
  * answer — JSON or a stream, `usage`, `include_usage` — with nothing created upstream and no
  * trace of its own. Usage is counted as for any answer (o200k, the prompt once per choice).

@@ -2,7 +2,7 @@
 export const STEP_SEPARATOR = "\n\n";
 
 /**
- * One step as reasoning text (docs/upstream-assumptions.md#steps; docs/architecture.md#queries `steps`): a text step is the
+ * One step as reasoning text (docs/upstream-assumptions.md#steps; docs/architecture/upstream.md#queries `steps`): a text step is the
  * assistant's intermediate message; a tool step becomes one short line naming the tool (its
  * arguments and outputs are not in the interface). Unknown shapes render as nothing.
  */

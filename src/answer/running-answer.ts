@@ -17,7 +17,7 @@ export interface RunningAnswer {
   /** The query id of each choice, in order. */
   readonly queryIds: string[];
   /**
-   * The answer's events (docs/architecture.md#the-answer-events), as closely as `following` asks.
+   * The answer's events (docs/architecture/runner.md#the-answer-events), as closely as `following` asks.
    * Ends after the last `finished`, after `failed`, or early and quietly when the client leaves.
    */
   events(following: Following): AsyncGenerator<AnswerEvent>;

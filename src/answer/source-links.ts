@@ -11,7 +11,7 @@ export interface DocumentLinkSigning {
   sign(workspace: string, filename: string): string;
 }
 
-/** How a deployment links to its sources (docs/architecture.md#source-links). */
+/** How a deployment links to its sources (docs/architecture/dialects.md#source-links). */
 export interface SourceLinkSettings {
   /** `SOURCE_URL_TEMPLATE`: `{workspace}`, `{filename}`, `{page}`, `{title}` are replaced, URL-encoded. */
   template: string | undefined;

@@ -36,7 +36,7 @@ export interface Identity {
   sharedUpstream: boolean;
 }
 
-/** How clients are authenticated (docs/architecture.md#credentials). */
+/** How clients are authenticated (docs/architecture/edge.md#credentials). */
 export type Authenticator = (request: IncomingMessage) => Identity;
 
 /** What the authenticator is built from. */

@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { AuthenticationError } from "../errors/adapter-error.js";
 
 /**
- * The bearer credential of a request (docs/architecture.md#authentication-and-workspaces). Missing, empty or of another scheme
+ * The bearer credential of a request (docs/architecture/upstream.md#authentication-and-workspaces). Missing, empty or of another scheme
  * gives 401 `{detail}`; the credential itself never appears in an error.
  */
 export function bearerCredential(request: IncomingMessage): string {

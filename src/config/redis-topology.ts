@@ -16,7 +16,7 @@ interface NodeAccess {
 }
 
 /**
- * Which Redis the replicas share (docs/architecture.md#redis-topologies): one node by URL, a Redis
+ * Which Redis the replicas share (docs/architecture/redis.md#redis-topologies): one node by URL, a Redis
  * Cluster by its seed nodes, or a Sentinel-watched master by its sentinels and name. Topology is
  * configuration, not code paths: one factory (`src/redis/redis-connection.ts`) builds a client for
  * any of them.

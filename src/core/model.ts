@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ID_SOURCE } from "./ids.js";
 import { type Mode, MODES, QUOTED_MODES } from "./modes.js";
 
-/** `<workspace>/<mode>` or a bare mode (docs/architecture.md#workspace-selection). */
+/** `<workspace>/<mode>` or a bare mode (docs/architecture/edge.md#workspace-selection). */
 export const MODEL_PATTERN = new RegExp(`^(?:(${ID_SOURCE})/)?(${MODES.join("|")})$`);
 
 /** What a `model` names: the interaction mode, and a workspace when written `<workspace>/<mode>`. */

@@ -1,4 +1,4 @@
-/** The interaction modes of the interface: `model` picks one (docs/architecture.md#queries). */
+/** The interaction modes of the interface: `model` picks one (docs/architecture/upstream.md#queries). */
 export const MODES = ["ask", "reason", "build"] as const;
 /** One interaction mode. */
 export type Mode = (typeof MODES)[number];

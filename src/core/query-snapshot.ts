@@ -2,7 +2,7 @@ import type { RealtimeChannel } from "./realtime-channel.js";
 import type { SourceRecord } from "./source-record.js";
 import type { UpstreamUsage } from "./usage.js";
 
-/** Query statuses of the interface (docs/architecture.md#queries); anything else reads as PROCESSING. */
+/** Query statuses of the interface (docs/architecture/upstream.md#queries); anything else reads as PROCESSING. */
 export type QueryStatus = "PENDING" | "PROCESSING" | "PROCESSED" | "FAILED";
 
 /** What the adapter knows about a query at one moment: the value that flows from the watcher on. */
@@ -36,7 +36,7 @@ export function snapshotChanged(before: QuerySnapshot | undefined, after: QueryS
 
 /**
  * Keeps what an earlier snapshot knew and a later one omits: list items carry fewer fields than
- * the create answer (docs/architecture.md#queries: "Items in the query list carry only …"), so sources and usage seen
+ * the create answer (docs/architecture/upstream.md#queries: "Items in the query list carry only …"), so sources and usage seen
  * once are kept.
  */
 export function mergeSnapshots(before: QuerySnapshot | undefined, after: QuerySnapshot): QuerySnapshot {

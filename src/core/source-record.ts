@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** What is known of one source document (docs/architecture.md#the-chat-completion-resource). */
+/** What is known of one source document (docs/architecture/upstream.md#the-chat-completion-resource). */
 export const sourceRecordSchema = z.object({
   filename: z.string().nullable(),
   title: z.string().nullable(),

@@ -33,7 +33,7 @@ export type Model = z.infer<typeof modelSchema>;
  * `stream_options`, `n`, `response_format`, and `tools` with a `tool_choice` forcing one function,
  * answered as extraction), JSON schemas (validated), and no tool calls of its own choosing, images,
  * files or audio. Parameters not listed are accepted and have no effect, or are refused when they
- * ask for what the workspace cannot do (docs/architecture.md#honest-capabilities).
+ * ask for what the workspace cannot do (docs/architecture/dialects.md#honest-capabilities).
  */
 export const MODEL_CAPABILITIES = {
   mode: "chat",

@@ -1,5 +1,5 @@
 /**
- * A request parameter asking for something the workspace cannot do (docs/architecture.md#honest-capabilities):
+ * A request parameter asking for something the workspace cannot do (docs/architecture/dialects.md#honest-capabilities):
  * a forced call of anything but one function, a legacy `function_call`. Refused before any workspace query
  * (400, OpenAI's `invalid_request_error` naming `param`), or with `LENIENT_PARAMETERS=on` ignored
  * and named in the `service-ignored-parameters` header.

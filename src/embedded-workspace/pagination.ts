@@ -1,6 +1,6 @@
 import type { Request, Response } from "express";
 
-/** docs/architecture.md#listing-and-pagination: `limit` 1..100 (default 20) and an opaque `cursor`; anything else is a 422. */
+/** docs/architecture/upstream.md#listing-and-pagination: `limit` 1..100 (default 20) and an opaque `cursor`; anything else is a 422. */
 export function readPage(
   request: Request,
   response: Response,

@@ -21,7 +21,7 @@ export interface StoredQuery {
   turns: Turn[];
 }
 
-/** A query as the interface shows it (docs/architecture.md#queries; list items carry only these fields). */
+/** A query as the interface shows it (docs/architecture/upstream.md#queries; list items carry only these fields). */
 export interface QueryView {
   id: string;
   content: string;

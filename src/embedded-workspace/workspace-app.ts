@@ -48,7 +48,7 @@ export interface EmbeddedWorkspaceControl {
 const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 /**
- * A faithful stand-in for the Workspace Knowledge Service (docs/architecture.md#the-embedded-workspace):
+ * A faithful stand-in for the Workspace Knowledge Service (docs/architecture/upstream.md#the-embedded-workspace):
  * Health, Workspaces (list) and Queries (create, continue, list) over a folder of documents, with
  * the interface's 401/404/422 rules and pagination. Not a mock: it answers from real search.
  */

@@ -4,7 +4,7 @@
  * the stream writer maps them to an SSE error event.
  */
 
-/** One FastAPI-style validation problem, as the interface's 422 body lists them (docs/architecture.md#errors). */
+/** One FastAPI-style validation problem, as the interface's 422 body lists them (docs/architecture/upstream.md#errors). */
 export interface ValidationIssue {
   loc: (string | number)[];
   msg: string;
@@ -99,7 +99,7 @@ export class RequestValidationError extends AdapterError {
 
 /**
  * 400: the request asks for something the workspace cannot do — JSON that follows a schema, a
- * forced tool call (docs/architecture.md#honest-capabilities). OpenAI's status and shape for an
+ * forced tool call (docs/architecture/dialects.md#honest-capabilities). OpenAI's status and shape for an
  * unsupported parameter value; not a 422, since the request is valid, only unanswerable as asked.
  */
 export class UnsupportedParameterError extends AdapterError {
@@ -202,7 +202,7 @@ export class ServiceUnavailableError extends AdapterError {
 /**
  * 503: the request continues a conversation (a conversation id, a history with an earlier answer,
  * a stored response) that the shared store cannot look up now. Refused, never answered as a new
- * conversation, which would lose its context (docs/architecture.md#redis-down-or-slow).
+ * conversation, which would lose its context (docs/architecture/redis.md#redis-down-or-slow).
  */
 export class ContinuationUnavailableError extends ServiceUnavailableError {
   constructor(what: string, code: string, cause: unknown) {

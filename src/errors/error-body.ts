@@ -26,7 +26,7 @@ export const errorBodySchema = z.object({
 export type ErrorBody = z.infer<typeof errorBodySchema>;
 
 /**
- * The body of an error: the interface's `detail` (docs/architecture.md#errors) beside an OpenAI-style `error`
+ * The body of an error: the interface's `detail` (docs/architecture/upstream.md#errors) beside an OpenAI-style `error`
  * object, which OpenAI SDKs read (without it they print "status code (no body)").
  */
 export function errorBody(error: AdapterError): ErrorBody {

@@ -1,12 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { allowedHeaders, exposedHeaders } from "./headers.js";
 
-const ALLOWED_HEADERS =
-  "authorization, content-type, service-workspace, x-conversation-id, x-openwebui-chat-id, x-request-id, mcp-protocol-version, mcp-session-id, mcp-method, mcp-name";
-const EXPOSED_HEADERS = [
-  "service-query-id, x-request-id, retry-after, retry-after-ms, x-should-retry, mcp-session-id",
-  "x-ratelimit-limit-requests, x-ratelimit-remaining-requests, x-ratelimit-reset-requests",
-  "x-ratelimit-limit-tokens, x-ratelimit-remaining-tokens, x-ratelimit-reset-tokens",
-].join(", ");
+// Both lists are written from the one list of the adapter's headers (http/headers.ts).
+const ALLOWED_HEADERS = allowedHeaders();
+const EXPOSED_HEADERS = exposedHeaders();
 
 /** Whether a browser origin is one the deployment allows (`CORS_ORIGINS`; `*` allows any). */
 export function originAllowed(origin: string, allowedOrigins: readonly string[]): boolean {

@@ -15,7 +15,7 @@ export interface SubscriberEvents {
 }
 
 /**
- * Where the channels' subscriptions are held (docs/architecture.md#redis-topologies): one
+ * Where the channels' subscriptions are held (docs/architecture/redis.md#redis-topologies): one
  * connection for a single Redis or a Sentinel-watched master (`ConnectionSubscriber`), one per
  * master of a cluster (`ShardSubscriber`). A subscribed connection runs no other command, so it is
  * never the command connection.

@@ -15,7 +15,7 @@ export interface ConnectionWatchOptions {
 }
 
 /**
- * Whether the gate's connection itself is up (docs/architecture.md#redis-down-or-slow): a lost
+ * Whether the gate's connection itself is up (docs/architecture/redis.md#redis-down-or-slow): a lost
  * connection is an outage of every node at once (ioredis fails commands while it reconnects) until
  * it is ready again. A "close" can also come after the "ready" of its replacement (a Sentinel
  * failover), so a PING every `probeIntervalMs` through a connection that says it is ready ends the

@@ -1,6 +1,6 @@
 /**
  * Every key and pub/sub channel this adapter uses in Redis, named here and nowhere else
- * (docs/architecture.md#redis-topologies). A deployment's Redis holds these names: change one only
+ * (docs/architecture/redis.md#redis-topologies). A deployment's Redis holds these names: change one only
  * with a reason, never by accident (`test/unit/redis/keys.test.ts` pins them byte for byte).
  *
  * Hash tags: a Redis Cluster hashes only the part of a key between the first `{` and `}`. Keys that

@@ -8,7 +8,7 @@ interface Failing {
 
 /**
  * The rule that tells a Redis node that is down from one that is slow
- * (docs/architecture.md#redis-down-or-slow), as a value with no I/O: the gate numbers each command
+ * (docs/architecture/redis.md#redis-down-or-slow), as a value with no I/O: the gate numbers each command
  * it sends and reports how it ended; this says when a node is down, and the gate stops sending to it
  * and probes it (a breaker after cockatiel's `ConsecutiveBreaker`, with the gate's PING as the
  * half-open trial). A failure counts only as new evidence, so a node is down after `failuresToDown`

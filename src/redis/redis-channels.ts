@@ -16,10 +16,10 @@ export interface RedisChannelsEvents {
 const RESUBSCRIBE_MS = 500;
 
 /**
- * The poll sharing's pub/sub (docs/architecture.md#redis-topologies), classic or sharded behind one
+ * The poll sharing's pub/sub (docs/architecture/redis.md#redis-topologies), classic or sharded behind one
  * small interface. A cluster uses sharded pub/sub when its servers have it (Redis 7+): a classic
  * message is broadcast over the cluster bus to every node, a sharded one reaches only the shard
- * that owns the channel's slot (measured: docs/architecture.md#redis-topologies). One node or a Sentinel
+ * that owns the channel's slot (measured: docs/architecture/redis.md#redis-topologies). One node or a Sentinel
  * set-up uses classic pub/sub, where the two are the same. Publishing goes through the gate like
  * every command; subscriptions are held by a `ChannelSubscriber` (a connection of its own, or one
  * per cluster master). The channels wanted are kept here and subscribed until Redis takes them — a

@@ -14,7 +14,7 @@ export interface RedisConnectionOptions {
   /**
    * Bound on one command while connected (`REDIS_COMMAND_TIMEOUT_MS`): long enough for a slow Redis
    * (a busy machine, a fork, a failover) to answer, since a lookup that gives up too soon cannot
-   * tell a conversation apart from a new one (docs/architecture.md#redis-down-or-slow).
+   * tell a conversation apart from a new one (docs/architecture/redis.md#redis-down-or-slow).
    */
   commandTimeoutMs: number;
 }
@@ -51,9 +51,9 @@ const REOPEN_MS = 100;
 const reconnectDelay = (attempt: number) => Math.min(1000, 50 * attempt);
 
 /**
- * The one factory of Redis connections (docs/architecture.md#redis-topologies): a node by URL
+ * The one factory of Redis connections (docs/architecture/redis.md#redis-topologies): a node by URL
  * (`rediss://` for TLS), a Redis Cluster by its seeds, or the master a set of sentinels names.
- * Every connection never queues (docs/architecture.md#redis-down-or-slow): no offline queue (a
+ * Every connection never queues (docs/architecture/redis.md#redis-down-or-slow): no offline queue (a
  * command while disconnected fails at once instead of waiting for a reconnect), no retries of a
  * command, a bounded command time. Whether a failure means "slow" or "down" is the `RedisGate`'s
  * call. Credentials and TLS settings go to the client only, never to a log.
@@ -112,7 +112,7 @@ function create(topology: RedisTopology, options: RedisConnectionOptions): Redis
 }
 
 /**
- * Where the poll sharing's subscriptions are held (docs/architecture.md#redis-topologies): in a
+ * Where the poll sharing's subscriptions are held (docs/architecture/redis.md#redis-topologies): in a
  * cluster, a plain connection per master that has a channel wanted, placed by the slot map of
  * `commands` (the gate's cluster client), so that no second cluster client learns the map again;
  * otherwise a connection of its own, which ioredis reconnects.

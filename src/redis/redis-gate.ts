@@ -37,7 +37,7 @@ export interface RedisGateOptions {
 const ONLY_NODE = "redis";
 
 /**
- * Tells a Redis that is down from one that is slow (docs/architecture.md#redis-down-or-slow), per
+ * Tells a Redis that is down from one that is slow (docs/architecture/redis.md#redis-down-or-slow), per
  * node: one for a single Redis or a Sentinel-watched master, each slot's master in a cluster. A
  * command may take as long as the bound while its node is up; once the node counts as down
  * (`NodeHealth`, or a lost connection: `ConnectionWatch`) its commands fail at once without being

@@ -49,7 +49,7 @@ export const LEASE_WAIT_MS = 100;
  * polls, released on hand-over), a sorted set of the ids each replica waits for (scored by expiry,
  * refreshed at each turn), and a pub/sub channel on which the holder publishes what it found
  * (customer text: never stored, only sent to the replicas listening). The three share one hash tag,
- * the group, so that in a cluster they live in one slot (docs/architecture.md#redis-topologies).
+ * the group, so that in a cluster they live in one slot (docs/architecture/redis.md#redis-topologies).
  * Credentials never enter Redis: groups are named by a hash of the credential. The holder's work
  * is safe to repeat: after a failover that lost the lease, two holders for a moment list and
  * publish the same snapshots, which waiters take once. A group whose subscription was lost (a

@@ -34,7 +34,7 @@ interface Shard {
 }
 
 /**
- * Sharded pub/sub in a Redis Cluster on plain connections (docs/architecture.md#redis-topologies):
+ * Sharded pub/sub in a Redis Cluster on plain connections (docs/architecture/redis.md#redis-topologies):
  * each channel is subscribed on the master that owns its slot in the command client's slot map, one
  * connection per master that has a channel wanted. ioredis's own sharded-subscriber client was a
  * second cluster client with its own slot map, learnt again at every topology change and compared

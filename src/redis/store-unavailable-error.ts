@@ -3,7 +3,7 @@ import { ServiceUnavailableError } from "../errors/adapter-error.js";
 /**
  * A shared store could not answer: Redis is known to be unreachable (the command was not sent), or
  * the command failed or took longer than the command timeout. It never means "not found"; callers
- * that can do better catch it (docs/architecture.md#redis-down-or-slow), and one that reaches the
+ * that can do better catch it (docs/architecture/redis.md#redis-down-or-slow), and one that reaches the
  * edge is a 503 to send again shortly.
  */
 export class StoreUnavailableError extends ServiceUnavailableError {

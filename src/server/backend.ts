@@ -26,7 +26,7 @@ export interface BackendSettings {
 /**
  * Where one adapter keeps what outlives a request, chosen in one place (`createAdapter`): in this
  * process (`memoryBackend`), or in the Redis the replicas share (`redisBackend`,
- * docs/architecture.md#redis-topologies). Both give the same record — continuity's stores, the
+ * docs/architecture/redis.md#redis-topologies). Both give the same record — continuity's stores, the
  * limits' counters, the OAuth server's storage, the poll sharing — so nothing else branches on the
  * topology.
  */

@@ -88,7 +88,7 @@ export interface AdapterEffects {
 /**
  * Wires configuration and effects into a ready app; `upstreamUrl` is the workspace service to call.
  * The topology is chosen here, once: a Redis backend when `REDIS_*` names one, the memory backend
- * otherwise (docs/architecture.md#redis-topologies).
+ * otherwise (docs/architecture/redis.md#redis-topologies).
  */
 export function createAdapter(config: Config, upstreamUrl: string, effects: AdapterEffects = {}): Adapter {
   // Every module is loaded by now (ioredis among them, which leaves string methods slow to look up).

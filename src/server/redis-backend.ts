@@ -23,8 +23,8 @@ import { type Backend, type BackendSettings, CONVERSATION_MAX_ITEMS } from "./ba
 const LIMITS_COMMAND_TIMEOUT_MS = 250;
 
 /**
- * Everything in the Redis the replicas share (docs/architecture.md#redis-topologies): one command
- * connection behind one gate for every store (docs/architecture.md#redis-down-or-slow), the poll
+ * Everything in the Redis the replicas share (docs/architecture/redis.md#redis-topologies): one command
+ * connection behind one gate for every store (docs/architecture/redis.md#redis-down-or-slow), the poll
  * sharing with its subscriber, and the limits' counters on a connection of their own whose commands
  * are bounded short. Thread memory, stored responses and query owners keep this replica's own
  * memory behind them, for what it wrote while Redis is away; a write that ends an answer is waited

@@ -12,7 +12,7 @@ import { errorMessage } from "../util/error-message.js";
 
 // The adapter's upstream parts, wired from the upstream settings by `createAdapter` (create-adapter.ts).
 
-/** The query watcher (docs/architecture.md#data-flow-of-one-request): its polls counted, their failures logged, shared where the backend can. */
+/** The query watcher (docs/architecture/upstream.md#the-client-and-the-watcher): its polls counted, their failures logged, shared where the backend can. */
 export function watcherOf(
   upstream: UpstreamSettings,
   parts: {
@@ -40,7 +40,7 @@ export function watcherOf(
   });
 }
 
-/** The workspace client (docs/architecture.md#data-flow-of-one-request), its calls counted and timed. */
+/** The workspace client (docs/architecture/upstream.md#the-client-and-the-watcher), its calls counted and timed. */
 export function workspaceClientOf(
   upstream: UpstreamSettings,
   upstreamUrl: string,
@@ -62,7 +62,7 @@ export function workspaceClientOf(
   });
 }
 
-/** The realtime channels' hub (docs/architecture.md#the-realtime-channel): followed only to the hosts the policy allows; none with `REALTIME=off`. */
+/** The realtime channels' hub (docs/architecture/upstream.md#the-realtime-channel): followed only to the hosts the policy allows; none with `REALTIME=off`. */
 export function realtimeOf(
   upstream: UpstreamSettings,
   upstreamUrl: string,

@@ -26,7 +26,7 @@ export async function createQuery(
   }
 }
 
-/** Looks for a query id in the first `maxListPages` pages of `GET /queries` (docs/architecture.md#listing-and-pagination). */
+/** Looks for a query id in the first `maxListPages` pages of `GET /queries` (docs/architecture/upstream.md#listing-and-pagination). */
 export async function findQuery(
   client: WorkspaceClient,
   caller: Caller,

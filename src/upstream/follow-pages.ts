@@ -1,17 +1,17 @@
-/** What every page of a list endpoint says about the next one (docs/architecture.md#listing-and-pagination). */
+/** What every page of a list endpoint says about the next one (docs/architecture/upstream.md#listing-and-pagination). */
 export interface PageLink {
   nextCursor: string | null;
   hasMore: boolean;
 }
 
-/** The page request of docs/architecture.md#listing-and-pagination: the largest page, and the cursor when there is one. */
+/** The page request of docs/architecture/upstream.md#listing-and-pagination: the largest page, and the cursor when there is one. */
 export type PageRequest = { limit: number; cursor?: string };
 
-/** The largest page the interface allows (docs/architecture.md#listing-and-pagination). */
+/** The largest page the interface allows (docs/architecture/upstream.md#listing-and-pagination). */
 export const PAGE_LIMIT = 100;
 
 /**
- * The pages of a list endpoint, first to last, as docs/architecture.md#listing-and-pagination say to read them: each
+ * The pages of a list endpoint, first to last, as docs/architecture/upstream.md#listing-and-pagination say to read them: each
  * `next_cursor` passed back unchanged (never built or edited), stopping at the last page, at a
  * cursor seen before (a loop), or after `maxPages` (endless paging). The caller may stop early.
  */

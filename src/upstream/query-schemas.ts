@@ -1,14 +1,14 @@
 import { z } from "zod";
 
-// Schemas for what the Workspace Knowledge Service sends (docs/architecture.md#queries, docs/architecture.md#listing-and-pagination). They keep only
+// Schemas for what the Workspace Knowledge Service sends (docs/architecture/upstream.md#queries, docs/architecture/upstream.md#listing-and-pagination). They keep only
 // what the adapter reads and accept anything else (looseObject, nullish), so that an upstream that
 // adds fields or omits optional ones does not break us. Steps and sources stay `unknown` here and
 // are read by tolerant translators.
 
-/** The realtime subscription position of a query (docs/architecture.md#queries `since`). */
+/** The realtime subscription position of a query (docs/architecture/upstream.md#queries `since`). */
 export const streamPositionSchema = z.looseObject({ offset: z.int().nonnegative(), epoch: z.string() });
 
-/** A query, as `POST /queries` returns it and as `GET /queries` lists it (docs/architecture.md#queries). */
+/** A query, as `POST /queries` returns it and as `GET /queries` lists it (docs/architecture/upstream.md#queries). */
 export const upstreamQuerySchema = z.looseObject({
   id: z.string().min(1),
   content: z.string().nullish(),
@@ -33,7 +33,7 @@ export const upstreamQuerySchema = z.looseObject({
 /** A query as the upstream sent it. */
 export type UpstreamQuery = z.infer<typeof upstreamQuerySchema>;
 
-/** A page of any list endpoint (docs/architecture.md#listing-and-pagination); items are validated one by one by the caller. */
+/** A page of any list endpoint (docs/architecture/upstream.md#listing-and-pagination); items are validated one by one by the caller. */
 export const upstreamPageSchema = z.looseObject({
   data: z.array(z.unknown()),
   next_cursor: z.string().nullish(),
@@ -42,7 +42,7 @@ export const upstreamPageSchema = z.looseObject({
 /** One page of a list. */
 export type UpstreamPage = z.infer<typeof upstreamPageSchema>;
 
-/** An error body of the upstream (docs/architecture.md#errors): `detail` is a message or a 422 list. */
+/** An error body of the upstream (docs/architecture/upstream.md#errors): `detail` is a message or a 422 list. */
 export const upstreamErrorSchema = z.looseObject({
   detail: z.union([
     z.string(),

@@ -41,7 +41,7 @@ export type WatchEnd = "PROCESSED" | "FAILED" | "timeout" | "cancelled" | "error
  * Follows queries until they end. Polling is shared: one poller per (credential, workspace)
  * lists `GET /queries?limit=100` once per interval for every request waiting in that workspace,
  * follows `next_cursor` (never built or edited) only while some waited-for id is still missing,
- * and stops when nothing waits. The interface has no `GET /queries/{id}` (docs/architecture.md#queries).
+ * and stops when nothing waits. The interface has no `GET /queries/{id}` (docs/architecture/upstream.md#queries).
  * A query's realtime channel, when it has one, feeds the same snapshot stream (merged with the
  * list, which stays the source of truth) and makes the poller confirm its end at once
  * (docs/upstream-assumptions.md#realtime).

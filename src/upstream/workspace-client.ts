@@ -3,7 +3,7 @@ import { callJson } from "./json-call.js";
 import { type UpstreamPage, type UpstreamQuery, upstreamPageSchema, upstreamQuerySchema } from "./query-schemas.js";
 import { createTransport, type TransportOptions } from "./transport.js";
 
-/** Who a call is made for: the credential to present and the workspace to select (docs/architecture.md#authentication-and-workspaces). */
+/** Who a call is made for: the credential to present and the workspace to select (docs/architecture/upstream.md#authentication-and-workspaces). */
 export interface Caller {
   credential: string;
   workspace: string;
@@ -25,16 +25,16 @@ export interface WorkspacePage {
   hasMore: boolean;
 }
 
-/** The calls the adapter makes to the Workspace Knowledge Service (docs/architecture.md#queries, Queries area). */
+/** The calls the adapter makes to the Workspace Knowledge Service (docs/architecture/upstream.md#queries, Queries area). */
 export interface WorkspaceClient {
   readonly baseUrl: string;
   /** `POST /queries`; made within a span (an answer's: `Tracing.withParentSpan`), a client span of its own and its `traceparent` sent along. */
   createQuery(caller: Caller, body: Record<string, unknown>, signal?: AbortSignal): Promise<UpstreamQuery>;
   /** One page of `GET /queries`; traced as `createQuery` is (within an answer's span, or a poll's). */
   listQueries(caller: Caller, page: { limit: number; cursor?: string }, signal?: AbortSignal): Promise<QueryPage>;
-  /** `GET /workspaces` (docs/architecture.md#queries): one page of the workspaces the credential can list. */
+  /** `GET /workspaces` (docs/architecture/upstream.md#queries): one page of the workspaces the credential can list. */
   listWorkspaces(credential: string, page: { limit: number; cursor?: string }, signal?: AbortSignal): Promise<WorkspacePage>;
-  /** `GET /health`: whether the upstream answers at all (no credential, docs/architecture.md#authentication-and-workspaces). */
+  /** `GET /health`: whether the upstream answers at all (no credential, docs/architecture/upstream.md#authentication-and-workspaces). */
   checkHealth(signal?: AbortSignal): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -43,7 +43,7 @@ export interface WorkspaceClient {
 export type WorkspaceClientOptions = TransportOptions;
 
 /**
- * The upstream's endpoints (docs/architecture.md#queries) over the undici transport (transport.ts):
+ * The upstream's endpoints (docs/architecture/upstream.md#queries) over the undici transport (transport.ts):
  * each a JSON call whose failures are the adapter's errors (upstream-errors.ts,
  * docs/upstream-assumptions.md#upstream-errors) and whose list pages are read item by item.
  */
@@ -76,7 +76,7 @@ export function createWorkspaceClient(options: WorkspaceClientOptions): Workspac
   };
 }
 
-/** The query string of a page request (docs/architecture.md#listing-and-pagination). */
+/** The query string of a page request (docs/architecture/upstream.md#listing-and-pagination). */
 function pageSearch(page: { limit: number; cursor?: string }): URLSearchParams {
   const search = new URLSearchParams({ limit: String(page.limit) });
   if (page.cursor !== undefined) search.set("cursor", page.cursor);

@@ -3,7 +3,7 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
-// Tracing is never threaded by hand (docs/architecture.md#tracing): below the edge no module takes an
+// Tracing is never threaded by hand (docs/architecture/runner.md#tracing): below the edge no module takes an
 // optional span or trace, nor branches on one being there. An answer's trace is `UNTRACED_ANSWER`
 // when nothing records it, a poller's `pollTracer(NOOP_TRACING)`; the upstream client finds the span
 // its calls go under in the adapter's own context (`Tracing.parentSpan`).

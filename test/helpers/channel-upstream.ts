@@ -13,7 +13,7 @@ export interface ScriptedQuery {
 
 /**
  * An interface-conformant upstream whose queries the test moves by hand, and whose create answers
- * carry whatever realtime fields the test gives (docs/architecture.md#queries). Its list shows no
+ * carry whatever realtime fields the test gives (docs/architecture/upstream.md#queries). Its list shows no
  * partial output unless the test puts some there: the case the realtime channel exists for.
  */
 export class ChannelUpstream {

@@ -19,7 +19,7 @@ function withNullables(node: unknown): unknown {
   return nullable === true ? { anyOf: [converted, { type: "null" }] } : converted;
 }
 
-/** The interface's FileCitation (docs/architecture.md#the-chat-completion-resource), which chat messages may also carry. */
+/** The interface's FileCitation (docs/architecture/upstream.md#the-chat-completion-resource), which chat messages may also carry. */
 const INTERFACE_FILE_CITATION = {
   type: "object",
   required: ["file_citation"],

@@ -9,7 +9,7 @@ import { linkMarkers, type MarkerLinks, newMarkerLinks, shifted } from "./link-m
 /** Where steps go (docs/upstream-assumptions.md#steps). */
 export type StepsOutput = "reasoning" | "content" | "none";
 
-/** The annotation format of a chat answer (docs/architecture.md#citation-formats). */
+/** The annotation format of a chat answer (docs/architecture/dialects.md#citation-formats). */
 export type AnnotationFormat = "file_citation" | "url_citation" | "none";
 
 /** Opening of the reasoning block when steps go into the content. */
@@ -131,7 +131,7 @@ export function contentOf(choice: ChatChoice): string {
   return choice.prefix + choice.output + choice.footer;
 }
 
-/** The assistant message of a finished choice (docs/architecture.md#the-chat-completion-resource): its content, or the forced function's call. */
+/** The assistant message of a finished choice (docs/architecture/upstream.md#the-chat-completion-resource): its content, or the forced function's call. */
 export function messageOf(choice: ChatChoice, encoding: ChatEncoding): CompletionMessage {
   const message: CompletionMessage = {
     role: "assistant",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { citedSourceSchema } from "../../core/source-record.js";
 
-/** A `file_citation` annotation (docs/architecture.md#the-chat-completion-resource), spanning a citation marker in the content. */
+/** A `file_citation` annotation (docs/architecture/upstream.md#the-chat-completion-resource), spanning a citation marker in the content. */
 export const fileCitationSchema = z.object({
   type: z.literal("file_citation"),
   file_citation: z.object({ filename: z.string() }),
@@ -29,12 +29,12 @@ export const searchResultSchema = z.object({ title: z.string(), url: z.string(),
 /** One search result. */
 export type SearchResult = z.infer<typeof searchResultSchema>;
 
-/** A source the answer drew on (docs/architecture.md#the-chat-completion-resource); `cited` says whether a marker points at it. */
+/** A source the answer drew on (docs/architecture/upstream.md#the-chat-completion-resource); `cited` says whether a marker points at it. */
 export const completionSourceSchema = citedSourceSchema;
 /** One source of a completion message. */
 export type CompletionSource = z.infer<typeof completionSourceSchema>;
 
-/** Token usage (docs/architecture.md#the-chat-completion-resource), with OpenAI's reasoning-token detail. */
+/** Token usage (docs/architecture/upstream.md#the-chat-completion-resource), with OpenAI's reasoning-token detail. */
 export const usageSchema = z.object({
   prompt_tokens: z.int(),
   completion_tokens: z.int(),
@@ -56,7 +56,7 @@ export type ToolCall = z.infer<typeof toolCallSchema>;
 /** Why a choice ended: its text, or the forced function's call. */
 export const finishReasonSchema = z.enum(["stop", "tool_calls"]);
 
-/** The assistant message of a choice (docs/architecture.md#the-chat-completion-resource), OpenAI's fields plus the interface's. */
+/** The assistant message of a choice (docs/architecture/upstream.md#the-chat-completion-resource), OpenAI's fields plus the interface's. */
 export const completionMessageSchema = z.object({
   role: z.literal("assistant"),
   /** Null when the answer is a function call (`tool_calls`). */
@@ -70,7 +70,7 @@ export const completionMessageSchema = z.object({
 /** The assistant message of a choice. */
 export type CompletionMessage = z.infer<typeof completionMessageSchema>;
 
-/** A `chat.completion` (docs/architecture.md#the-chat-completion-resource). */
+/** A `chat.completion` (docs/architecture/upstream.md#the-chat-completion-resource). */
 export const chatCompletionSchema = z.object({
   id: z.string(),
   object: z.literal("chat.completion"),

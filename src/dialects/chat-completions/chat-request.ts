@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ID_MESSAGE, ID_PATTERN } from "../../core/ids.js";
 import { modelSchema } from "../../core/model.js";
 
-/** A chat message as the interface describes it (docs/architecture.md#the-chat-completion-resource): role plus string/parts/null content. */
+/** A chat message as the interface describes it (docs/architecture/upstream.md#the-chat-completion-resource): role plus string/parts/null content. */
 export const chatMessageSchema = z.looseObject({
   role: z.string(),
   content: z.union([z.string(), z.array(z.looseObject({})), z.null()]).optional(),
@@ -12,7 +12,7 @@ export const chatMessageSchema = z.looseObject({
 export type ChatMessage = z.infer<typeof chatMessageSchema>;
 
 /**
- * The request body of `POST /v1/chat/completions` (docs/architecture.md#the-chat-completion-resource). Additional
+ * The request body of `POST /v1/chat/completions` (docs/architecture/upstream.md#the-chat-completion-resource). Additional
  * properties are accepted, as the interface says, so clients may send temperature, tools, user…
  */
 export function chatCompletionRequestSchema(options: { maxChoices: number; maxMessages: number }) {

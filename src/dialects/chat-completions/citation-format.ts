@@ -10,7 +10,7 @@ import type { AnnotationFormat } from "./chat-choice.js";
 export const STRICT_CLIENTS: readonly { name: string; userAgent: RegExp }[] = [
   // The Vercel AI SDK: @ai-sdk/openai's chat model (2.x to 4.x) validates `annotations` as an array
   // of `url_citation` only, and fails the whole answer on anything else ("Invalid JSON response").
-  // Its requests have said, by version (docs/architecture.md#citation-formats): `ai/<version>` (the
+  // Its requests have said, by version (docs/architecture/dialects.md#citation-formats): `ai/<version>` (the
   // `ai` package, whose header replaces the provider's own token), `ai-sdk/provider-utils/<version>`
   // then `ai-sdk-provider-utils/<version>`, and, called without `ai`, `ai-sdk/openai/<version>`,
   // `ai-sdk-openai/<version>` or `ai-sdk/openai-compatible/<version>`. Any product token named
@@ -29,7 +29,7 @@ export interface CitationDefaults {
 }
 
 /**
- * The citation format of one chat request (docs/architecture.md#citation-formats): the
+ * The citation format of one chat request (docs/architecture/dialects.md#citation-formats): the
  * `X-Chat-Annotations` and `X-Citation-Style` headers win; then the deployment's `CHAT_ANNOTATIONS`,
  * except that a strict client gets `url_citation` where that is `file_citation`; else `url_citation`,
  * OpenAI's only chat annotation, which every client accepts (a client whose User-Agent is not known

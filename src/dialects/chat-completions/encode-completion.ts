@@ -32,7 +32,7 @@ export function chatSent(choices: readonly ChatChoice[], encoding: ChatEncoding)
   return choices.map((choice) => ({ content: contentOf(choice), reasoning: reasoningSent(choice, encoding) }));
 }
 
-/** Encodes a non-streamed answer as one `chat.completion` (docs/architecture.md#the-chat-completion-resource). */
+/** Encodes a non-streamed answer as one `chat.completion` (docs/architecture/upstream.md#the-chat-completion-resource). */
 export class ChatCompletionEncoder implements BodyEncoder<ChatCompletion> {
   private readonly choices: ChatChoice[];
 

@@ -10,7 +10,7 @@ export interface ExtractedPrompt {
 }
 
 /**
- * The last user message is the prompt (docs/architecture.md#the-chat-completion-resource). Array content contributes
+ * The last user message is the prompt (docs/architecture/upstream.md#the-chat-completion-resource). Array content contributes
  * its text parts in order, joined by a newline; image, audio and file parts are ignored and
  * never fetched. A request with no user message, or whose last one has no text, is a 422.
  */
@@ -51,7 +51,7 @@ export function messageText(message: ChatMessage): string {
     .join("\n");
 }
 
-/** The messages as conversations compare them: role and text (docs/architecture.md#conversations). */
+/** The messages as conversations compare them: role and text (docs/architecture/continuity.md#conversations). */
 export function plainMessages(messages: readonly ChatMessage[]): PlainMessage[] {
   return messages.map((message) => ({ role: message.role, text: messageText(message) }));
 }

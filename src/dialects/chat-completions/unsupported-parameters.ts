@@ -21,7 +21,7 @@ export function chatOfferedTools(body: Readonly<Record<string, unknown>>): { fun
 }
 
 /**
- * What a chat completion request asks that the workspace cannot do (docs/architecture.md#honest-capabilities;
+ * What a chat completion request asks that the workspace cannot do (docs/architecture/dialects.md#honest-capabilities;
  * docs/structured-answers.md): a `tool_choice` forcing anything but one function, a
  * legacy `function_call` naming a function. JSON formats and a single forced function are answered.
  */

@@ -58,7 +58,7 @@ export class AnswerToolEncoder {
 }
 
 /**
- * An answer tool's result, complete in both places clients read (docs/architecture.md#mcp-tools):
+ * An answer tool's result, complete in both places clients read (docs/architecture/mcp.md#mcp-tools):
  * `content` is one Markdown text (the answer, a `Sources:` list with links, the query id to
  * continue with), `structuredContent` the same as data. For a host that shows the answer card
  * (`cardWorkspace`: the workspace the ids name), each source also carries the id `fetch` takes;

@@ -5,7 +5,7 @@ import { fetchResult, toolError } from "./encode-tool-result.js";
 import { readSourceId } from "./source-ids.js";
 
 /**
- * MCP's `fetch` tool (docs/architecture.md#mcp-tools): what the adapter knows of a source `search`
+ * MCP's `fetch` tool (docs/architecture/mcp.md#mcp-tools): what the adapter knows of a source `search`
  * (or an answer shown in the answer card) returned, the whole document when it can read it (the
  * embedded workspace's), its cited passage otherwise. Asks the workspace nothing; a bad or foreign
  * id is a tool error that says what to do.

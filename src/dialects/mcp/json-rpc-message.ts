@@ -6,7 +6,7 @@ const requestIdSchema = z.union([z.string(), z.number()]);
 const metaSchema = z.record(z.string(), z.unknown());
 
 /**
- * The messages the MCP edge tells apart (docs/architecture.md#mcp-tools). Loose, as schemas of
+ * The messages the MCP edge tells apart (docs/architecture/mcp.md#mcp-tools). Loose, as schemas of
  * what comes from outside are here: only what the edge decides on is checked, every other key
  * kept, and anything unsure left to the SDK, which answers each malformed message with its error.
  */
@@ -65,7 +65,7 @@ export type JsonRpcMessage =
   | { kind: "other"; method: string | undefined; meta: Record<string, unknown> | undefined };
 
 /**
- * Reads one MCP POST body (docs/architecture.md#mcp-tools): the one reader behind the edge's
+ * Reads one MCP POST body (docs/architecture/mcp.md#mcp-tools): the one reader behind the edge's
  * decisions, so that none of them casts the body or reads it its own way.
  */
 export function readJsonRpc(body: unknown): JsonRpcMessage {

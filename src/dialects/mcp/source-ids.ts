@@ -19,7 +19,7 @@ const encodedSchema = z.tuple([
 ]);
 
 /**
- * The id of a `search` result (docs/architecture.md#mcp-tools): the source itself, encoded
+ * The id of a `search` result (docs/architecture/mcp.md#mcp-tools): the source itself, encoded
  * (base64url of a small JSON array), so `fetch` needs nothing stored and any replica answers it.
  * It holds only what the answer already showed the caller (workspace, file, title, page, snippet),
  * never a credential; `fetch` still asks for the caller's credential and workspace.

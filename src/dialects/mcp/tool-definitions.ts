@@ -45,7 +45,7 @@ export interface ToolContext {
 }
 
 /**
- * One tool (docs/architecture.md#mcp-tools): what `tools/list` says of it, the schemas of its
+ * One tool (docs/architecture/mcp.md#mcp-tools): what `tools/list` says of it, the schemas of its
  * arguments and result, and what it does with arguments its `input` schema parsed.
  */
 export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
@@ -89,7 +89,7 @@ function answerTool(mode: Mode, title: string, description: string, task = false
 }
 
 /**
- * The workspace's tools (docs/architecture.md#mcp-tools). Descriptions are written for the model
+ * The workspace's tools (docs/architecture/mcp.md#mcp-tools). Descriptions are written for the model
  * that picks a tool: what it is for, when to prefer it, what comes back.
  */
 export const TOOLS: readonly ToolDefinition[] = [

@@ -9,7 +9,7 @@ export interface ProgressParams {
 
 /**
  * The progress notifications of one tool call whose request carried a `progressToken`
- * (docs/architecture.md#mcp-tools): one when the workspace query started, one per workspace step
+ * (docs/architecture/mcp.md#mcp-tools): one when the workspace query started, one per workspace step
  * with the step's text as `message`, and a sign of life while nothing happens (so clients that
  * reset their timeout on progress keep waiting for a long `reason` or `build`). Pure: the runner
  * sends what it returns.

@@ -35,7 +35,7 @@ export const cardSourceSchema = toolSourceSchema.extend({
   id: z.string().describe("Pass it to `fetch` for the source's text (the same id `search` gives)"),
 });
 
-/** `structuredContent` of an answer tool (docs/architecture.md#mcp-tools): the same answer its `content` writes as Markdown. */
+/** `structuredContent` of an answer tool (docs/architecture/mcp.md#mcp-tools): the same answer its `content` writes as Markdown. */
 export const answerToolOutputSchema = z.object({
   answer: z.string().describe("The answer in Markdown, with its citation markers ([1], [handbook.pdf, p. 4], [^1])"),
   query_id: z.string().describe("The workspace query: pass it as `query_id` to ask a follow-up"),

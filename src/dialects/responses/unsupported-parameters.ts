@@ -23,7 +23,7 @@ export function responseOfferedTools(body: Readonly<Record<string, unknown>>): {
 }
 
 /**
- * What a Responses request asks that the workspace cannot do (docs/architecture.md#honest-capabilities;
+ * What a Responses request asks that the workspace cannot do (docs/architecture/dialects.md#honest-capabilities;
  * docs/structured-answers.md): a `tool_choice` forcing anything but one function.
  */
 export function unansweredResponseParameters(body: Readonly<Record<string, unknown>>): UnsupportedParameter[] {

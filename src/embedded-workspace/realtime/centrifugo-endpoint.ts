@@ -32,7 +32,7 @@ interface Peer {
 }
 
 /**
- * The embedded workspace's realtime endpoint (docs/architecture.md#the-embedded-workspace): a
+ * The embedded workspace's realtime endpoint (docs/architecture/upstream.md#the-embedded-workspace): a
  * Centrifugo client-protocol server (JSON over WebSocket, protocol v2) that the real `centrifuge`
  * client accepts. It checks connection and subscription tokens as Centrifugo does (close 3500 for
  * a bad connection token, error 103 for a bad subscription token), keeps each channel's recent

@@ -4,7 +4,7 @@ import type { QueryView, StoredQuery } from "../query-store.js";
 import { AnswerPublisher } from "./answer-publisher.js";
 import { CentrifugoEndpoint, REALTIME_PATH } from "./centrifugo-endpoint.js";
 
-/** The realtime fields of a query, as the interface names them (docs/architecture.md#queries). */
+/** The realtime fields of a query, as the interface names them (docs/architecture/upstream.md#queries). */
 export interface ChannelFields {
   channel: string;
   token: string;

@@ -1,5 +1,6 @@
 import { type ListedTool, TOOL_NAMES } from "../../dialects/mcp/tool-definitions.js";
-import { errorResponse, workspaceHeader } from "../openapi.js";
+import { headerParameters, responseHeaders } from "../headers.js";
+import { errorResponse } from "../openapi.js";
 
 // The OpenAPI operations of the answer routes, kept out of the routes so that each reads as what it does.
 
@@ -9,10 +10,8 @@ const bearer = [{ bearer: [] }];
 export const chatCompletionsOperation = {
   summary: "Answer from the workspace: one query per choice, JSON or a stream of chunks",
   security: bearer,
-  parameters: [
-    workspaceHeader,
-    { name: "X-Conversation-Id", in: "header", required: false, schema: { type: "string" }, description: "Continue this conversation's query" },
-  ],
+  // The headers of every answer operation come from the one list of the adapter's headers (http/headers.ts).
+  parameters: headerParameters("chat-completions"),
   requestBody: {
     required: true,
     content: { "application/json": { schema: { $ref: "#/components/schemas/ChatCompletionRequest" } } },
@@ -20,7 +19,7 @@ export const chatCompletionsOperation = {
   responses: {
     "200": {
       description: "A completion, or with `stream: true` server-sent events of chunks ending with `data: [DONE]`",
-      headers: { "Service-Query-Id": { description: "The upstream query id(s)", schema: { type: "string" } } },
+      headers: responseHeaders("chat-completions"),
       content: {
         "application/json": { schema: { $ref: "#/components/schemas/ChatCompletion" } },
         "text/event-stream": { schema: { $ref: "#/components/schemas/ChatCompletionChunk" } },
@@ -42,11 +41,12 @@ export const chatCompletionsOperation = {
 export const createResponseOperation = {
   summary: "Answer from the workspace as an OpenAI response: JSON, or a stream of named events",
   security: bearer,
-  parameters: [workspaceHeader],
+  parameters: headerParameters("responses"),
   requestBody: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/ResponseRequest" } } } },
   responses: {
     "200": {
       description: "A response, or with `stream: true` server-sent events from `response.created` to `response.completed`",
+      headers: responseHeaders("responses"),
       content: {
         "application/json": { schema: { $ref: "#/components/schemas/Response" } },
         "text/event-stream": { schema: { type: "object" } },
@@ -74,15 +74,12 @@ export function mcpOperation(pathWorkspace: boolean, tools: ListedTool[]) {
     summary,
     description: `Streamable HTTP (stateless; JSON-RPC 2.0 in, JSON or server-sent events out) for MCP protocol revisions 2025-06-18, 2025-11-25 and 2026-07-28. Tools: ${TOOL_NAMES.join(", ")} (listed with their schemas under \`x-mcp-tools\`). A failed query, a deadline or an upstream fault is a tool result with \`isError: true\`; an unknown tool, a malformed or oversized body are JSON-RPC errors.`,
     security: [{ bearer: [] }],
-    parameters: [
-      workspaceHeader,
-      ...parameters,
-      { name: "MCP-Protocol-Version", in: "header", required: false, schema: { type: "string" }, description: "The revision the client speaks (every request after `initialize`; every request in 2026-07-28)" },
-    ],
+    parameters: [...headerParameters("mcp"), ...parameters],
     requestBody: { required: true, content: { "application/json": { schema: { type: "object", description: "One JSON-RPC 2.0 message of the Model Context Protocol" } } } },
     responses: {
       "200": {
         description: "The JSON-RPC response, as JSON or (when progress is sent first) an SSE stream ending with it",
+        headers: responseHeaders("mcp"),
         content: { "application/json": { schema: { type: "object" } }, "text/event-stream": { schema: { type: "string" } } },
       },
       "202": { description: "A notification, accepted" },

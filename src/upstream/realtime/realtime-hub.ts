@@ -85,7 +85,7 @@ const TOKEN_REFUSED = new Set([1, 3500]);
 
 /**
  * Follows queries' realtime channels with the real `centrifuge` client over `ws`
- * (docs/architecture.md#the-realtime-channel): one connection per (`ws_url`, token), shared and
+ * (docs/architecture/upstream.md#the-realtime-channel): one connection per (`ws_url`, token), shared and
  * reference-counted by its subscriptions, disconnected as soon as the last one closes, so that no
  * socket or timer outlives its last request. Only hosts the policy allows are contacted. Every
  * fault ends in `failed` on the listeners and a polled answer; nothing here reaches a client.

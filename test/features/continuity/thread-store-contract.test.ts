@@ -3,7 +3,7 @@ import { RedisThreadStore } from "../../../src/continuity/threads/redis-thread-s
 import { MemoryThreadStore, type ThreadStore } from "../../../src/continuity/threads/thread-store.js";
 import { describeOnBothBackends, type StoreBackend } from "../../helpers/store-backends.js";
 
-// The thread memory's store (docs/architecture.md#conversations): one contract, kept by the
+// The thread memory's store (docs/architecture/continuity.md#conversations): one contract, kept by the
 // in-process store and by the one in Redis alike.
 
 function storeOn(backend: StoreBackend): ThreadStore {

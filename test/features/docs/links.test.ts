@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { describe, expect, it } from "vitest";
 import { projectRoot } from "../../../src/util/package-info.js";
 import { anchorsOf, linkProblems, slugOf } from "../../helpers/markdown-links.js";
@@ -9,7 +9,12 @@ import { anchorsOf, linkProblems, slugOf } from "../../helpers/markdown-links.js
 // every relative link between them must lead somewhere, and the README must stay short.
 
 const root = projectRoot();
-const pages = ["README.md", ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+// Every page of docs/, its topic folders (docs/architecture/) included.
+const docsPages = readdirSync(join(root, "docs"), { recursive: true, encoding: "utf8" })
+  .filter((name) => name.endsWith(".md"))
+  .map((name) => `docs/${name.split(sep).join("/")}`)
+  .sort();
+const pages = ["README.md", ...docsPages];
 
 describe("the links of README.md and docs/", () => {
   it("resolve: every relative link names a file of the repository, and every #anchor a heading of its page", () => {
@@ -69,8 +74,20 @@ describe("the README", () => {
     expect(readme).toMatch(/^# workspace-openai-adapter\n\n```sh\nnpm install && npm start {2,}#[^\n]*\nnpm test {2,}#[^\n]*\n```\n/);
   });
 
-  it("leads to every page of docs/", () => {
+  it("leads to every page of docs/ (a topic folder's pages through their entry page)", () => {
     const linked = new Set([...readme.matchAll(/\]\((docs\/[\w-]+\.md)\)/g)].map((match) => match[1]));
-    expect(pages.filter((page) => page.startsWith("docs/") && !linked.has(page))).toEqual([]);
+    expect(docsPages.filter((page) => /^docs\/[\w-]+\.md$/.test(page) && !linked.has(page))).toEqual([]);
+  });
+});
+
+describe("docs/architecture.md", () => {
+  const entry = readFileSync(join(root, "docs/architecture.md"), "utf8");
+
+  it("is an entry of at most 300 lines that leads to every topic page of docs/architecture/", () => {
+    expect(entry.split("\n").length).toBeLessThanOrEqual(300);
+    const topics = docsPages.filter((page) => page.startsWith("docs/architecture/"));
+    expect(topics.length).toBeGreaterThan(3);
+    const linked = new Set([...entry.matchAll(/\]\((architecture\/[\w-]+\.md)[#)]/g)].map((match) => `docs/${match[1]}`));
+    expect(topics.filter((page) => !linked.has(page))).toEqual([]);
   });
 });

@@ -131,7 +131,7 @@ describe("behind Portkey's open-source gateway", () => {
     for (const content of ["What is the travel policy?", "And for trains?"]) {
       turns.push((await bare.chat.completions.create({ model: "ask", messages: [{ role: "user", content }] }).withResponse()).response.headers.get("service-query-id"));
     }
-    expect(turns[1], "the conversation forks: update docs/governance.md#behind-portkey if this changed").not.toBe(turns[0]);
+    expect(turns[1], "the conversation forks: update docs/governance.md#portkey if this changed").not.toBe(turns[0]);
     const start = Math.floor(Date.now() / 1000) - 60;
     const page = await waitFor(async () => {
       const read = await readUsage(stack.url, ADMIN_KEY, `start_time=${start}&group_by=api_key_id,project_id`);
@@ -145,7 +145,7 @@ describe("behind Portkey's open-source gateway", () => {
       headers: { ...portkeyHeaders(stack.url, FORWARDED), authorization: `Bearer ${GATEWAY_KEY}`, "content-type": "application/json", "service-workspace": "acme" },
       body: JSON.stringify({ model: "ask", stream: true, messages: [{ role: "user", content: question }] }),
     });
-    expect(streamed.status, "streams go through now: update docs/governance.md#behind-portkey").toBe(500);
+    expect(streamed.status, "streams go through now: update docs/governance.md#portkey").toBe(500);
     expect(await streamed.json()).toEqual({ status: "failure", message: "Something went wrong" });
     const responsesStream = await fetch(`${portkey.url}/v1/responses`, {
       method: "POST",
@@ -165,7 +165,7 @@ describe("behind Portkey's open-source gateway", () => {
       },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "ask", arguments: { question } } }),
     });
-    expect(mcp.status, "MCP goes through now: update docs/governance.md#behind-portkey").toBe(500);
+    expect(mcp.status, "MCP goes through now: update docs/governance.md#portkey").toBe(500);
     expect(portkey.errors()).toMatch(/TypeError: immutable/);
   });
 });

@@ -2,7 +2,7 @@ import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_KEY, type RunningAdapter, type Stack, startAdapter, startStack } from "../../helpers/start-stack.js";
 
-// docs/architecture.md#mcp-tools: the MCP endpoint refuses browser origins it does not know (the
+// docs/architecture/mcp.md#mcp-tools: the MCP endpoint refuses browser origins it does not know (the
 // transport's guard against DNS rebinding) but accepts the adapter's own pages: an Origin that is the
 // adapter's own loopback scheme://host, or PUBLIC_URL's origin. With the embedded workspace, a foreign
 // Host is refused before (docs/operating.md#a-local-workspace-stays-local); in front of a real

@@ -8,7 +8,7 @@ import { chatBody, FIXTURE_DOCUMENTS, headers, type Stack, startAdapter, startSt
 // Every streamed dialect read as bytes off a real socket, on whichever Node runs the suite: the
 // chunked body is well-formed and ends with its terminator, the terminal frames are inside it,
 // and the next bytes on the kept-alive connection are the next response. On Node 22 and later a
-// stream ended while corked once wrote its last frames after the terminator (docs/architecture.md#node-versions);
+// stream ended while corked once wrote its last frames after the terminator (docs/architecture/edge.md#node-versions);
 // clients' own parsers stop at the terminator and only show a cut answer.
 
 let stack: Stack;

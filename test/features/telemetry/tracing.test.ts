@@ -157,7 +157,7 @@ describe("tracing over OTLP/HTTP protobuf (the default protocol)", () => {
 
   it("puts the trace and span ids on every log line written while serving a request", async () => {
     // A later turn of a conversation: the (failing) conversation store is read before the answer, and the
-    // request is refused (docs/architecture.md#redis-down-or-slow) with a warning written in the middle of it.
+    // request is refused (docs/architecture/redis.md#redis-down-or-slow) with a warning written in the middle of it.
     const messages = [
       { role: "user", content: "What is the travel policy?" },
       { role: "assistant", content: "Book through the portal." },

@@ -10,7 +10,7 @@ import { EARLY_COUNT_CHARS, O200kTokenCounter, type TokenCounter } from "../../.
 import type { QueryWatcher, WatchRequest } from "../../../src/upstream/query-watcher.js";
 import type { WorkspaceClient } from "../../../src/upstream/workspace-client.js";
 
-// The answer core (docs/architecture.md#the-answer-events): `start` creates a plan's queries and
+// The answer core (docs/architecture/runner.md#the-answer-events): `start` creates a plan's queries and
 // follows them; `follow` follows a query that exists (a background answer taken over) from where
 // another replica's answer stopped, creating nothing.
 

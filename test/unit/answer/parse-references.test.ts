@@ -1,6 +1,7 @@
 import { Worker } from "node:worker_threads";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { parseReferences, parseReferenceText } from "../../../src/answer/parse-references.js";
+import { BUILD_TIMEOUT_MS, compiled } from "../../helpers/compiled.js";
 
 describe("parseReferences", () => {
   it("finds a closing section under a Markdown heading with bullet entries", () => {
@@ -48,7 +49,7 @@ describe("parseReferenceText", () => {
 });
 
 /**
- * Runs parseReferences (the build in dist/, which the test setup makes) on a worker thread and
+ * Runs parseReferences (the build in dist/, made current by `compiled()`) on a worker thread and
  * fails if it has not returned `limitMs` after the module was loaded: a regular expression that
  * backtracks catastrophically blocks its thread, so the limit has to be kept from another one. The
  * limit guards against a hang (the backtracking took minutes), not a speed: it is generous, and
@@ -81,6 +82,7 @@ async function parseWithin(text: string, limitMs: number): Promise<unknown> {
 }
 
 describe("parseReferences on hostile text", () => {
+  beforeAll(compiled, BUILD_TIMEOUT_MS);
   // The first heading pattern backtracked catastrophically on the first two (minutes for 1,000 spaces).
   it.each([
     ["a heading word followed by spaces and more", `Intro.\nSources${" ".repeat(990)}x`],

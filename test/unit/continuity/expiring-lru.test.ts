@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ExpiringLru } from "../../../src/continuity/expiring-lru.js";
 
-// The one bounded, expiring map behind every continuity store in memory (docs/architecture.md#continuity).
+// The one bounded, expiring map behind every continuity store in memory (docs/architecture/continuity.md#the-stores).
 
 describe("ExpiringLru", () => {
   it("gives a value back until its time to live is over, and extends a live one without moving it", () => {

@@ -1,9 +1,10 @@
 import { Worker } from "node:worker_threads";
 import { format as validatorFormats } from "@cfworker/json-schema";
 import { RE2JS } from "re2js";
-import { describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { SchemaValidation } from "../../../src/structured/schema-validator.js";
+import { BUILD_TIMEOUT_MS, compiled } from "../../helpers/compiled.js";
 
 const limits = { maxBytes: 65_536, maxDepth: 24 };
 
@@ -150,6 +151,7 @@ describe("SchemaValidation through the validator's public API", () => {
 });
 
 describe("SchemaValidation of hostile schemas", () => {
+  beforeAll(compiled, BUILD_TIMEOUT_MS);
   const validation = new SchemaValidation(limits);
   let deep: Record<string, unknown> = { type: "string" };
   for (let level = 0; level < 20; level += 1) deep = { type: "object", properties: { a: deep } };
@@ -193,7 +195,7 @@ describe("SchemaValidation of hostile schemas", () => {
 });
 
 /**
- * Validates on a worker thread (the build in dist/, which the test setup makes) and fails if it has
+ * Validates on a worker thread (the build in dist/, made current by `compiled()`) and fails if it has
  * not returned `limitMs` after the module loaded: a pattern run by a backtracking engine would block
  * its thread for hours, so the limit is kept from another one. A hang guard, not a speed test.
  */

@@ -7,7 +7,7 @@ const request = (headers: Record<string, string>) => ({ headers }) as unknown as
 const format = (headers: Record<string, string>, annotations: AnnotationFormat = "url_citation") =>
   chatCitationFormat(request(headers), { annotations, style: "annotations" }).annotations;
 
-// Every User-Agent form the Vercel AI SDK has sent, as its packages build it (docs/architecture.md#citation-formats):
+// Every User-Agent form the Vercel AI SDK has sent, as its packages build it (docs/architecture/dialects.md#citation-formats):
 // through `ai` (generateText, streamText), `ai/<version>` replaces the provider's own token.
 const AI_SDK = [
   // ai 5.0.277 + @ai-sdk/openai 2.0.131 (provider-utils 3.0.9 to 5.0.50 said `ai-sdk/provider-utils/`, runtime `runtime/node.js/`).
