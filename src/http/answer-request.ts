@@ -159,7 +159,7 @@ export interface AnswerSteps<Body extends { model: string }, Read, Asked, Found>
 }
 
 /**
- * The one order of checks of the answer routes (docs/architecture.md#the-order-of-checks), for
+ * The one order of checks of the answer routes (docs/architecture/edge.md#the-order-of-checks), for
  * chat completions and the Responses API alike:
  *
  * 1. read: authenticate, then the body within the limits, the dialect's schema and the workspace

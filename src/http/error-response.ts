@@ -72,7 +72,7 @@ export interface FailureTarget {
 }
 
 /**
- * The one error path of every route (docs/architecture.md#the-route-table): whatever a handler
+ * The one error path of every route (docs/architecture/edge.md#the-route-table): whatever a handler
  * throws or rejects with becomes an `AdapterError` (`toAdapterError`), told to the answer's span,
  * and answered as HTTP while nothing was sent (`sendError`: status, headers, the error body).
  * After the headers, a stream ends with its dialect's error frames (an `error` event, then `[DONE]`

@@ -148,20 +148,15 @@ export class RequestContext {
 
   /**
    * Runs `hook` when the request ends (its response closes), told whether the response was written
-   * whole. Every part that cares (the lifecycle, the concurrency cap, the client-gone signal, the
-   * stream writer) shares the one 'close' listener `RequestContexts.open` adds, which keeps what an
-   * open stream holds small. On a request that has ended, `hook` runs at once.
+   * whole; at once on one that has ended. Every part that cares shares the one 'close' listener
+   * `RequestContexts.open` adds, which keeps what an open stream holds small.
    */
   whenClosed(hook: CloseHook): void {
     if (this.outcome !== undefined) hook(this.outcome);
     else (this.closeHooks ??= []).push(hook);
   }
 
-  /**
-   * Runs `hook` as the response's last bytes are written (`prefinish`), before its close: what must
-   * be free by the time a client that sends its next request at once gets there. Without an HTTP
-   * response the request's end is that moment (`whenClosed` runs it).
-   */
+  /** Runs `hook` as the response's last bytes are written (`prefinish`), before its close; without a response, nothing (its end is that moment). */
   whenFinishing(hook: () => void): void {
     this.finishing?.once("prefinish", hook);
   }
@@ -188,11 +183,7 @@ export class RequestContext {
     return answer;
   }
 
-  /**
-   * The answer the runner delivers, followed for the audit trail when answers are audited
-   * (docs/governance.md#the-audit-trail): the same events and usage, seen on the side. Unaudited,
-   * the answer itself: nothing is added to the serving loop.
-   */
+  /** The answer, followed on the side for the audit trail when answers are audited (docs/governance.md#the-audit-trail); else itself. */
   follow(answer: RunningAnswer, prompt: string): RunningAnswer {
     if (!this.observing.audited) return answer;
     const observed = observeAnswer(answer, prompt);

@@ -73,7 +73,6 @@ interface ToolExchange extends McpExchange, IdentifiedToolRequest {
   /** The edge it came through. */
   edge: McpEdge;
   response: ServerResponse;
-  /** The request's context (request-context.ts). */
   context: RequestContext;
   links: SourceLinker;
   /** The meter of a tool call that asks the workspace (docs/rate-limits.md). */
@@ -145,11 +144,7 @@ export function mcpHandler(options: McpRouteOptions): McpServing {
     },
   );
 
-  /**
-   * One request, in the answer routes' order where it applies (docs/architecture.md#the-order-of-checks):
-   * authenticate (and the workspace), read the body (its problems are JSON-RPC errors), admit; a tool
-   * call then runs through the runner. Housekeeping and refusals are the answer routes' only.
-   */
+  /** One request, in the answer routes' order of checks where it applies (docs/architecture/edge.md#the-order-of-checks). */
   async function handle(call: RouteCall, pathWorkspace: string | undefined, edge: McpEdge): Promise<void> {
     const { request, response, context } = call;
     const identified = identifyToolRequest(request, pathWorkspace, { ...edge, config });
@@ -162,9 +157,8 @@ export function mcpHandler(options: McpRouteOptions): McpServing {
     }
     context.inWorkspace(identified.workspace);
     const message = readJsonRpc(body);
-    // One admission: the caps for every request (over them a plain 429), and the key's rate limits
-    // for a call of a tool that asks the workspace, before the SDK sees it: over a limit a 429 (with
-    // retry-after) and a JSON-RPC error naming the call, and no upstream call.
+    // One admission: the caps for every request (a plain 429), and the key's rate limits for a call of a tool that
+    // asks the workspace, before the SDK sees it: over a limit a 429 and a JSON-RPC error naming the call.
     const mode = message.kind === "tool-call" ? (toolNamed(message.name)?.mode ?? null) : null;
     const asking = message.kind === "tool-call" && mode !== null ? message.id : undefined;
     const { identity, workspace } = identified;
@@ -294,10 +288,9 @@ export function mcpHandler(options: McpRouteOptions): McpServing {
 
 /** The question a tool call asks (an answer tool's `question`, `search`'s `query`), for the cost its admission reserves; "" when it sent none. */
 function questionOf(request: ToolCallRequest): string {
-  const args = request.params.arguments;
-  if (typeof args !== "object" || args === null) return "";
-  const { question, query } = args as Record<string, unknown>;
-  return typeof question === "string" ? question : typeof query === "string" ? query : "";
+  const args: unknown = request.params.arguments;
+  const fields = new Map<string, unknown>(typeof args === "object" && args !== null ? Object.entries(args) : []);
+  return [fields.get("question"), fields.get("query")].find((value): value is string => typeof value === "string") ?? "";
 }
 
 /** Whether a request reads resources: served whenever the card is on, whatever the host declared (it asks for the card itself). */

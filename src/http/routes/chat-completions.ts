@@ -43,7 +43,7 @@ export interface ChatRouteOptions extends AnswerRouteOptions {
 
 /**
  * `POST /v1/chat/completions` (docs/chat-completions.md): the chat request read in the answer
- * routes' one order of checks (`answerInOrder`, docs/architecture.md#the-order-of-checks); the
+ * routes' one order of checks (`answerInOrder`, docs/architecture/edge.md#the-order-of-checks); the
  * answer runner does the rest.
  */
 export function chatCompletionsRoute(options: ChatRouteOptions): Route {

@@ -58,7 +58,7 @@ export interface ResponsesRouteOptions extends AnswerRouteOptions {
 
 /**
  * The Responses API (docs/responses-api.md): `POST /v1/responses`, read in the answer routes' one
- * order of checks (`answerInOrder`, docs/architecture.md#the-order-of-checks), and the stored
+ * order of checks (`answerInOrder`, docs/architecture/edge.md#the-order-of-checks), and the stored
  * responses (`stored-responses.ts`). `previous_response_id` (or an `item_reference` to a stored
  * output item) continues the upstream query of that response's chain; the answer runner does the
  * rest — in the background too — and the turn and the response are stored before the last bytes.
