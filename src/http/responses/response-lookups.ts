@@ -19,26 +19,27 @@ export interface Looker {
  * A stored response this caller may see (continuity's `visible`); otherwise, or for an id that is no
  * response's, a 404 naming `param` (docs/responses-api.md): the one meaning of "not visible".
  */
-export async function visibleResponse(
-  stored: StoredResponses<StoredValue>,
-  id: string,
-  looker: Looker,
-  param: string,
+export function visibleResponse(
+  stored: StoredResponses<StoredValue>, id: string, looker: Looker, param: string,
 ): Promise<StoredResponse> {
-  const found = RESPONSE_ID.test(id) ? await stored.visible(id, looker.principal, looker.workspace) : null;
-  if (!found) throw new NotFoundError(`No response with id '${id}' was found`, { param, code: "response_not_found" });
-  return found;
+  return foundOr404(RESPONSE_ID.test(id) && stored.visible(id, looker.principal, looker.workspace), () => {
+    return new NotFoundError(`No response with id '${id}' was found`, { param, code: "response_not_found" });
+  });
 }
 
 /** A conversation this caller may see; otherwise, or for an id that is no conversation's, a 404 naming `param`. */
-export async function visibleConversation(
-  conversations: ConversationsApi,
-  id: string,
-  looker: Looker,
-  param: string,
+export function visibleConversation(
+  conversations: ConversationsApi, id: string, looker: Looker, param: string,
 ): Promise<ConversationRecord> {
-  const found = CONVERSATION_ID.test(id) ? await conversations.visible(id, looker.principal, looker.workspace) : null;
-  if (!found) throw new NotFoundError(`No conversation with id '${id}' was found`, { param, code: "conversation_not_found" });
+  return foundOr404(CONVERSATION_ID.test(id) && conversations.visible(id, looker.principal, looker.workspace), () => {
+    return new NotFoundError(`No conversation with id '${id}' was found`, { param, code: "conversation_not_found" });
+  });
+}
+
+/** What a lookup found, or its 404 (no lookup at all for an id of the wrong kind: `false`). */
+async function foundOr404<T>(lookup: Promise<T | null> | false, notFound: () => NotFoundError): Promise<T> {
+  const found = lookup === false ? null : await lookup;
+  if (found === null) throw notFound();
   return found;
 }
 
