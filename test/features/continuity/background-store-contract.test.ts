@@ -85,6 +85,23 @@ describeOnBothBackends("the background store", (backend, name) => {
     expect(await store.delete("resp_d")).toBe(false);
   });
 
+  if (name === "redis") {
+    it("in Redis, runs its scripts by their digest, and sends one again that Redis forgot (a restart, a failover)", async () => {
+      const { server } = redisOf(backend());
+      const store = storeOn(backend());
+      await store.create(record("resp_f"), 60);
+      expect(await store.lease("resp_f", "one", 1000)).toBe(true);
+      await server.client.script("FLUSH");
+      expect(await store.lease("resp_f", "one", 1000)).toBe(true);
+      expect(await store.append("resp_f", [frame(0)], 60, "one")).toBe(true);
+      expect(await store.append("resp_f", [frame(1)], 60, "two")).toBe(false);
+      expect(await store.end("resp_f", { status: "completed" }, [frame(UNNUMBERED, "response.completed")], 60)).toBe(true);
+      expect(numbers(await store.events("resp_f", -1))).toEqual([0, 1]);
+      const infos = (await server.client.info("commandstats")).split("\n");
+      expect(infos.some((line) => line.startsWith("cmdstat_evalsha:"))).toBe(true);
+    });
+  }
+
   if (name !== "redis") {
     it("in memory, bounds each principal: one principal's flood of background answers and tasks pushes out its own, never another's", async () => {
       const store = new MemoryBackgroundStore(4, backend().now);
