@@ -19,9 +19,9 @@ async function ask(stack: TracedProcess<SpanReceiver>, extra: Record<string, str
   return response;
 }
 
-/** Waits until the trace holds the adapter's server span and everything `ready` asks for. */
+/** Waits until the trace holds the adapter's server span and everything `ready` asks for (what it holds after 10 s otherwise). */
 async function traceOf(stack: TracedProcess<SpanReceiver>, traceId: string, ready: (spans: ReceivedSpan[]) => boolean = () => true): Promise<ReceivedSpan[]> {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 10_000;
   for (;;) {
     const spans = (await stack.flush()).filter((span) => span.traceId === traceId);
     if ((spans.some((span) => span.name === "POST /v1/chat/completions" && span.scope === "workspace-openai-adapter") && ready(spans)) || Date.now() > deadline) return spans;
