@@ -3,16 +3,19 @@ import {
   context,
   createContextKey,
   defaultTextMapSetter,
+  propagation,
   ROOT_CONTEXT,
   type Context,
   type Span,
   type TextMapPropagator,
   type Tracer,
+  type TracerProvider,
   trace,
 } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { CompositePropagator, parseTraceParent, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
-import { type DroppedSpans, KIND, logFieldsOf, type ServerSpan, type SpanStart, type Tracing } from "./tracing.js";
+import { SCOPE } from "./otlp-conventions.js";
+import { type DroppedSpans, KIND, logFieldsOf, type ServerSpan, type SpanStart, type Tracing, type TracingStart } from "./tracing.js";
 
 /** What the adapter's tracing runs on: a tracer of some provider, the propagators, and what the provider's owner offers. */
 export interface TracingParts {
@@ -38,6 +41,26 @@ const NOTHING_DROPPED: DroppedSpans = { queue_full: 0, export_failed: 0 };
 export function tracingOver(parts: TracingParts): Tracing {
   ensureContextManager();
   return new ApiTracing(parts);
+}
+
+/**
+ * Tracing on the tracer provider a platform registered for the process: its sampler, resource,
+ * propagators (the API's global ones) and export. The adapter adds no provider, exporter or
+ * context manager of its own, and counts no dropped spans (the platform's SDK does); it only
+ * flushes the provider before the process exits, when the provider can.
+ */
+export function platformTracing(provider: TracerProvider, serviceVersion: string, capturesContent: boolean): TracingStart {
+  const flushable = provider as TracerProvider & { forceFlush?: () => Promise<void> };
+  const flush = () => (typeof flushable.forceFlush === "function" ? flushable.forceFlush() : Promise.resolve());
+  const tracer = provider.getTracer(SCOPE, serviceVersion);
+  const tracing = tracingOver({ tracer, propagator: propagation, capturesContent, flush, shutdown: flush });
+  const summary = `tracing on: the process's OpenTelemetry SDK (its exporter, sampler and propagators)${contentNote(capturesContent)}`;
+  return { tracing, summary, warnings: [] };
+}
+
+/** What the start-up log line adds when prompts and answers go on spans. */
+export function contentNote(capturesContent: boolean): string {
+  return capturesContent ? ", message content captured" : "";
 }
 
 class ApiTracing implements Tracing {

@@ -1,28 +1,11 @@
-import { propagation, trace, type TracerProvider } from "@opentelemetry/api";
+import { propagation, trace } from "@opentelemetry/api";
 import { getStringFromEnv } from "@opentelemetry/core";
 import { NodeSDK } from "@opentelemetry/sdk-node";
 import { exportPipeline } from "./export-pipeline.js";
-import { tracingOver } from "./otel-tracing.js";
+import { contentNote, tracingOver } from "./otel-tracing.js";
 import { adapterResource, SCOPE } from "./otlp-conventions.js";
 import type { TracingOptions } from "./start-tracing.js";
 import type { TracingStart } from "./tracing.js";
-
-// The two ways tracing runs in a process (start-tracing.ts), loaded only when it is on.
-
-/**
- * Tracing on the tracer provider a platform registered for the process: its sampler, resource,
- * propagators (the API's global ones) and export. The adapter adds no provider, exporter or
- * context manager of its own, and counts no dropped spans (the platform's SDK does); it only
- * flushes the provider before the process exits, when the provider can.
- */
-export function platformTracing(provider: TracerProvider, serviceVersion: string, capturesContent: boolean): TracingStart {
-  const flushable = provider as TracerProvider & { forceFlush?: () => Promise<void> };
-  const flush = () => (typeof flushable.forceFlush === "function" ? flushable.forceFlush() : Promise.resolve());
-  const tracer = provider.getTracer(SCOPE, serviceVersion);
-  const tracing = tracingOver({ tracer, propagator: propagation, capturesContent, flush, shutdown: flush });
-  const summary = `tracing on: the process's OpenTelemetry SDK (its exporter, sampler and propagators)${contentNote(capturesContent)}`;
-  return { tracing, summary, warnings: [] };
-}
 
 /**
  * Tracing on a provider of the adapter's own, set up by the SDK's `NodeSDK` from the standard
@@ -65,6 +48,3 @@ export function ownTracing(options: TracingOptions, capturesContent: boolean): T
   };
 }
 
-function contentNote(capturesContent: boolean): string {
-  return capturesContent ? ", message content captured" : "";
-}

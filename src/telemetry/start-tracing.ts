@@ -18,7 +18,8 @@ export interface TracingOptions {
  * Starts tracing as the process's environment asks (docs/observability.md#tracing):
  * - the process already has OpenTelemetry (a platform's instrumentation registered a global tracer
  *   provider, e.g. `node --import @opentelemetry/auto-instrumentations-node/register`): the adapter
- *   traces on it, with its propagators and its export, and sets up nothing of its own;
+ *   traces on it, with its propagators and its export, and sets up nothing of its own
+ *   (otel-tracing.ts `platformTracing`);
  * - else, an OTLP endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT`): the adapter sets up the SDK
  *   (`sdk-tracing.ts`) and registers it for the process;
  * - else tracing is off, and nothing of OpenTelemetry's SDK is loaded (every part is loaded here, on demand).
@@ -29,7 +30,7 @@ export async function startTracing(options: TracingOptions): Promise<TracingStar
   const capturesContent = isTrue(env, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT");
   const platform = registeredProvider();
   if (platform) {
-    const { platformTracing } = await import("./sdk-tracing.js");
+    const { platformTracing } = await import("./otel-tracing.js");
     return platformTracing(platform, options.serviceVersion, capturesContent);
   }
   if (!tracingRequested(env)) return { tracing: undefined, summary: "tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)", warnings: [] };
