@@ -1,4 +1,4 @@
-import type { Attributes, Span } from "@opentelemetry/api";
+import type { AttributeValue, Span } from "@opentelemetry/api";
 
 /** A fact's value: what the adapter's typed spans record (a list of strings at most; no nested values). */
 export type FactValue = string | number | boolean | readonly string[];
@@ -19,24 +19,17 @@ export interface SpanFacts {
   write(out: FactWriter): void;
 }
 
-/** Facts collected into an attributes object, in their order. */
-class AttributesOut implements FactWriter {
-  readonly attributes: Attributes = {};
+/** Facts written onto a span, key by key (the SDK checks and copies each value). */
+class SpanOut implements FactWriter {
+  constructor(private readonly span: Span) {}
 
   fact(key: string, value: FactValue | undefined): void {
-    if (value !== undefined) this.attributes[key] = typeof value === "object" ? [...value] : value;
+    if (value !== undefined) this.span.setAttribute(key, value as AttributeValue);
   }
-}
-
-/** A span's facts as an attributes object. */
-export function factsAsAttributes(facts: SpanFacts): Attributes {
-  const out = new AttributesOut();
-  facts.write(out);
-  return out.attributes;
 }
 
 /** Ends `span` (at `endTime`, a `performance.now()` reading, or now) with its facts written onto it, when it has them. */
 export function endWithFacts(span: Span, facts: SpanFacts | undefined, endTime?: number): void {
-  if (facts) span.setAttributes(factsAsAttributes(facts));
+  if (facts) facts.write(new SpanOut(span));
   span.end(endTime);
 }
