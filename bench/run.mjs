@@ -452,45 +452,11 @@ ${realtimeSection(realtime, channels)}${tracingSection(results.tracing, readTrac
   than half of the chat route's throughput (an isolated test: 3.2k vs 7.5k requests/s), so
   \`POST /v1/chat/completions\` runs on plain \`node:http\`; Express serves the other routes.
 - Upstream calls use undici's low-level \`dispatch\` (about 25% cheaper per call than \`request()\`).
-- String methods were looked up the slow way everywhere in the adapter until 2026-11-27. ioredis declares
-  \`class VerbatimString extends String\` as it loads. That turns V8's \`String.prototype\` into a dictionary,
-  and V8 makes it fast again only at a store through an object that inherits from it, which ioredis makes only
-  for a RESP3 verbatim string. Optimized code then found \`charCodeAt\`, \`slice\`, \`indexOf\` and the rest
-  through a generic IC call:
-  - a \`charCodeAt\` loop over 36 characters ran 4.2× slower (599 against 141 ns);
-  - the span encoder, which copies short strings and hex ids a character at a time, took 17 µs for a chat
-    completion's three spans in the adapter process, against 6.6 µs in a bare microbenchmark of the same code
-    and spans.
-  \`createAdapter\` now makes the prototype fast again (\`src/util/fast-string-methods.ts\`), and the encoding in
-  the adapter process takes 8.2 µs. It was found by importing the adapter's modules one at a time in front of
-  that microbenchmark. \`test/unit/util/fast-string-methods.test.ts\` checks both the cause and the cure.
-- \`process.nextTick\` built its tick objects through V8's runtime in a process that had run for a while, until
-  2026-11-27. Node builds each tick object as an object literal with three computed symbol keys. For each such key
-  V8 records the map the object had when the key was defined, holds that map weakly, and optimized code defines
-  the key inline only while the record stands. A few full collections that run while no tick object is alive (an
-  idle moment, or under load a moment between ticks) collect those maps; the next tick object gets new ones, and
-  the record turns megamorphic for good:
-  - four of the five keys then go through \`Runtime_DefineKeyedOwnPropertyInLiteral\` on every \`nextTick\`;
-  - a traced adapter cost 1.10× as much CPU a request (353 against 322 µs, 8 paired rounds of 4 s, the
-    collections forced at start-up); an untraced one, nothing measurable (1.00×).
-  \`createAdapter\` now holds one tick object for the adapter's life (\`src/util/tick-object-shape.ts\`, taken as the
-  resource of the next tick, without an async hook), so its maps, and the record, stay.
-  \`test/unit/util/tick-object-shape.test.ts\` checks both the cause and the cure.
-- A traced request's spans kept their attributes in objects until 2026-11-27 15:30. The server span, the answer's span
-  and each upstream call's span built an attributes object (computed keys) and grew it as the request went
-  (\`setAttribute\`, and \`setAttributes\` with a new object each time), and the encoder listed it and looked each key up
-  in the attribute cache. Those objects lived as long as the request, so a traced request promoted about 800 bytes
-  to the old generation against 415 untraced; the old generation filled faster, and after each full collection
-  TurboFan compiled the closures made per request to build them again (\`--trace-opt --trace-gc\`: after each of 6 full
-  collections in 12 s, two to four \`attributes\` closures and a few more; that a closure made per request keeps its
-  optimized code only while one is alive is a likely reading, not shown).
-  These three spans now keep their attributes as *facts* (\`src/telemetry/span-facts.ts\`): typed fields of one
-  object made once the sampler records the span, set as the request goes, and written key by known key when it ends,
-  each key's bytes encoded when its module loads; no closure is made for them per request. A traced request then
-  promoted 423–470 bytes (three runs), the same 12 s held no full collection, perf put the event loop at 307.7 against 317.3 µs a
-  request, and 10 paired rounds of 4 s read 333 against 352 µs a request traced (283 untraced). The spans a
-  collector receives carry the same attributes; \`test/unit/telemetry/otlp-encoding.test.ts\` compares facts with the
-  SDK's serializers too.
+- Tracing is OpenTelemetry's SDK since 2026-11-28 (issue 58): the adapter's own span, protobuf encoder,
+  shared-memory ring and export worker went, and with them two V8 workarounds, \`String.prototype\` made fast
+  again after ioredis subclassed \`String\`, and one \`process.nextTick\` tick object held for the adapter's life
+  (their measurements are in git history). What the first one bought is measured again in [Tracing](#tracing):
+  with ioredis loaded, the SDK's serializer costs about three times what it costs with the prototype fast.
 - Token counting has its own o200k counter (\`src/tokens\`): the 200,000 ranks live in one
   hash table of typed arrays (about 11 MB outside the JavaScript heap, where gpt-tokenizer's Map of
   strings took about 55 MB of RSS and slowed every full GC), and an ASCII-first pre-tokenizer
@@ -561,62 +527,28 @@ function readTracingRun() {
  * request's tracing calls (written by hand: these are experiments, not parts of the run).
  */
 const TRACING_NOTES = [
-  "Where tracing's cost goes (measured on 2026-11-27, plain answers, 3 spans a request): side by side (10 rounds of",
-  "3 s, load average about 3 on 2 cores), tracing on with every span dropped by the sampler",
-  "(`OTEL_TRACES_SAMPLER=always_off`) cost 1.09× tracing off (about 33 µs more a request), at full sampling 1.25×",
-  "(about 90 µs). Profiles of `TRACED=1 npm run bench:profile` (a sample every 250 µs, load average about 5, the",
-  "event loop about 580 µs a request, so about 1.4× a quiet machine's figures) place, a request, on the event loop:",
-  "ending the three spans about 37 µs, most of it their OTLP protobuf encoding (the attribute loop alone about",
-  "7 µs: some 30 attributes, each a look-up in the attribute cache and a copy; ids, times, events, the span's own",
-  "fields the rest; the copy into the ring and the worker's wake-up about 2 µs); starting them about 14 µs (their",
-  "ids about 3 µs, their attribute objects about 6 µs); the answer's reports (an event per snapshot step, the plan,",
-  "the query, the usage) about 10 µs. The two AsyncLocalStorage runs that carry the request's span to its upstream",
-  "calls and log lines cost under 1 µs themselves (Node 24's async context frames), and so do the log lines' ids",
-  "and the `traceparent`: what that context enabled and cost was the upstream call's span, which parsed its URL on",
-  "every attempt, dropped or sampled (7–8 µs; now resolved from the base URL parsed once, `call-target.ts`), and",
-  "attributes built for spans the sampler then dropped (now built only for recorded spans). The export worker",
-  "takes about 5 µs a request of its own thread. With spans dropped, the tracing functions take about 13 µs a",
-  "request at the profile's load, a third of what tracing then adds; the rest is on no tracing function: garbage",
-  "collection (the event loop's own grew about 5 µs a request in that profile; the GC threads' is not in it) and",
-  "costs spread thinly over the request, not yet told apart. A loop of one request's tracing calls alone costs",
-  "about 5 µs of CPU with the spans dropped and 20 µs sampled; in situ the same calls cost about twice that, which",
-  "the profiles do not explain. Profiles of the traced adapter also show `process.nextTick` at about 10 µs a",
-  "request against about 2 untraced, and an earlier version of this page said that the async context frames Node 24",
-  "turns on with the first AsyncLocalStorage were why. Measured directly afterwards, they are not: a loop of",
-  "`nextTick`s costs about 140 ns each with and without an AsyncLocalStorage (created, run for each chain, or",
-  "entered), and an untraced adapter with an AsyncLocalStorage created at start-up cost 0.95× (6 paired rounds,",
-  "0.89–1.07) one without. What grows `nextTick` was found later that day with perf (its event loop, traced against",
-  "untraced): V8 builds `nextTick`'s tick object, a literal with three computed symbol keys, through its runtime",
-  "(`Runtime_DefineKeyedOwnPropertyInLiteral`) for four of its five keys, 2.0–2.6% of the event loop's samples. Why",
-  "was found the next day. For each computed key of a literal, V8 records the map the object had when the key was",
-  "defined, holds that map weakly, and optimized code defines the key inline only while the record stands. Once a few",
-  "full collections run while no tick object is alive (an idle moment, or under load a moment between ticks), the",
-  "maps are collected, the next tick object gets new ones, and the record turns megamorphic for good. Traced",
-  "processes run more full collections, and perf's own writing of code maps made it likelier still, which is why it",
-  "showed in traced profiles and hardly ever untraced (1 of 6 traced runs without perf had it compiled in, 2 of 3",
-  "with perf). Forced with six full collections at start-up, it cost a traced adapter 1.10× (8 paired rounds of 4 s:",
-  "353 against 322 µs a request) and an untraced one nothing measurable (1.00×). Since 2026-11-27 13:00 the adapter",
-  "holds one tick object for its life (`src/util/tick-object-shape.ts`; [What shaped these",
-  "numbers](#what-shaped-these-numbers)), and the record stays monomorphic. The span encoding was",
-  "measured alone then too: the three spans of a chat completion, encoded in a loop, took 9.9 µs, and 6.6 µs once",
-  "short ASCII strings and ids were written by the writer itself rather than by Buffer's encoders in C++ and events'",
-  "attributes went through the cache. Side by side before that change (10 rounds of 3 s), tracing on with each span's",
-  "encoding and export skipped cost about 16 µs a request less than tracing on (326 against 341 µs; tracing off 279),",
-  "and with only the ring and the export worker skipped, no less: recording the spans (objects, attributes, events,",
-  "ids, context) and the garbage it makes is the larger part, about 47 µs at that load. Part of the gap between the",
-  "loops and the adapter was then found: in the adapter process the same three spans took 14–17 µs to encode, against",
-  "6.6 µs in the loop. ioredis had left `String.prototype` slow to look methods up on, and the encoder copies strings",
-  "a `charCodeAt` at a time ([What shaped these numbers](#what-shaped-these-numbers)). With that mended, the adapter",
-  "process encodes them in 8.2 µs, and every string method call elsewhere in the adapter is cheaper too. That",
-  "afternoon the recording itself was made lighter: the three spans keep their attributes as facts, typed fields",
-  "written key by known key, rather than objects grown as the request goes and encoded through the attribute cache",
-  "([What shaped these numbers](#what-shaped-these-numbers)). A traced request then promoted 423–470 bytes (three runs) to the old",
-  "generation against about 800, ran no full collection in 12 s against 6, and cost 333 against 352 µs in 10 paired",
-  "rounds of 4 s (283 untraced); a loop of one request's tracing calls (its three spans started, reported on, ended,",
-  "encoded and handed over) took 11.2–11.3 µs against 11.3–11.8, so the gain is in the garbage and in what the full",
-  "collections cost, not in the calls. A streamed answer whose client did not ask",
-  "for usage is counted for its span after the last frame, in the token worker, only for sampled requests. The usual",
-  "answer is seconds long, so this is CPU, not latency; at high request rates, sample",
+  "Where tracing's cost goes (measured on 2026-11-28 with `TRACED=1 npm run bench:profile` and a loop of one",
+  "request's tracing calls on the SDK, `process.cpuUsage()`): recording a request's three spans (the SDK's spans,",
+  "their facts written as they end, the context that makes each active while its work runs) takes about 16 µs;",
+  "the SDK's OTLP protobuf serializer about 4 µs a span; its batch processor and the export's HTTP under 2 µs a",
+  "request. In a process that has loaded ioredis the serializer takes 13 µs a span: ioredis declares",
+  "`class VerbatimString extends String` as it loads, which leaves V8's `String.prototype` a dictionary, and the",
+  "serializer copies strings a `charCodeAt` at a time, each call then a generic look-up (the loop: 70 µs a request",
+  "against 41 µs with the prototype fast again). The adapter loads ioredis whatever its backend, so the table",
+  "above measures that. Side by side on a quiet machine (2026-11-28, 5 rounds of 4 s, `process.cpuUsage()` and",
+  "/proc per thread), a traced adapter whose prototype was made fast again by hand cost 1.42× an untraced one",
+  "(126 against 90 µs a request), and 1.12× with every span dropped by the sampler (`always_off`: the context,",
+  "the propagation headers, the spans that record nothing); the untraced adapter cost the same either way",
+  "(0.97×). With `OTEL_EXPORTER_OTLP_PROTOCOL=http/json` the SDK's JSON serializer, which leaves the strings",
+  "to `JSON.stringify`, takes 4.6 µs a span with ioredis loaded (3.7 µs without). Until 2026-11-28 the adapter made the prototype fast again at start-up and traced with a",
+  "span, encoders and export worker of its own (11 µs a request in the same loop); issue 58 put tracing back on",
+  "the SDK, which a platform's instrumentation can join, and removed the code that leaned on V8's internals",
+  "(the history of those measurements is in git). Handing spans to another thread instead of serializing them",
+  "would cost about the same on the event loop (4 µs a span to copy one) and more in all. At sampling 0.1, an",
+  "unsampled request's tracing costs about 6 µs (its context, the propagation headers). A streamed answer whose",
+  "client did not ask for usage is counted for its span after the last frame, in the token worker, only for",
+  "sampled requests. The usual answer is seconds long, so this is CPU, not latency: at 50 answers a second a",
+  "replica spends under 0.5% of a core on tracing at full sampling; at high request rates, sample",
   "(`OTEL_TRACES_SAMPLER=parentbased_traceidratio`, `OTEL_TRACES_SAMPLER_ARG=0.1`).",
 ].join("\n");
 
@@ -628,17 +560,24 @@ const TRACING_NOTES = [
 function tracingSection(tracing, alone) {
   if (!tracing && !alone) return "";
   const row = (name, figures) => [name, `${figures.rps}/s`, `${figures.cpuUsPerRequest} µs`, `${figures.loopUsPerRequest} µs`];
-  const rows = (measured, base) => [
-    ...(measured.targets.before ? [row(`${base}: tracing off`, measured.targets.before)] : []),
-    ...(measured.targets.beforeOn ? [row(`${base}: tracing on, sampling 1.0`, measured.targets.beforeOn)] : []),
-    row(measured.targets.before ? "this code: tracing off" : "tracing off", measured.targets.off),
-    row(measured.targets.before ? "this code: tracing on, sampling 1.0" : "tracing on, sampling 1.0", measured.targets.on),
-  ];
+  const rows = (measured, base) => {
+    const here = (label) => (measured.targets.before ? `this code: ${label}` : label);
+    return [
+      ...(measured.targets.before ? [row(`${base}: tracing off`, measured.targets.before)] : []),
+      ...(measured.targets.beforeOn ? [row(`${base}: tracing on, sampling 1.0`, measured.targets.beforeOn)] : []),
+      ...(measured.targets.beforeOn10 ? [row(`${base}: tracing on, sampling 0.1`, measured.targets.beforeOn10)] : []),
+      row(here("tracing off"), measured.targets.off),
+      row(here("tracing on, sampling 1.0"), measured.targets.on),
+      ...(measured.targets.on10 ? [row(here("tracing on, sampling 0.1"), measured.targets.on10)] : []),
+    ];
+  };
   const range = (ratio) => `${ratio.median}× (from ${ratio.min} to ${ratio.max})`;
   const ratios = (measured, base) =>
     [
       `tracing on used ${range(measured.onOverOff)} the CPU per request of tracing off (median of the ${measured.rounds} rounds' ratios): ${measured.addedCpuUsPerRequest} µs more per request`,
+      ...(measured.on10OverOff ? [`sampling 0.1, ${range(measured.on10OverOff)}`] : []),
       ...(measured.beforeOnOverBefore ? [`${base} traced used ${range(measured.beforeOnOverBefore)} its untraced CPU per request`] : []),
+      ...(measured.beforeOn10OverBefore ? [`${base} sampling 0.1, ${range(measured.beforeOn10OverBefore)}`] : []),
       ...(measured.offOverBefore ? [`tracing off here used ${range(measured.offOverBefore)} the CPU per request of ${base} untraced`] : []),
       ...(measured.onOverBeforeOn ? [`tracing on here used ${range(measured.onOverBeforeOn)} the CPU per request of ${base} traced`] : []),
     ].join("; ");
@@ -653,13 +592,13 @@ ${ratios(measured, base)}.
   const intro = [
     "## Tracing",
     "",
-    "`bench/tracing.mjs`: the chat route against the instant upstream at 50 connections, with tracing off and with",
-    "tracing on at sampling 1.0 (every request traced: server, answer and create spans, exported as OTLP/HTTP",
-    "protobuf to a sink in another process), taking turns in alternating order round after round; what is",
-    "compared is each round's pair, process CPU time per request (all threads: the export worker's too;",
-    "steadier than requests/s on a shared machine), counted within a window of steady load (since 2026-11-27,",
-    "as [CPU per request](#cpu-per-request-side-by-side) measures). Tracing off loads nothing of OpenTelemetry",
-    "and costs a check per traced point.",
+    "`bench/tracing.mjs`: the chat route against the instant upstream at 50 connections, with tracing off, with",
+    "tracing on at sampling 1.0 (every request traced: server, answer and create spans, exported by the SDK's",
+    "batch processor as OTLP/HTTP protobuf to a sink in another process) and at sampling 0.1",
+    "(`parentbased_traceidratio`), taking turns in alternating order round after round; what is compared is each",
+    "round's pair, process CPU time per request (all threads; steadier than requests/s on a shared machine),",
+    "counted within a window of steady load (as [CPU per request](#cpu-per-request-side-by-side) measures).",
+    "Tracing off loads nothing of OpenTelemetry's SDK and costs a check per traced point.",
     "",
   ];
   const sections = [...intro];
@@ -670,7 +609,7 @@ ${ratios(measured, base)}.
     const load = alone.machine.loadAverage.join(" → ");
     sections.push(`${against} alone on ${alone.date.slice(0, 10)} (commit ${alone.commit}, load average ${load} on ${alone.machine.cpus} cores):`, "");
     sections.push(part(`Plain answers (${alone.plain.rounds} rounds of ${alone.plain.seconds} s):`, alone.plain, base));
-    sections.push(part(`Streamed answers (${alone.streamed.rounds} rounds of ${alone.streamed.seconds} s):`, alone.streamed, base));
+    if (alone.streamed) sections.push(part(`Streamed answers (${alone.streamed.rounds} rounds of ${alone.streamed.seconds} s):`, alone.streamed, base));
   }
   sections.push(TRACING_NOTES, "");
   return `${sections.join("\n")}\n`;
