@@ -1,11 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Span } from "@opentelemetry/api";
 import type { RunningAnswer } from "../answer/running-answer.js";
 import { type AnswerSeen, observeAnswer } from "../audit/observed-answer.js";
 import type { AnswerStart } from "../telemetry/answer-facts.js";
 import { type AnswerTrace, SpanAnswerTrace, UNTRACED_ANSWER } from "../telemetry/answer-trace.js";
-import { startRequestSpan } from "../telemetry/http-spans.js";
+import { RequestSpan } from "../telemetry/http-spans.js";
 import type { Tracing } from "../telemetry/tracing.js";
 
 /** What a request's handling learnt that its log line and metrics report (docs/observability.md). */
@@ -50,7 +49,7 @@ export class RequestContext {
     /** The request id: the client's `X-Request-Id` when it is safe, else a new one. */
     readonly id: string,
     /** The request's server span, when tracing is on (docs/observability.md). */
-    readonly span: Span | undefined,
+    readonly span: RequestSpan | undefined,
   ) {}
 
   /** What the handling learnt so far. */
@@ -175,7 +174,7 @@ export class RequestContexts {
     const started = performance.now();
     const incoming = request.headers["x-request-id"];
     const id = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    const span = this.tracing ? startRequestSpan(this.tracing, request, pathOf(request.url), id) : undefined;
+    const span = this.tracing ? RequestSpan.start(this.tracing, request, pathOf(request.url), id) : undefined;
     const context = new RequestContext(id, span);
     (response as WithContext)[CONTEXT] = context;
     response.setHeader("x-request-id", id);
@@ -230,7 +229,7 @@ export class RequestContexts {
   traceAnswer(response: ServerResponse, start: AnswerStart): AnswerTrace {
     const context = contextOf(response);
     if (!this.tracing || !context?.span) return UNTRACED_ANSWER;
-    const answer = new SpanAnswerTrace(this.tracing, context.span, start);
+    const answer = new SpanAnswerTrace(this.tracing, context.span.span, start);
     context.traced(answer);
     return answer;
   }
@@ -248,12 +247,12 @@ export class RequestContexts {
   }
 
   /**
-   * Handles a request, with its server span as the span of its log lines when traced (the
-   * request and response go as arguments: an untraced request costs no closure).
+   * Handles a request, in its server span's context when traced: the span of its log lines and the
+   * parent of what it calls (the request and response go as arguments: an untraced request costs no closure).
    */
   handle(context: RequestContext, request: IncomingMessage, response: ServerResponse, handler: RequestHandler): void {
     const { span } = context;
-    if (this.tracing && span) this.tracing.withLogSpan(span, () => handler(request, response, context));
+    if (this.tracing && span) this.tracing.within(span.context, () => handler(request, response, context));
     else handler(request, response, context);
   }
 }
