@@ -8,7 +8,7 @@ import { startTracing } from "../dist/src/telemetry/start-tracing.js";
 
 const config = loadConfig({ ...process.env, PORT: "0", HOST: "127.0.0.1" });
 // Tracing as main.ts starts it: on when the environment sets OTEL_EXPORTER_OTLP_ENDPOINT.
-const { tracing } = await startTracing(process.env, { serviceVersion: "bench" });
+const { tracing } = await startTracing({ serviceVersion: "bench" });
 const adapter = createAdapter(config, process.env.UPSTREAM_URL, { tracing });
 const running = await startServer(adapter, config);
 const delay = monitorEventLoopDelay({ resolution: 5 });

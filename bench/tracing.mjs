@@ -1,14 +1,14 @@
 // What tracing costs on the chat path (`node bench/tracing.mjs`, also part of `npm run bench`):
 // the adapter with tracing off, with tracing on at sampling 1.0 (parent-based always-on, the
-// default) and at 0.1, exporting OTLP/HTTP protobuf to a sink in another process, side by side against the
-// instant upstream at 50 connections. The machine is shared and noisy, so the targets take turns
+// default) and at sampling 0.1 (parent-based trace-id ratio), exporting OTLP/HTTP protobuf to a
+// sink in another process, side by side against the instant upstream at 50 connections. The machine is shared and noisy, so the targets take turns
 // in alternating order round after round (off, on, then on, off, …), and what is compared is each
 // round's pair: process CPU time per request (steadier than requests/s) and requests/s.
-// BENCH_BASE=/path/to/an/older/checkout (built) adds that checkout's adapter, untraced as `before`
-// and traced as `beforeOn`, taking turns with the others, for the comparison of this code against
-// it (BENCH_BASE_LABEL names it, e.g. its commit). Run alone, it prints its figures for comparing
-// builds; docs/benchmarks.md shows the part as `npm run bench` runs it (`BENCH_ONLY=tracing BENCH_MERGE=1`
-// measures it again). Knobs: BENCH_SECONDS (per run, default 4), BENCH_ROUNDS (default 6).
+// BENCH_BASE=/path/to/an/older/checkout (built) adds that checkout's adapter, untraced as `before`,
+// traced as `beforeOn` and sampled at 0.1 as `beforeOn10`, taking turns with the others, for the comparison of this code against
+// it (BENCH_BASE_LABEL names it, e.g. its commit). Run alone, it prints its figures for comparing builds;
+// docs/benchmarks.md shows the part as `npm run bench` runs it (`BENCH_ONLY=tracing BENCH_MERGE=1` measures it again). Knobs: BENCH_SECONDS (per run,
+// default 4), BENCH_ROUNDS (default 6), BENCH_STREAMED=0 (plain answers only).
 import { execFileSync } from "node:child_process";
 import { cpus, loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
@@ -34,21 +34,18 @@ export async function tracingCost({ seconds = 4, rounds = 6, stream = false, bas
       OTEL_EXPORTER_OTLP_ENDPOINT: "",
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "",
     };
+    const traced = { ...common, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url };
+    const tenth = { ...traced, OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.1" };
     const targets = {};
     if (base) {
       const baseAdapter = pathToFileURL(`${base}/bench/adapter-process.mjs`).href;
       targets.before = await start(baseAdapter, common);
-      targets.beforeOn = await start(baseAdapter, { ...common, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
+      targets.beforeOn = await start(baseAdapter, traced);
+      targets.beforeOn10 = await start(baseAdapter, tenth);
     }
     targets.off = await start("adapter-process.mjs", common);
-    targets.on = await start("adapter-process.mjs", { ...common, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
-    // One request in ten traced, as a busy deployment samples (docs/observability.md).
-    targets.sampled = await start("adapter-process.mjs", {
-      ...common,
-      OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
-      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
-      OTEL_TRACES_SAMPLER_ARG: "0.1",
-    });
+    targets.on = await start("adapter-process.mjs", traced);
+    targets.on10 = await start("adapter-process.mjs", tenth);
     const names = Object.keys(targets);
     for (const name of names) await loadAdapter(targets[name].url, { seconds: 2, stream }); // warm-up, discarded
     const figures = Object.fromEntries(names.map((name) => [name, []]));
@@ -88,9 +85,16 @@ export async function tracingCost({ seconds = 4, rounds = 6, stream = false, bas
       stream,
       targets: Object.fromEntries(names.map((name) => [name, summary(name)])),
       onOverOff: ratio("on", "off"),
-      sampledOverOff: ratio("sampled", "off"),
+      sampledOverOff: ratio("on10", "off"),
       addedCpuUsPerRequest: round(median(figures.on.map((figure, index) => figure.cpuUs - figures.off[index].cpuUs)), 1),
-      ...(base ? { offOverBefore: ratio("off", "before"), beforeOnOverBefore: ratio("beforeOn", "before"), onOverBeforeOn: ratio("on", "beforeOn") } : {}),
+      ...(base
+        ? {
+          offOverBefore: ratio("off", "before"),
+          beforeOnOverBefore: ratio("beforeOn", "before"),
+          beforeOn10OverBefore: ratio("beforeOn10", "before"),
+          onOverBeforeOn: ratio("on", "beforeOn"),
+        }
+        : {}),
       exported: sinkStats,
     };
   } finally {
@@ -102,7 +106,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const loadBefore = loadavg()[0];
   const options = { seconds: Number(process.env.BENCH_SECONDS ?? 4), rounds: Number(process.env.BENCH_ROUNDS ?? 6), base: process.env.BENCH_BASE };
   const plain = await tracingCost(options);
-  const streamed = await tracingCost({ ...options, stream: true });
+  const streamed = process.env.BENCH_STREAMED === "0" ? null : await tracingCost({ ...options, stream: true });
   const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
   const result = {
     date: new Date().toISOString(),

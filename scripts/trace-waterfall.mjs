@@ -32,10 +32,10 @@ const receiver = createServer((request, response) => {
 await new Promise((resolve) => receiver.listen(0, "127.0.0.1", resolve));
 
 const workspace = await startEmbeddedWorkspace({ workspaces: ["demo"], stepDelayMs: 120 });
-const { tracing } = await startTracing(
-  { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.address().port}`, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
-  { serviceVersion: packageVersion() },
-);
+// Tracing reads the standard variables from the process's environment, as main.ts starts it.
+process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${receiver.address().port}`;
+process.env.OTEL_EXPORTER_OTLP_PROTOCOL = "http/json";
+const { tracing } = await startTracing({ serviceVersion: packageVersion() });
 const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", DEFAULT_WORKSPACE: "demo" });
 const adapter = createAdapter(config, workspace.url, { tracing, logger: pino({ level: "silent" }) });
 const running = await startServer(adapter, config);

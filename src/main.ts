@@ -47,7 +47,7 @@ try {
 // Tracing first (docs/observability.md): the logger's lines carry the trace ids when it is on.
 let traced: TracingStart;
 try {
-  traced = await startTracing(process.env, {
+  traced = await startTracing({
     serviceVersion: packageVersion(),
     onExportError: (message) => logger.warn({ endpoint: "otlp" }, message),
   });

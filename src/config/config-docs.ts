@@ -11,10 +11,13 @@ export function configurationTable(): string {
     .join("\n\n");
 }
 
-/** The table, in docs/observability.md, of the standard OpenTelemetry variables tracing reads (`npm run docs` writes it too). */
+/** Who reads a tracing variable, as the table says it. */
+const READ_BY = { sdk: "the SDK", adapter: "the adapter", both: "both" } as const;
+
+/** The table, in docs/observability.md, of the standard OpenTelemetry variables tracing reads, and who reads each (`npm run docs` writes it too). */
 export function tracingTable(): string {
-  const rows = TRACING_VARIABLES.map((variable) => `| \`${variable.name}\` | ${variable.shown} | ${variable.meaning} |`);
-  return ["| Variable | Default | Meaning |", "|---|---|---|", ...rows].join("\n");
+  const rows = TRACING_VARIABLES.map((variable) => `| \`${variable.name}\` | ${variable.shown} | ${variable.meaning} | ${READ_BY[variable.readBy]} |`);
+  return ["| Variable | Default | Meaning | Read by |", "|---|---|---|---|", ...rows].join("\n");
 }
 
 /** The command-line flag of a variable: `WORKSPACE_BASE_URL` → `--workspace-base-url`. */
@@ -56,7 +59,8 @@ export function helpText(version: string, usage?: readonly string[]): string {
     ...lines,
     "",
     "Tracing (OpenTelemetry) is set by the standard variables alone, with no flags; it is on when an",
-    "OTLP endpoint is set. See docs/observability.md, Tracing:",
+    "OTLP endpoint is set, or on the process's own OpenTelemetry when a platform started it (e.g.",
+    "node --import @opentelemetry/auto-instrumentations-node/register). See docs/observability.md, Tracing:",
     ...TRACING_VARIABLES.map((variable) => `  ${variable.name}`),
     "",
   ].join("\n");

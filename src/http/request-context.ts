@@ -1,13 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Span } from "@opentelemetry/api";
 import type { FrameSink } from "../answer/frame-sink.js";
 import type { RunningAnswer } from "../answer/running-answer.js";
 import { type AnswerSeen, observeAnswer } from "../audit/observed-answer.js";
 import { ClientClosedError } from "../errors/adapter-error.js";
 import type { AnswerStart } from "../telemetry/answer-facts.js";
 import { type AnswerTrace, SpanAnswerTrace, UNTRACED_ANSWER } from "../telemetry/answer-trace.js";
-import { startRequestSpan } from "../telemetry/http-spans.js";
+import { RequestSpan } from "../telemetry/http-spans.js";
 import type { Tracing } from "../telemetry/tracing.js";
 
 /** What a request's handling learnt that its log line and metrics report (docs/observability.md). */
@@ -70,7 +69,7 @@ export class RequestContext {
     /** The request id: the client's `X-Request-Id` when it is safe, else a new one. */
     readonly id: string,
     /** The request's server span, when tracing is on (docs/observability.md). */
-    readonly span: Span | undefined,
+    readonly span: RequestSpan | undefined,
     private readonly observing: Observing,
     /** Its HTTP response's last bytes, for what is freed as they are written (`whenFinishing`); none without a response. */
     private readonly finishing?: Pick<ServerResponse, "once">,
@@ -178,7 +177,7 @@ export class RequestContext {
   traceAnswer(start: AnswerStart): AnswerTrace {
     const { tracing } = this.observing;
     if (!tracing || !this.span) return UNTRACED_ANSWER;
-    const answer = new SpanAnswerTrace(tracing, this.span, start);
+    const answer = new SpanAnswerTrace(tracing, this.span.span, start);
     this.answerTrace = answer;
     return answer;
   }
@@ -252,7 +251,7 @@ export class RequestContexts {
     const incoming = request.headers["x-request-id"];
     const id = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     const { tracing } = this.observing;
-    const span = tracing ? startRequestSpan(tracing, request, pathOf(request.url), id) : undefined;
+    const span = tracing ? RequestSpan.start(tracing, request, pathOf(request.url), id) : undefined;
     const context = new RequestContext(id, span, this.observing, response);
     response.setHeader("x-request-id", id);
     response.setHeader("x-content-type-options", "nosniff");
@@ -275,13 +274,13 @@ export class RequestContexts {
   }
 
   /**
-   * Handles a request, with its server span as the span of its log lines when traced (the
-   * request and response go as arguments: an untraced request costs no closure).
+   * Handles a request, in its server span's context when traced: the span of its log lines and the
+   * parent of what it calls (the request and response go as arguments: an untraced request costs no closure).
    */
   handle(context: RequestContext, request: IncomingMessage, response: ServerResponse, handler: RequestHandler): void {
     const { span } = context;
     const { tracing } = this.observing;
-    if (tracing && span) tracing.withLogSpan(span, () => handler(request, response, context));
+    if (tracing && span) tracing.within(span.context, () => handler(request, response, context));
     else handler(request, response, context);
   }
 }

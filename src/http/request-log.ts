@@ -1,6 +1,5 @@
 import type { Logger } from "pino";
 import type { Metrics } from "../metrics/metrics.js";
-import { endRequestSpan } from "../telemetry/http-spans.js";
 import { logFieldsOf, type Tracing } from "../telemetry/tracing.js";
 import { pathOf, RequestContexts, type RequestSubscriber } from "./request-context.js";
 
@@ -19,7 +18,7 @@ export const endRequestSpans: RequestSubscriber = ({ context, request, response 
   const { span } = context;
   if (!span) return;
   context.answer?.end(response.writableFinished);
-  endRequestSpan(span, request.method, context.facts.route === "other" ? undefined : context.facts.route, response.statusCode);
+  span.end(request.method, context.facts.route === "other" ? undefined : context.facts.route, response.statusCode);
 };
 
 /**
@@ -45,7 +44,7 @@ export function requestLog(logger: Logger): RequestSubscriber {
       completed: response.writableFinished,
       ms: Math.round(seconds * 10_000) / 10,
     };
-    logger.info(context.span ? Object.assign(fields, logFieldsOf(context.span)) : fields, "request");
+    logger.info(context.span ? Object.assign(fields, logFieldsOf(context.span.span)) : fields, "request");
   };
 }
 

@@ -181,7 +181,7 @@ export class Metrics {
     const droppedSpans = sources.droppedSpans;
     this.spansDropped = new Counter({
       name: "adapter_trace_spans_dropped_total",
-      help: "Spans tracing lost, by reason (queue_full: the exporter could not keep up and OTEL_BSP_MAX_QUEUE_SIZE spans were waiting; export_failed: the collector failed or refused them; worker_stopped: the export worker stopped while sending them)",
+      help: "Spans tracing lost, by reason (queue_full: the exporter could not keep up and OTEL_BSP_MAX_QUEUE_SIZE spans were waiting; export_failed: the collector failed or refused them)",
       labelNames: ["reason"] as const,
       registers: [this.registry],
       collect() {

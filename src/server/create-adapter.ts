@@ -26,10 +26,8 @@ import type { RealtimeHub } from "../upstream/realtime/realtime-hub.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
 import { type Clock, systemClock } from "../util/clock.js";
 import { createLogger } from "../util/create-logger.js";
-import { keepStringMethodsFast } from "../util/fast-string-methods.js";
 import { type Ids, randomIds } from "../util/ids.js";
 import { packageVersion } from "../util/package-info.js";
-import { keepTickObjectShape } from "../util/tick-object-shape.js";
 import type { Backend } from "./backend.js";
 import { memoryBackend } from "./memory-backend.js";
 import { redisBackend } from "./redis-backend.js";
@@ -91,10 +89,6 @@ export interface AdapterEffects {
  * otherwise (docs/architecture/redis.md#redis-topologies).
  */
 export function createAdapter(config: Config, upstreamUrl: string, effects: AdapterEffects = {}): Adapter {
-  // Every module is loaded by now (ioredis among them, which leaves string methods slow to look up).
-  keepStringMethodsFast();
-  // One tick object kept for the adapter's life keeps `process.nextTick` fast after the process was idle.
-  const tickShape = keepTickObjectShape();
   const { tracing } = effects;
   const mixin = tracing && (() => tracing.logFields());
   const logger = effects.logger ?? createLogger({ ...config.log, mixin });
@@ -203,7 +197,6 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         const continued = continuity.close();
         keyFile?.close();
         realtime?.close();
-        tickShape.release();
         await Promise.all([continued, client.close(), tokens.close(), metadataFetch?.close()]);
         // The usage writes under way and the audit records go before the connections they use.
         await usage.close();

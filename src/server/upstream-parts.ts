@@ -76,6 +76,6 @@ export function realtimeOf(
     logger,
     onFallback: (reason) => metrics.realtimeFallbacks.inc({ reason }),
     onPublication: () => metrics.realtimePublications.inc(),
-    ...(tracing ? { detached: <T>(work: () => T) => tracing.withoutLogSpan(work) } : {}),
+    ...(tracing ? { detached: <T>(work: () => T) => tracing.detached(work) } : {}),
   });
 }

@@ -1,5 +1,5 @@
 import { ADAPTER, CREDENTIAL_HASH_PREFIX_LENGTH, GEN_AI, type GenAiOperation, HTTP, PROVIDER_NAME } from "./names.js";
-import { factKey, type FactWriter, type SpanFacts } from "./span-facts.js";
+import type { FactWriter, SpanFacts } from "./span-facts.js";
 
 // What an answer's span records (docs/observability.md): the request's start, and the facts the
 // answer's trace (`answer-trace.ts`) sets on it as the answer goes.
@@ -29,31 +29,6 @@ export interface CountedUsage {
   reasoningTokens: number;
 }
 
-const OPERATION = factKey(GEN_AI.operationName);
-const PROVIDER = factKey(GEN_AI.providerName);
-const REQUEST_MODEL = factKey(GEN_AI.requestModel);
-const RESPONSE_MODEL = factKey(GEN_AI.responseModel);
-const STREAM = factKey(GEN_AI.requestStream);
-const WORKSPACE = factKey(ADAPTER.workspace);
-const MODE = factKey(ADAPTER.mode);
-const CREDENTIAL_HASH_PREFIX = factKey(ADAPTER.credentialHashPrefix);
-const CLIENT_KEY = factKey(ADAPTER.clientKey);
-const TOOL_NAME = factKey(GEN_AI.toolName);
-const TOOL_TYPE = factKey(GEN_AI.toolType);
-const CHOICE_COUNT = factKey(GEN_AI.requestChoiceCount);
-const CONTINUED = factKey(ADAPTER.continued);
-const INPUT_MESSAGES = factKey(GEN_AI.inputMessages);
-const CONVERSATION_ID = factKey(GEN_AI.conversationId);
-const QUERY_IDS = factKey(ADAPTER.queryIds);
-const RESPONSE_ID = factKey(GEN_AI.responseId);
-const OUTPUT_MESSAGES = factKey(GEN_AI.outputMessages);
-const INPUT_TOKENS = factKey(GEN_AI.inputTokens);
-const OUTPUT_TOKENS = factKey(GEN_AI.outputTokens);
-const REASONING_TOKENS = factKey(GEN_AI.reasoningOutputTokens);
-const ERROR_TYPE = factKey(HTTP.errorType);
-const FINISH_REASONS = factKey(GEN_AI.finishReasons);
-const COMPLETED = factKey(ADAPTER.completed);
-
 /** The facts of an answer's span, in the order the span has always listed them: what the request asked, then what the answer did. */
 export class AnswerFacts implements SpanFacts {
   choiceCount: number | undefined = undefined;
@@ -73,34 +48,34 @@ export class AnswerFacts implements SpanFacts {
 
   write(out: FactWriter): void {
     const { start, usage } = this;
-    out.fact(OPERATION, start.operation);
-    out.fact(PROVIDER, PROVIDER_NAME);
-    out.fact(REQUEST_MODEL, start.model);
-    out.fact(RESPONSE_MODEL, start.mode);
-    out.fact(STREAM, start.stream);
-    out.fact(WORKSPACE, start.workspace);
-    out.fact(MODE, start.mode);
-    out.fact(CREDENTIAL_HASH_PREFIX, start.principal.slice(0, CREDENTIAL_HASH_PREFIX_LENGTH));
-    out.fact(CLIENT_KEY, start.account);
+    out.fact(GEN_AI.operationName, start.operation);
+    out.fact(GEN_AI.providerName, PROVIDER_NAME);
+    out.fact(GEN_AI.requestModel, start.model);
+    out.fact(GEN_AI.responseModel, start.mode);
+    out.fact(GEN_AI.requestStream, start.stream);
+    out.fact(ADAPTER.workspace, start.workspace);
+    out.fact(ADAPTER.mode, start.mode);
+    out.fact(ADAPTER.credentialHashPrefix, start.principal.slice(0, CREDENTIAL_HASH_PREFIX_LENGTH));
+    out.fact(ADAPTER.clientKey, start.account);
     if (start.tool !== undefined) {
-      out.fact(TOOL_NAME, start.tool);
-      out.fact(TOOL_TYPE, "function");
+      out.fact(GEN_AI.toolName, start.tool);
+      out.fact(GEN_AI.toolType, "function");
     }
-    out.fact(CHOICE_COUNT, this.choiceCount);
-    out.fact(CONTINUED, this.continued);
-    out.fact(INPUT_MESSAGES, this.inputMessages);
-    out.fact(CONVERSATION_ID, this.queryIds[0]);
-    if (this.queryIds.length > 0) out.fact(QUERY_IDS, dense(this.queryIds));
-    out.fact(RESPONSE_ID, this.responseId);
-    out.fact(OUTPUT_MESSAGES, this.outputMessages);
+    out.fact(GEN_AI.requestChoiceCount, this.choiceCount);
+    out.fact(ADAPTER.continued, this.continued);
+    out.fact(GEN_AI.inputMessages, this.inputMessages);
+    out.fact(GEN_AI.conversationId, this.queryIds[0]);
+    if (this.queryIds.length > 0) out.fact(ADAPTER.queryIds, dense(this.queryIds));
+    out.fact(GEN_AI.responseId, this.responseId);
+    out.fact(GEN_AI.outputMessages, this.outputMessages);
     if (usage) {
-      out.fact(INPUT_TOKENS, usage.promptTokens);
-      out.fact(OUTPUT_TOKENS, usage.completionTokens);
-      out.fact(REASONING_TOKENS, usage.reasoningTokens);
+      out.fact(GEN_AI.inputTokens, usage.promptTokens);
+      out.fact(GEN_AI.outputTokens, usage.completionTokens);
+      out.fact(GEN_AI.reasoningOutputTokens, usage.reasoningTokens);
     }
-    out.fact(ERROR_TYPE, this.errorType);
-    out.fact(FINISH_REASONS, this.finishReasons);
-    out.fact(COMPLETED, this.completed);
+    out.fact(HTTP.errorType, this.errorType);
+    out.fact(GEN_AI.finishReasons, this.finishReasons);
+    out.fact(ADAPTER.completed, this.completed);
   }
 }
 

@@ -2,7 +2,7 @@ import type { Span } from "@opentelemetry/api";
 import type { QuerySnapshot } from "../core/query-snapshot.js";
 import { AnswerFacts, type AnswerStart, type CountedUsage, dense } from "./answer-facts.js";
 import { ADAPTER, EVENT, HTTP, SPAN } from "./names.js";
-import { withFacts } from "./recorded-span.js";
+import { endWithFacts } from "./span-facts.js";
 import { KIND, type SpanStart, STATUS_ERROR, type Tracing } from "./tracing.js";
 
 /** What the client was sent of one choice (the encoder's `sent()`). */
@@ -75,7 +75,7 @@ export const UNTRACED_ANSWER: AnswerTrace = {
   end: ignore,
 };
 
-/** How an answer's span starts: its attributes are facts (`withFacts`). */
+/** How an answer's span starts: its attributes are facts, written as it ends. */
 const ANSWER: SpanStart = { kind: KIND.internal };
 
 /**
@@ -85,8 +85,8 @@ const ANSWER: SpanStart = { kind: KIND.internal };
  * text, terminal status become events), the watcher's realtime channel reports its first
  * publication, the writer reports what was delivered and its usage, and the edge ends it when
  * the response closes. Upstream calls made for the answer are its children. Its attributes are
- * facts (`span-facts.ts`), kept only for a span the sampler records. Message content goes on it
- * only when the operator opted in (`Tracing.capturesContent`).
+ * facts (`span-facts.ts`), kept only for a span the sampler records and written onto it as it
+ * ends. Message content goes on it only when the operator opted in (`Tracing.capturesContent`).
  */
 export class SpanAnswerTrace implements AnswerTrace {
   readonly span: Span;
@@ -106,11 +106,11 @@ export class SpanAnswerTrace implements AnswerTrace {
   ) {
     const name = start.operation === "execute_tool" ? `execute_tool ${start.tool ?? start.mode}` : `chat ${start.model}`;
     this.span = tracing.startSpan(name, ANSWER, parent);
-    this.facts = this.span.isRecording() ? withFacts(this.span, new AnswerFacts(start)) : undefined;
+    this.facts = this.span.isRecording() ? new AnswerFacts(start) : undefined;
   }
 
   within<T>(work: () => T): T {
-    return this.tracing.withParentSpan(this.span, work);
+    return this.tracing.withSpan(this.span, work);
   }
 
   linkInto(spans: Span[]): void {
@@ -217,8 +217,8 @@ export class SpanAnswerTrace implements AnswerTrace {
     }
     // A performance timestamp: the SDK places it on the span's own clock.
     const at = performance.now();
-    if (this.pending) void this.pending.then(() => this.span.end(at));
-    else this.span.end(at);
+    if (this.pending) void this.pending.then(() => endWithFacts(this.span, facts, at));
+    else endWithFacts(this.span, facts, at);
   }
 }
 

@@ -1,23 +1,9 @@
 import type { IncomingMessage } from "node:http";
-import type { Span } from "@opentelemetry/api";
+import type { Context, Span } from "@opentelemetry/api";
 import type { CallTarget, CallUrl } from "./call-target.js";
 import { ADAPTER, HTTP } from "./names.js";
-import { factsOf, withFacts } from "./recorded-span.js";
-import { factKey, type FactWriter, type SpanFacts } from "./span-facts.js";
-import { KIND, type SpanStart, STATUS_ERROR, traceparentOf, type Tracing } from "./tracing.js";
-
-const METHOD = factKey(HTTP.requestMethod);
-const URL_PATH = factKey(HTTP.urlPath);
-const URL_SCHEME = factKey(HTTP.urlScheme);
-const USER_AGENT = factKey(HTTP.userAgent);
-const REQUEST_ID = factKey(ADAPTER.requestId);
-const ROUTE = factKey(HTTP.route);
-const STATUS = factKey(HTTP.statusCode);
-const ERROR_TYPE = factKey(HTTP.errorType);
-const URL_FULL = factKey(HTTP.urlFull);
-const SERVER_ADDRESS = factKey(HTTP.serverAddress);
-const SERVER_PORT = factKey(HTTP.serverPort);
-const RESEND_COUNT = factKey(HTTP.resendCount);
+import { endWithFacts, type FactWriter, type SpanFacts } from "./span-facts.js";
+import { KIND, type SpanStart, STATUS_ERROR, type Tracing } from "./tracing.js";
 
 /** A request's server span's facts: what the request said, then its route and status once it closed. */
 class ServerFacts implements SpanFacts {
@@ -33,57 +19,69 @@ class ServerFacts implements SpanFacts {
   ) {}
 
   write(out: FactWriter): void {
-    out.fact(METHOD, this.method);
-    out.fact(URL_PATH, this.path);
-    out.fact(URL_SCHEME, "http");
-    out.fact(USER_AGENT, this.userAgent);
-    out.fact(REQUEST_ID, this.requestId);
-    out.fact(ROUTE, this.route);
-    out.fact(STATUS, this.status);
-    out.fact(ERROR_TYPE, this.errorType);
+    out.fact(HTTP.requestMethod, this.method);
+    out.fact(HTTP.urlPath, this.path);
+    out.fact(HTTP.urlScheme, "http");
+    out.fact(HTTP.userAgent, this.userAgent);
+    out.fact(ADAPTER.requestId, this.requestId);
+    out.fact(HTTP.route, this.route);
+    out.fact(HTTP.statusCode, this.status);
+    out.fact(HTTP.errorType, this.errorType);
   }
 }
 
 /**
- * The HTTP server span of a request (semantic conventions for HTTP servers): named by its method
- * until the route is known, continuing the caller's `traceparent`. Headers other than the
- * user agent are never recorded: they carry credentials.
+ * The HTTP server span of a request (semantic conventions for HTTP servers), named by its method
+ * until the route is known, and the context its handling runs in. Headers other than the user
+ * agent are never recorded: they carry credentials.
  */
-export function startRequestSpan(tracing: Tracing, request: IncomingMessage, path: string, requestId: string): Span {
-  const span = tracing.startServerSpan(request);
-  if (span.isRecording()) withFacts(span, new ServerFacts(request.method ?? "_OTHER", path, request.headers["user-agent"] || undefined, requestId));
-  return span;
-}
+export class RequestSpan {
+  private constructor(
+    readonly span: Span,
+    /** The context the request is handled in: its span, over what the caller propagated. */
+    readonly context: Context,
+    private readonly facts: ServerFacts | undefined,
+  ) {}
 
-/** Ends a request's server span once its response closed: `{method} {route}`, the status, and a 5xx as an error. */
-export function endRequestSpan(span: Span, method: string | undefined, route: string | undefined, status: number): void {
-  const facts = factsOf(span, ServerFacts);
-  if (route !== undefined) span.updateName(`${method ?? "_OTHER"} ${route}`);
-  if (facts) {
-    facts.route = route;
-    facts.status = status;
-    if (status >= 500) facts.errorType = String(status);
+  /** Starts the server span of `request` (its path without the query string, and its id). */
+  static start(tracing: Tracing, request: IncomingMessage, path: string, requestId: string): RequestSpan {
+    const { span, context } = tracing.startServerSpan(request);
+    const facts = span.isRecording() ? new ServerFacts(request.method ?? "_OTHER", path, request.headers["user-agent"] || undefined, requestId) : undefined;
+    return new RequestSpan(span, context, facts);
   }
-  if (status >= 500) span.setStatus({ code: STATUS_ERROR });
-  span.end();
+
+  /** Ends the span once the response closed: `{method} {route}`, the status, and a 5xx as an error. */
+  end(method: string | undefined, route: string | undefined, status: number): void {
+    const { span, facts } = this;
+    if (route !== undefined) span.updateName(`${method ?? "_OTHER"} ${route}`);
+    if (facts) {
+      facts.route = route;
+      facts.status = status;
+      if (status >= 500) facts.errorType = String(status);
+    }
+    if (status >= 500) span.setStatus({ code: STATUS_ERROR });
+    endWithFacts(span, facts);
+  }
 }
 
-/** One attempt of an upstream call, as tracing sees it: the headers that carry its context (none untraced), and its end. */
+/** One attempt of an upstream call, as tracing sees it: the headers that carry its context (none untraced), where it runs, and its end. */
 export interface CallAttempt {
   readonly headers: Readonly<Record<string, string>> | undefined;
+  /** Runs the attempt with its span active (an instrumented HTTP client's own span then nests under it). */
+  run<T>(work: () => T): T;
   /** The attempt's status, or the error that ended it. */
   end(outcome: { status: number } | { error: unknown }): void;
 }
 
-const UNTRACED_ATTEMPT: CallAttempt = { headers: undefined, end: () => undefined };
+const UNTRACED_ATTEMPT: CallAttempt = { headers: undefined, run: (work) => work(), end: () => undefined };
 
 /**
  * An attempt of a call to the workspace service at `path` (with its query string) on `target`,
- * made within the span the adapter's context names (`Tracing.parentSpan`: an answer's, a poll's):
- * a client span (semantic conventions for HTTP clients: `{method} {path}` without the query
- * string, a retry counted in `http.request.resend_count`) whose context goes along as
- * `traceparent`. Outside any span, or with tracing off (`NOOP_TRACING` names none), nothing
- * (`path` is not even built); a span the sampler drops builds no attributes.
+ * made within the active span (an answer's, a poll's, a request's): a client span (semantic
+ * conventions for HTTP clients: `{method} {path}` without the query string, a retry counted in
+ * `http.request.resend_count`) whose context goes along in the headers the propagators write.
+ * Outside any span, or with tracing off (`NOOP_TRACING` names none), nothing (`path` is not even
+ * built); a span the sampler drops builds no facts.
  */
 export function traceAttempt(
   tracing: Tracing,
@@ -92,14 +90,14 @@ export function traceAttempt(
   path: () => string,
   attempt: number,
 ): CallAttempt {
-  const parent = tracing.parentSpan();
+  const parent = tracing.activeSpan();
   if (!parent) return UNTRACED_ATTEMPT;
   const url = target.url(path());
   const span = tracing.startSpan(`${method} ${url.pathname}`, CLIENT, parent);
-  return new TracedAttempt(span, method, url, attempt);
+  return new TracedAttempt(tracing, span, method, url, attempt);
 }
 
-/** How an upstream call's span starts: its attributes are facts (`withFacts`). */
+/** How an upstream call's span starts: its attributes are facts, written as it ends. */
 const CLIENT: SpanStart = { kind: KIND.client };
 
 /** An upstream call's span's facts: where it went, then its status or the error that ended it. */
@@ -114,13 +112,13 @@ class ClientFacts implements SpanFacts {
   ) {}
 
   write(out: FactWriter): void {
-    out.fact(METHOD, this.method);
-    out.fact(URL_FULL, this.url.full);
-    out.fact(SERVER_ADDRESS, this.url.hostname);
-    out.fact(SERVER_PORT, this.url.port);
-    if (this.attempt > 0) out.fact(RESEND_COUNT, this.attempt);
-    out.fact(STATUS, this.status);
-    out.fact(ERROR_TYPE, this.errorType);
+    out.fact(HTTP.requestMethod, this.method);
+    out.fact(HTTP.urlFull, this.url.full);
+    out.fact(HTTP.serverAddress, this.url.hostname);
+    out.fact(HTTP.serverPort, this.url.port);
+    if (this.attempt > 0) out.fact(HTTP.resendCount, this.attempt);
+    out.fact(HTTP.statusCode, this.status);
+    out.fact(HTTP.errorType, this.errorType);
   }
 }
 
@@ -130,13 +128,18 @@ class TracedAttempt implements CallAttempt {
   private readonly facts: ClientFacts | undefined;
 
   constructor(
+    private readonly tracing: Tracing,
     private readonly span: Span,
     method: string,
     url: CallUrl,
     attempt: number,
   ) {
-    this.headers = traceHeaders(span);
-    this.facts = span.isRecording() ? withFacts(span, new ClientFacts(method, url, attempt)) : undefined;
+    this.headers = tracing.headersOf(span);
+    this.facts = span.isRecording() ? new ClientFacts(method, url, attempt) : undefined;
+  }
+
+  run<T>(work: () => T): T {
+    return this.tracing.withSpan(this.span, work);
   }
 
   /** Ends the span with the attempt's status, or with the error that ended it (its code, else its class). */
@@ -153,12 +156,6 @@ class TracedAttempt implements CallAttempt {
       if (facts) facts.errorType = typeof error?.code === "string" ? error.code : typeof error?.name === "string" ? error.name : "error";
       span.setStatus({ code: STATUS_ERROR, ...(typeof error?.message === "string" ? { message: error.message } : {}) });
     }
-    span.end();
+    endWithFacts(span, facts);
   }
-}
-
-/** The W3C trace context headers of a call made within `span`: `traceparent`, and `tracestate` when there is one. */
-function traceHeaders(span: Span): Record<string, string> {
-  const state = span.spanContext().traceState?.serialize();
-  return state ? { traceparent: traceparentOf(span), tracestate: state } : { traceparent: traceparentOf(span) };
 }

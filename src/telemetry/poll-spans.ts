@@ -52,7 +52,7 @@ export function pollTracer(tracing: Tracing): PollTracer {
       };
       const span = tracing.startSpan(SPAN.poll, { kind: KIND.internal, attributes, links: linksTo(served) });
       return {
-        run: (work) => tracing.withLogSpan(span, () => tracing.withParentSpan(span, work)),
+        run: (work) => tracing.withSpan(span, work),
         traceparent: traceparentOf(span),
         end: (pages, found, error) => endPollSpan(span, pages, found, error),
       };
@@ -72,7 +72,7 @@ export function pollTracer(tracing: Tracing): PollTracer {
         )
         .end();
     },
-    detached: (work) => tracing.withoutLogSpan(work),
+    detached: (work) => tracing.detached(work),
   };
 }
 

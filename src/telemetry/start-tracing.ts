@@ -1,14 +1,51 @@
-import { type Environment, tracingRequested } from "./tracing-environment.js";
-import type { TracingOptions, TracingStart } from "./tracing.js";
+import { trace, type TracerProvider } from "@opentelemetry/api";
+import { checkEndpoints, isTrue, tracingRequested } from "./tracing-environment.js";
+import type { TracingStart } from "./tracing.js";
+
+/** What tracing needs beside the environment. */
+export interface TracingOptions {
+  /** `service.version` of the resource, and the version of the adapter's instrumentation scope. */
+  serviceVersion: string;
+  /**
+   * Told what the log should say about export: failed exports (the first failure, then at most
+   * one line a minute with how many failed meanwhile, and once when exports succeed again), and
+   * spans dropped because the exporter cannot keep up (at most a line a minute).
+   */
+  onExportError?: (message: string) => void;
+}
 
 /**
- * Starts tracing when the standard `OTEL_*` variables ask for it (docs/observability.md). Off,
- * nothing of OpenTelemetry is loaded: the SDK's parts and the export worker are loaded here, on
- * demand. Throws `TracingSettingsError` for settings tracing cannot work with (an endpoint that
- * is no URL, the gRPC protocol).
+ * Starts tracing as the process's environment asks (docs/observability.md#tracing):
+ * - the process already has OpenTelemetry (a platform's instrumentation registered a global tracer
+ *   provider, e.g. `node --import @opentelemetry/auto-instrumentations-node/register`): the adapter
+ *   traces on it, with its propagators and its export, and sets up nothing of its own
+ *   (otel-tracing.ts `platformTracing`);
+ * - else, an OTLP endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT`): the adapter sets up the SDK
+ *   (`sdk-tracing.ts`) and registers it for the process;
+ * - else tracing is off, and nothing of OpenTelemetry's SDK is loaded (every part is loaded here, on demand).
+ * Throws `TracingSettingsError` for settings tracing cannot work with (an endpoint that is no URL).
  */
-export async function startTracing(env: Environment, options: TracingOptions): Promise<TracingStart> {
+export async function startTracing(options: TracingOptions): Promise<TracingStart> {
+  const env = process.env;
+  const capturesContent = isTrue(env, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT");
+  const platform = registeredProvider();
+  if (platform) {
+    const { platformTracing } = await import("./otel-tracing.js");
+    return platformTracing(platform, options.serviceVersion, capturesContent);
+  }
   if (!tracingRequested(env)) return { tracing: undefined, summary: "tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)", warnings: [] };
-  const { createRecordingTracing } = await import("./recording-tracing.js");
-  return createRecordingTracing(env, options);
+  checkEndpoints(env);
+  const { ownTracing } = await import("./sdk-tracing.js");
+  return ownTracing(options, capturesContent);
+}
+
+/**
+ * The tracer provider registered for the process, if one is: the API hands out a proxy whose
+ * delegate is the registered provider, and gives no tracer of a delegate before one is set.
+ */
+function registeredProvider(): TracerProvider | undefined {
+  type Proxy = TracerProvider & { getDelegateTracer?: (name: string) => unknown; getDelegate?: () => TracerProvider };
+  const provider: Proxy = trace.getTracerProvider();
+  if (typeof provider.getDelegateTracer !== "function") return provider;
+  return provider.getDelegateTracer("workspace-openai-adapter") === undefined ? undefined : (provider.getDelegate?.() ?? provider);
 }

@@ -1,23 +1,15 @@
 import type { IncomingMessage } from "node:http";
-import type { Attributes, Link, Span, SpanKind } from "@opentelemetry/api";
-import type { SpanExporter } from "@opentelemetry/sdk-trace";
-import { UnsampledSpan } from "./recorded-span.js";
+import { type Attributes, type Context, INVALID_SPAN_CONTEXT, type Link, ROOT_CONTEXT, type Span, type SpanKind, trace } from "@opentelemetry/api";
 
-/**
- * How a span starts: its kind (SpanKind's numbers), attributes and links. The attributes object
- * and the links array become the span's own (built once by the caller, never copied): pass ones
- * made for this span. The attributes may be given as a function that builds them, called only
- * when the sampler records the span (none of the samplers reads attributes: span-sampling.ts), so
- * a dropped span costs no attributes.
- */
+/** How a span starts: its kind (SpanKind's numbers), attributes and links. */
 export interface SpanStart {
   kind: SpanKind;
-  attributes?: Attributes | (() => Attributes);
+  attributes?: Attributes;
   links?: Link[];
 }
 
 /** Why spans were lost (the label of `adapter_trace_spans_dropped_total`, docs/observability.md#how-spans-leave). */
-export type DropReason = "queue_full" | "export_failed" | "worker_stopped";
+export type DropReason = "queue_full" | "export_failed";
 
 /** Spans lost so far, by reason. */
 export type DroppedSpans = Readonly<Record<DropReason, number>>;
@@ -30,69 +22,61 @@ export interface TracingStart {
   warnings: string[];
 }
 
-/** What tracing needs beside the environment. */
-export interface TracingOptions {
-  /** `service.version` of the resource. */
-  serviceVersion: string;
-  /**
-   * Told what the log should say about export: failed exports (the first failure, then at most
-   * one line a minute with how many failed meanwhile, and once when exports succeed again),
-   * spans dropped because the exporter cannot keep up (at most a line a minute), a stopped
-   * export worker.
-   */
-  onExportError?: (message: string) => void;
-  /**
-   * Replaces the OTLP export worker by an SDK exporter on the event loop (tests read spans from
-   * memory with the SDK's InMemorySpanExporter).
-   */
-  exporter?: SpanExporter;
+/** A request's server span, and the context its handling runs in: the span, over what the caller propagated (its baggage too). */
+export interface ServerSpan {
+  readonly span: Span;
+  readonly context: Context;
 }
 
 /**
- * The adapter's tracing, when the standard `OTEL_*` variables turn it on (`startTracing`). Owned
- * by whoever started it (`main.ts`), handed to `createAdapter`; everything that traces holds it as
- * an optional dependency of the composition (the request log, the upstream client, the poller),
- * so with tracing off the SDK is never loaded; the layers below take no span at all. Context is
- * the adapter's own (no global context manager, so two adapters in one process trace apart): an
- * answer's span is the parent of the upstream calls made within it (`withParentSpan`), found by
- * the client through `parentSpan()` rather than handed down each layer.
+ * The adapter's tracing (docs/observability.md): OpenTelemetry's API over a tracer provider, the
+ * process's own or one the adapter set up (`startTracing`). Owned by whoever started it (`main.ts`),
+ * handed to `createAdapter`; everything that traces holds it as an optional dependency of the
+ * composition (the request log, the upstream client, the poller), so with tracing off nothing of
+ * OpenTelemetry's SDK is loaded and the layers below take no span at all. The adapter's spans are
+ * the active context while their work runs (the API's context), so spans of a platform's own
+ * instrumentation (undici, http, ioredis) nest under them, and the upstream client finds the span
+ * its call goes under there rather than having it handed down each layer.
  */
 export interface Tracing {
   /** Whether prompts and answers may go on spans (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`). */
   readonly capturesContent: boolean;
   /**
-   * Starts a request's server span: a child of the caller's W3C `traceparent` when it sends one,
-   * else a new trace. Its attributes are facts its caller gives it (`withFacts`) once it records.
+   * Starts a request's server span: under the span active when the request arrived (a platform's
+   * HTTP instrumentation), else under the context the caller propagated (`traceparent`, b3… as
+   * `OTEL_PROPAGATORS` names them), else a new trace.
    */
-  startServerSpan(request: IncomingMessage): Span;
+  startServerSpan(request: IncomingMessage): ServerSpan;
   /**
    * Starts a span under `parent`: a span of this process, a W3C `traceparent` received from
-   * elsewhere (another replica), or nothing for a new trace.
+   * elsewhere (another replica), or nothing for a new trace (never the active span: shared work
+   * such as a poll is no request's).
    */
   startSpan(name: string, start: SpanStart, parent?: Span | string): Span;
+  /** Runs `work` in `context` (a request's), in its async continuations too. */
+  within<T>(context: Context, work: () => T): T;
   /**
-   * Runs `work` with `span` as the parent of every upstream call started meanwhile, in its async
-   * continuations too (an answer's queries are created under its span, a poll's list calls under
-   * the poll's).
+   * Runs `work` with `span` as the active span, in its async continuations too: the parent of every
+   * upstream call (and every instrumented call) started meanwhile, and the span of its log lines.
    */
-  withParentSpan<T>(span: Span, work: () => T): T;
-  /** The span an upstream call made now goes under (`withParentSpan`), or none: the call is then not traced. */
-  parentSpan(): Span | undefined;
-  /** Runs `work` with `span` as the span of every log line written meanwhile, in its async continuations too. */
-  withLogSpan<T>(span: Span, work: () => T): T;
-  /** Runs `work` with no span for its log lines nor parent for its calls (shared work that merely starts while a request is served). */
-  withoutLogSpan<T>(work: () => T): T;
+  withSpan<T>(span: Span, work: () => T): T;
+  /** The active span: the one an upstream call made now goes under, or none (the call is then not traced). */
+  activeSpan(): Span | undefined;
+  /** Runs `work` with no active span (shared work that merely starts while a request is served). */
+  detached<T>(work: () => T): T;
+  /** The headers that carry `span`'s context (and the active baggage) to a call, as `OTEL_PROPAGATORS` names them. */
+  headersOf(span: Span): Record<string, string>;
   /** The trace fields of a log line written now (a pino mixin): `trace_id`, `span_id`, `trace_flags`, or none. */
   logFields(): Record<string, string>;
-  /** Spans lost so far (for `adapter_trace_spans_dropped_total`). */
+  /** Spans lost so far (for `adapter_trace_spans_dropped_total`); none counted where the process's own SDK exports. */
   readonly droppedSpans: DroppedSpans;
-  /** Exports what is buffered (never rejects: a failed export is reported through `onExportError`). */
+  /** Exports what is buffered (never rejects: a failed export is reported as it happens). */
   flush(): Promise<void>;
-  /** Exports what is buffered and stops (never rejects either). */
+  /** Exports what is buffered and stops what the adapter set up (never rejects either). */
   shutdown(): Promise<void>;
 }
 
-/** The W3C `traceparent` of a call made within `span` (version 00). */
+/** The W3C `traceparent` of a call made within `span` (version 00): what replicas send each other with shared polls. */
 export function traceparentOf(span: Span): string {
   const { traceId, spanId, traceFlags } = span.spanContext();
   return `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, "0")}`;
@@ -104,30 +88,30 @@ export function logFieldsOf(span: Span): Record<string, string> {
   return { trace_id: traceId, span_id: spanId, trace_flags: `0${traceFlags.toString(16)}`.slice(-2) };
 }
 
-/** SpanKind's values, copied (the API's enum would load `@opentelemetry/api` where only its types are needed). */
+/** SpanKind's values, as numbers (what `SpanStart.kind` takes). */
 export const KIND = { internal: 0, server: 1, client: 2, producer: 3, consumer: 4 } as const satisfies Record<string, SpanKind>;
 
-/** SpanStatusCode's error value, copied for the same reason. */
+/** SpanStatusCode's error value. */
 export const STATUS_ERROR = 2;
 
-/** The context of nothing traced: the W3C trace context's invalid ids, never propagated. */
-const NO_SPAN = new UnsampledSpan({ traceId: "0".repeat(32), spanId: "0".repeat(16), traceFlags: 0 });
-const NOTHING_DROPPED: DroppedSpans = { queue_full: 0, export_failed: 0, worker_stopped: 0 };
+/** The span of nothing traced: the API's non-recording span of invalid ids, never propagated. */
+const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 /**
- * Tracing that records nothing, for the parts that take a `Tracing` when tracing is off (the
- * OpenTelemetry API's no-op tracer pattern): its spans are one span of invalid ids that records
- * nothing, no context is entered, and no upstream call finds a parent span, so none is traced.
+ * Tracing that records nothing, for the parts that take a `Tracing` when tracing is off (the API's
+ * no-op pattern): its spans are one span that records nothing, it enters no context, and it names
+ * no active span, so no upstream call is traced.
  */
 export const NOOP_TRACING: Tracing = {
   capturesContent: false,
-  droppedSpans: NOTHING_DROPPED,
-  startServerSpan: () => NO_SPAN,
+  droppedSpans: { queue_full: 0, export_failed: 0 },
+  startServerSpan: () => ({ span: NO_SPAN, context: trace.setSpan(ROOT_CONTEXT, NO_SPAN) }),
   startSpan: () => NO_SPAN,
-  withParentSpan: (_span, work) => work(),
-  parentSpan: () => undefined,
-  withLogSpan: (_span, work) => work(),
-  withoutLogSpan: (work) => work(),
+  within: (_context, work) => work(),
+  withSpan: (_span, work) => work(),
+  activeSpan: () => undefined,
+  detached: (work) => work(),
+  headersOf: () => ({}),
   logFields: () => ({}),
   flush: () => Promise.resolve(),
   shutdown: () => Promise.resolve(),

@@ -1,3 +1,4 @@
+import { channel } from "node:diagnostics_channel";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher } from "undici";
 import { UpstreamError } from "../errors/adapter-error.js";
@@ -41,7 +42,7 @@ export interface TransportOptions {
   dispatcher?: Dispatcher;
   /** Told of every exchange (after retries): for metrics. */
   onCall?: (event: { endpoint: string; outcome: string; seconds: number }) => void;
-  /** Traces the calls made within a span (docs/observability.md: `Tracing.withParentSpan`); without it, or outside any span, nothing is traced. */
+  /** Traces the calls made within a span (docs/observability.md: `Tracing.withSpan`); without it, or outside any span, nothing is traced. */
   tracing?: Tracing | undefined;
 }
 
@@ -63,12 +64,19 @@ function pathWithSearch({ path, search }: Pick<Outgoing, "path" | "search">): st
 }
 
 /**
+ * Undici's channel of every request it creates. An HTTP client instrumentation subscribes to it
+ * (OpenTelemetry's undici instrumentation, a platform's): it starts a span of its own for the
+ * request, under the active one, and adds the propagators' headers of that span itself.
+ */
+const undiciRequests = channel("undici:request:create");
+
+/**
  * An undici keep-alive transport for the upstream (a pooled Agent: much cheaper per call than
  * global fetch, docs/benchmarks.md). It never follows redirects and bounds time and size. Each
  * exchange reads the whole body within `maxResponseBytes`, and is tried again as the retry policy
  * says (get-retry-policy.ts: reads only, within the caller's signal). Made within a span (the
- * adapter's context: `Tracing.parentSpan`), each attempt is a client span whose context the
- * upstream receives as `traceparent`.
+ * active one: `Tracing.activeSpan`), each attempt is a client span whose context the upstream
+ * receives in the propagators' headers (`traceparent`…).
  */
 export function createTransport(options: TransportOptions): Transport {
   const maxResponseBytes = options.maxResponseBytes ?? 32 * 1024 * 1024;
@@ -101,8 +109,11 @@ export function createTransport(options: TransportOptions): Transport {
         let response: Exchange;
         const traced = traceAttempt(tracing, outgoing.method, callTarget, () => `${pathPrefix}${pathWithSearch(outgoing)}`, attempt);
         try {
-          const sent = traced.headers ? { ...outgoing, headers: { ...outgoing.headers, ...traced.headers } } : outgoing;
-          response = await exchange(sent, signal);
+          // An instrumented client sends its own span's context, a child of this attempt's: a second
+          // `traceparent` would make the upstream drop both (opentelemetry-js-contrib#2796).
+          const headers = undiciRequests.hasSubscribers ? undefined : traced.headers;
+          const sent = headers ? { ...outgoing, headers: { ...outgoing.headers, ...headers } } : outgoing;
+          response = await traced.run(() => exchange(sent, signal));
         } catch (error) {
           traced.end({ error });
           if (!retriesLeft || signal?.aborted || !retry.retriesError(error)) throw error;

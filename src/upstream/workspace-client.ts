@@ -28,7 +28,7 @@ export interface WorkspacePage {
 /** The calls the adapter makes to the Workspace Knowledge Service (docs/architecture/upstream.md#queries, Queries area). */
 export interface WorkspaceClient {
   readonly baseUrl: string;
-  /** `POST /queries`; made within a span (an answer's: `Tracing.withParentSpan`), a client span of its own and its `traceparent` sent along. */
+  /** `POST /queries`; made within a span (an answer's: `Tracing.withSpan`), a client span of its own and its context sent along. */
   createQuery(caller: Caller, body: Record<string, unknown>, signal?: AbortSignal): Promise<UpstreamQuery>;
   /** One page of `GET /queries`; traced as `createQuery` is (within an answer's span, or a poll's). */
   listQueries(caller: Caller, page: { limit: number; cursor?: string }, signal?: AbortSignal): Promise<QueryPage>;

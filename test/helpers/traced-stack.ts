@@ -3,13 +3,18 @@ import pino from "pino";
 import { expect } from "vitest";
 import { startEmbeddedWorkspace, type RunningWorkspace, type StartOptions } from "../../src/embedded-workspace/start-embedded-workspace.js";
 import type { AdapterEffects } from "../../src/server/create-adapter.js";
-import { startTracing } from "../../src/telemetry/start-tracing.js";
 import type { Tracing } from "../../src/telemetry/tracing.js";
+import { localTracing } from "./local-tracing.js";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "./otlp-receiver.js";
 import { type RecordingProxy, startRecordingProxy } from "./recording-proxy.js";
 import { FIXTURE_DOCUMENTS, type RunningAdapter, startAdapter } from "./start-stack.js";
 
-/** An adapter with tracing on, exporting over OTLP/HTTP to a loopback receiver, in front of a recorded embedded workspace. */
+/**
+ * An adapter with tracing on, exporting over OTLP/HTTP to a loopback receiver, in front of a
+ * recorded embedded workspace, in this process (its own tracer provider: `localTracing`). What the
+ * SDK reads from the environment alone (resource, sampler, propagators) is tested through the
+ * entry point instead (`startTracedProcess`, traced-process.ts).
+ */
 export interface TracedStack extends RunningAdapter {
   workspace: RunningWorkspace;
   /** What the workspace service received (its `traceparent` headers). */
@@ -23,8 +28,8 @@ export interface TracedStack extends RunningAdapter {
 }
 
 /**
- * Starts a traced stack. `otel` holds the standard variables beside the receiver's endpoint
- * (protocol, sampler, headers, content capture…); `environment` the adapter's own.
+ * Starts a traced stack. `otel` holds the export pipeline's standard variables beside the
+ * receiver's endpoint (`OTEL_BSP_*`, `OTEL_EXPORTER_OTLP_*`); `environment` the adapter's own.
  */
 export async function startTracedStack(
   otel: Record<string, string> = {},
@@ -40,8 +45,7 @@ export async function startTracedStack(
   });
   const upstream = await startRecordingProxy(workspace.url);
   const receiver = await startOtlpReceiver();
-  const { tracing } = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, ...otel }, { serviceVersion: "test" });
-  if (!tracing) throw new Error("tracing did not start");
+  const { tracing } = localTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, ...otel });
   const logs: Record<string, unknown>[] = [];
   const lines = new Writable({
     write(chunk: Buffer, _encoding, done) {

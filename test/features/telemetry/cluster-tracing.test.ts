@@ -1,9 +1,9 @@
 import pino from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type RunningWorkspace, startEmbeddedWorkspace } from "../../../src/embedded-workspace/start-embedded-workspace.js";
-import { startTracing } from "../../../src/telemetry/start-tracing.js";
 import type { Tracing } from "../../../src/telemetry/tracing.js";
 import { describeWith, REDIS } from "../../helpers/external-programs.js";
+import { localTracing } from "../../helpers/local-tracing.js";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../../helpers/otlp-receiver.js";
 import { type RedisServer, startRedis } from "../../helpers/redis-server.js";
 import { chatBody, FIXTURE_DOCUMENTS, headers, type RunningAdapter, startAdapter } from "../../helpers/start-stack.js";
@@ -24,8 +24,7 @@ describeWith(REDIS, "tracing shared polling across replicas", () => {
     receiver = await startOtlpReceiver();
     const prefix = `trace-test-${Date.now()}:`;
     for (let index = 0; index < 2; index += 1) {
-      const { tracing } = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }, { serviceVersion: "test" });
-      if (!tracing) throw new Error("tracing did not start");
+      const { tracing } = localTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
       const environment = {
         REDIS_URL: redis.url,
         REDIS_KEY_PREFIX: prefix,

@@ -35,7 +35,7 @@ async function loadedModules(env: Record<string, string>): Promise<{ on: boolean
     const { loadConfig } = await import(${JSON.stringify(join(root, "dist/src/config/config.js"))});
     const { createAdapter } = await import(${JSON.stringify(join(root, "dist/src/server/create-adapter.js"))});
     const { startTracing } = await import(${JSON.stringify(join(root, "dist/src/telemetry/start-tracing.js"))});
-    const { tracing } = await startTracing(process.env, { serviceVersion: "test" });
+    const { tracing } = await startTracing({ serviceVersion: "test" });
     const adapter = createAdapter(loadConfig({ LOG_LEVEL: "silent" }), "http://127.0.0.1:9", { tracing });
     process.stdout.write(JSON.stringify({ on: tracing !== undefined, loaded: sdk.size }));
     await adapter.close();
@@ -137,16 +137,16 @@ describe("main.ts with OTEL_EXPORTER_OTLP_ENDPOINT", () => {
     expect(lines.find((line) => line.msg === "request")).toMatchObject({ trace_id: server?.traceId, span_id: server?.spanId });
   }, 60_000);
 
-  it("stops with a clear message on a protocol it does not have", async () => {
+  it("stops with a clear message on an endpoint that is no URL", async () => {
     const result = await run(process.execPath, [join(root, "dist/src/main.js")], {
       cwd: root,
-      env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc", PORT: "0" },
+      env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318", PORT: "0" },
       timeout: 20_000,
     }).then(
       () => ({ code: 0, stderr: "" }),
       (error: { code: number; stderr: string }) => error,
     );
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain("OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported");
+    expect(result.stderr).toContain('OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL (got "collector:4318")');
   }, 30_000);
 });

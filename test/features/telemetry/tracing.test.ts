@@ -3,9 +3,15 @@ import { credentialHash } from "../../../src/auth/credential-hash.js";
 import type { ThreadStore } from "../../../src/continuity/threads/thread-store.js";
 import type { ReceivedSpan } from "../../helpers/otlp-receiver.js";
 import { API_KEY, chatBody, headers } from "../../helpers/start-stack.js";
+import { startTracedProcess, type TracedProcess } from "../../helpers/traced-process.js";
 import { childrenOf, expectAnswerSpan, spanNamed, startTracedStack, type TracedStack } from "../../helpers/traced-stack.js";
 
 // docs/observability.md: what a traced answer exports, read back by a loopback OTLP/HTTP receiver.
+// The adapter runs in this process where only the export pipeline's variables matter, and as its
+// own process (the entry point) where the SDK reads the rest from the environment.
+
+/** A traced adapter, in this process or its own. */
+type Traced = Pick<TracedStack, "url" | "flush">;
 
 const CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c";
 const CALLER_SPAN = "b7ad6b7169203331";
@@ -17,7 +23,7 @@ const failingStore: ThreadStore = {
   close: () => Promise.resolve(),
 };
 
-async function chat(stack: TracedStack, content: string, extra: Record<string, unknown> = {}, extraHeaders: Record<string, string> = {}) {
+async function chat(stack: Traced, content: string, extra: Record<string, unknown> = {}, extraHeaders: Record<string, string> = {}) {
   const response = await fetch(`${stack.url}/v1/chat/completions`, {
     method: "POST",
     headers: headers(extraHeaders),
@@ -27,7 +33,7 @@ async function chat(stack: TracedStack, content: string, extra: Record<string, u
 }
 
 /** Waits until the request's server span and everything under it have ended and been exported. */
-async function traceOf(stack: TracedStack, traceId: string, route = "POST /v1/chat/completions"): Promise<ReceivedSpan[]> {
+async function traceOf(stack: Traced, traceId: string, route = "POST /v1/chat/completions"): Promise<ReceivedSpan[]> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     const spans = await stack.flush();
@@ -238,16 +244,18 @@ describe("tracing over OTLP/HTTP protobuf (the default protocol)", () => {
 });
 
 describe("tracing over OTLP/HTTP JSON, with message content opted in", () => {
-  let stack: TracedStack;
+  let stack: TracedProcess;
   beforeAll(async () => {
-    stack = await startTracedStack({
-      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-      OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true",
-      OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=secret%20value,x-team=search",
-      OTEL_SERVICE_NAME: "adapter-under-test",
-      OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=test,service.name=overridden",
+    stack = await startTracedProcess({
+      env: {
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true",
+        OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=secret%20value,x-team=search",
+        OTEL_SERVICE_NAME: "adapter-under-test",
+        OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=test,service.name=overridden",
+      },
     });
-  });
+  }, 60_000);
   afterAll(async () => {
     await stack?.close();
   });
@@ -273,10 +281,10 @@ describe("tracing over OTLP/HTTP JSON, with message content opted in", () => {
 });
 
 describe("sampling (OTEL_TRACES_SAMPLER=parentbased_traceidratio, ratio 0)", () => {
-  let stack: TracedStack;
+  let stack: TracedProcess;
   beforeAll(async () => {
-    stack = await startTracedStack({ OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" });
-  });
+    stack = await startTracedProcess({ env: { OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" } });
+  }, 60_000);
   afterAll(async () => {
     await stack?.close();
   });
@@ -292,7 +300,7 @@ describe("sampling (OTEL_TRACES_SAMPLER=parentbased_traceidratio, ratio 0)", () 
     const traces = new Set(spans.filter((span) => span.name !== "poll queries" && span.name !== "GET /queries").map((span) => span.traceId));
     expect([...traces]).toEqual(["8".repeat(32)]);
     const queryId = unsampled.response.headers.get("service-query-id") as string;
-    const create = stack.upstream.requests.filter((request) => request.method === "POST").at(-1);
+    const create = stack.upstream?.requests.filter((request) => request.method === "POST").at(-1);
     expect(create?.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
     expect(queryId).toBeTruthy();
     // Unsampled requests' log lines still carry their (unsampled) trace ids, to correlate with the upstream's logs.

@@ -1,24 +1,25 @@
-import { ExportResultCode } from "@opentelemetry/core";
-import { InMemorySpanExporter, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace";
-import { afterEach, describe, expect, it } from "vitest";
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { QuerySnapshot } from "../../../src/core/query-snapshot.js";
 import { SpanAnswerTrace } from "../../../src/telemetry/answer-trace.js";
+import { exportFailures } from "../../../src/telemetry/export-reports.js";
+import { tracingOver } from "../../../src/telemetry/otel-tracing.js";
 import { startTracing } from "../../../src/telemetry/start-tracing.js";
 import type { Tracing } from "../../../src/telemetry/tracing.js";
 
 // The answer span on its own (docs/observability.md), read from the SDK's in-memory exporter.
 
-const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" };
 const started: Tracing[] = [];
 
-async function tracingWith(exporter: SpanExporter, env: Record<string, string> = {}, onExportError?: (message: string) => void): Promise<Tracing> {
-  const { tracing } = await startTracing({ ...ENDPOINT, ...env }, { serviceVersion: "test", exporter, ...(onExportError ? { onExportError } : {}) });
-  if (!tracing) throw new Error("tracing did not start");
+function tracingWith(exporter: InMemorySpanExporter, options: { capturesContent?: boolean } = {}): Tracing {
+  const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+  const tracing = tracingOver({ tracer: provider.getTracer("test"), capturesContent: options.capturesContent ?? false, flush: () => provider.forceFlush(), shutdown: () => provider.shutdown() });
   started.push(tracing);
   return tracing;
 }
 
 afterEach(async () => {
+  vi.unstubAllEnvs();
   await Promise.all(started.splice(0).map((tracing) => tracing.shutdown()));
 });
 
@@ -31,7 +32,7 @@ const START = { operation: "chat", model: "acme/reason", mode: "reason", workspa
 describe("an answer's span", () => {
   it("records the first step and the first text once, the end of every choice, and the finish reasons", async () => {
     const exporter = new InMemorySpanExporter();
-    const tracing = await tracingWith(exporter);
+    const tracing = tracingWith(exporter);
     const parent = tracing.startSpan("parent", { kind: 1 });
     const trace = new SpanAnswerTrace(tracing, parent, START);
     trace.planned({ prompt: "secret prompt", queries: [{}, {}], continued: false });
@@ -65,7 +66,7 @@ describe("an answer's span", () => {
 
   it("is `execute_tool {name}` for an MCP tool call, with the tool's name", async () => {
     const exporter = new InMemorySpanExporter();
-    const tracing = await tracingWith(exporter);
+    const tracing = tracingWith(exporter);
     const parent = tracing.startSpan("POST /mcp", { kind: 1 });
     new SpanAnswerTrace(tracing, parent, { ...START, operation: "execute_tool", tool: "ask_workspace", model: "ask", mode: "ask", stream: false }).end(true);
     await tracing.flush();
@@ -76,7 +77,7 @@ describe("an answer's span", () => {
 
   it("ends at the response's close, carrying usage counted after it, and ignores a failure reported after the end", async () => {
     const exporter = new InMemorySpanExporter();
-    const tracing = await tracingWith(exporter, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true" });
+    const tracing = tracingWith(exporter, { capturesContent: true });
     const trace = new SpanAnswerTrace(tracing, tracing.startSpan("parent", { kind: 1 }), START);
     trace.planned({ prompt: "the prompt", queries: [{}], continued: true });
     let count!: (usage: { promptTokens: number; completionTokens: number; reasoningTokens: number }) => void;
@@ -109,29 +110,32 @@ describe("an answer's span", () => {
 });
 
 describe("export failures", () => {
-  it("are reported once, then at most once a minute, and their end is reported", async () => {
-    let failing = true;
-    const exporter: SpanExporter = {
-      export: (_spans, done) => done(failing ? { code: ExportResultCode.FAILED, error: new Error("503 from the collector") } : { code: ExportResultCode.SUCCESS }),
-      shutdown: () => Promise.resolve(),
-    };
+  it("are reported once, then at most once a minute, and their end is reported", () => {
+    let now = 0;
     const reports: string[] = [];
-    const tracing = await tracingWith(exporter, {}, (message) => reports.push(message));
-    for (let batch = 0; batch < 3; batch += 1) {
-      tracing.startSpan("span", { kind: 0 }).end();
-      await tracing.flush();
-    }
+    const seen = exportFailures((message) => reports.push(message), () => now);
+    seen(new Error("503 from the collector"));
+    now += 30_000;
+    seen(new Error("503 from the collector"));
+    seen(new Error("503 from the collector"));
     expect(reports).toEqual(["trace export failed, spans are lost (1 batch so far): 503 from the collector"]);
-    failing = false;
-    tracing.startSpan("span", { kind: 0 }).end();
-    await tracing.flush();
-    expect(reports[1]).toBe("trace export works again (3 batches of spans lost)");
+    now += 31_000;
+    seen(new Error("timeout"));
+    expect(reports[1]).toBe("trace export failed, spans are lost (4 batches so far): timeout");
+    seen(undefined);
+    expect(reports[2]).toBe("trace export works again (4 batches of spans lost)");
+    seen(undefined);
+    expect(reports).toHaveLength(3);
   });
 });
 
 describe("with tracing off", () => {
   it("starts nothing", async () => {
-    expect(await startTracing({}, { serviceVersion: "test" })).toEqual({ tracing: undefined, summary: "tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)", warnings: [] });
-    expect((await startTracing({ ...ENDPOINT, OTEL_SDK_DISABLED: "true" }, { serviceVersion: "test" })).tracing).toBeUndefined();
+    vi.stubEnv("OTEL_EXPORTER_OTLP_ENDPOINT", "");
+    vi.stubEnv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "");
+    expect(await startTracing({ serviceVersion: "test" })).toEqual({ tracing: undefined, summary: "tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)", warnings: [] });
+    vi.stubEnv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9");
+    vi.stubEnv("OTEL_SDK_DISABLED", "true");
+    expect((await startTracing({ serviceVersion: "test" })).tracing).toBeUndefined();
   });
 });
