@@ -33,6 +33,7 @@ import { memoryBackend } from "./memory-backend.js";
 import { redisBackend } from "./redis-backend.js";
 import { auditOf, keyAuthentication, usageOf } from "./governance.js";
 import { realtimeOf, watcherOf, workspaceClientOf } from "./upstream-parts.js";
+import { keepStringMethodsFast } from "../util/string-methods.js";
 
 /** The wired adapter: the app to serve and the parts a test or the entry point may reach. */
 export interface Adapter {
@@ -89,6 +90,8 @@ export interface AdapterEffects {
  * otherwise (docs/architecture/redis.md#redis-topologies).
  */
 export function createAdapter(config: Config, upstreamUrl: string, effects: AdapterEffects = {}): Adapter {
+  // Every module is loaded by now, ioredis among them, which leaves string methods slow to look up.
+  keepStringMethodsFast();
   const { tracing } = effects;
   const mixin = tracing && (() => tracing.logFields());
   const logger = effects.logger ?? createLogger({ ...config.log, mixin });
