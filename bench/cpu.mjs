@@ -8,8 +8,11 @@
 // upstream at 50 connections. CPU is each server process's own (user + system, its worker threads
 // included, from its IPC stats) over the requests it served. The kinds take turns, in alternating
 // order round after round, so that each round's ratios share the shared machine's mood of the
-// moment; medians and ranges over rounds are reported.
+// moment; medians and ranges over rounds are reported. BENCH_BASE=<an older built checkout> adds
+// that checkout's adapter (its own dist/, untraced) for the chat, Responses and MCP rows, taking
+// turns with this one's: the rows named `…Base` and the ratios `…OverBase`.
 import { readdirSync, readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import { cpus, loadavg, totalmem } from "node:os";
 import { LEAD_SECONDS, LOADED_ADAPTER, steadyWindow } from "./processes.mjs";
@@ -22,8 +25,18 @@ const question = "How much annual leave do employees get?";
 const auth = { authorization: "Bearer bench-key", "service-workspace": "bench", "content-type": "application/json" };
 
 /** The rows of the table, in order: which process serves each and what it is sent. */
-function kindsOf({ proxy, floor, adapter, traced }) {
+function kindsOf({ proxy, floor, adapter, traced, base }) {
+  const chatBody = JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] });
+  const baseKinds = base
+    ? {
+        chatBase: { server: base, url: `${base.url}/v1/chat/completions`, headers: auth, body: chatBody },
+        responsesBase: { server: base, url: `${base.url}/v1/responses`, headers: auth, body: JSON.stringify({ model: "ask", input: question }) },
+        mcp20251125Base: { server: base, url: `${base.url}/mcp`, ...legacyCall(false) },
+        mcp20260728Base: { server: base, url: `${base.url}/mcp`, ...modernCall() },
+      }
+    : {};
   return {
+    ...baseKinds,
     bareProxy: { server: proxy, url: `${proxy.url}/v1/chat/completions`, headers: auth, body: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }) },
     floor: { server: floor, url: `${floor.url}/v1/chat/completions`, headers: auth, body: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }) },
     chat: { server: adapter, url: `${adapter.url}/v1/chat/completions`, headers: auth, body: JSON.stringify({ model: "ask", messages: [{ role: "user", content: question }] }) },
@@ -46,8 +59,16 @@ const RATIOS = {
   mcp20260728OverChat: ["mcp20260728", "chat"],
 };
 
+/** The ratios against the base checkout's adapter (BENCH_BASE), when it runs. */
+const BASE_RATIOS = {
+  chatOverBase: ["chat", "chatBase"],
+  responsesOverBase: ["responses", "responsesBase"],
+  mcp20251125OverBase: ["mcp20251125", "mcp20251125Base"],
+  mcp20260728OverBase: ["mcp20260728", "mcp20260728Base"],
+};
+
 /** Measures every kind for `rounds` rounds of `seconds` each; every process `start` starts is the caller's to stop. */
-export async function cpuPerRequest(start, { seconds, rounds }) {
+export async function cpuPerRequest(start, { seconds, rounds, base: baseCheckout = process.env.BENCH_BASE }) {
   const loadBefore = loadavg()[0];
   const upstream = await start("instant-upstream.mjs");
   const sink = await start("otlp-sink.mjs");
@@ -57,7 +78,8 @@ export async function cpuPerRequest(start, { seconds, rounds }) {
   const untraced = { UPSTREAM_URL: upstream.url, ...LOADED_ADAPTER, OTEL_EXPORTER_OTLP_ENDPOINT: "", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "" };
   const adapter = await start("adapter-process.mjs", untraced);
   const traced = await start("adapter-process.mjs", { ...untraced, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
-  const kinds = kindsOf({ proxy, floor, adapter, traced });
+  const base = baseCheckout ? await start(pathToFileURL(`${baseCheckout}/bench/adapter-process.mjs`).href, untraced) : undefined;
+  const kinds = kindsOf({ proxy, floor, adapter, traced, base });
   // Each round measures a window of steady load (steadyWindow, bench/processes.mjs).
   const once = async (kind, duration) => {
     const load = (loadSeconds) => autocannon({ url: kind.url, method: "POST", headers: kind.headers, body: kind.body, connections: 50, duration: loadSeconds });
@@ -75,7 +97,7 @@ export async function cpuPerRequest(start, { seconds, rounds }) {
     for (const name of index % 2 === 0 ? names : [...names].reverse()) turn[name] = await once(kinds[name], seconds);
     figures.push(turn);
   }
-  for (const server of [upstream, sink, proxy, floor, adapter, traced]) server.child.kill();
+  for (const server of [upstream, sink, proxy, floor, adapter, traced, base]) server?.child.kill();
   const spread = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
   const rows = {};
   for (const name of names) {
@@ -91,12 +113,13 @@ export async function cpuPerRequest(start, { seconds, rounds }) {
     };
   }
   const ratios = {};
-  for (const [name, [numerator, denominator]] of Object.entries(RATIOS)) {
+  for (const [name, [numerator, denominator]] of Object.entries({ ...RATIOS, ...(base ? BASE_RATIOS : {}) })) {
     const per = spread(figures.map((turn) => turn[numerator].cpuUs / turn[denominator].cpuUs));
     ratios[name] = { median: round(per.median, 2), min: round(per.min, 2), max: round(per.max, 2) };
   }
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
-  return { date: new Date().toISOString(), machine, seconds, leadSeconds: LEAD_SECONDS, rounds, loadAverage: [round(loadBefore, 1), round(loadavg()[0], 1)], rows, ratios };
+  const loadAverage = [round(loadBefore, 1), round(loadavg()[0], 1)];
+  return { date: new Date().toISOString(), machine, seconds, leadSeconds: LEAD_SECONDS, rounds, loadAverage, ...(base ? { base: baseCheckout } : {}), rows, ratios };
 }
 
 /** The threads a server process's CPU time is told apart by (Linux names them; elsewhere nothing is split). */

@@ -8,7 +8,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import { Agent, request } from "undici";
 import { adapterEnvironment, holdOpen, startProcess, startWorkspaceAndAdapter, statsOf } from "./processes.mjs";
@@ -83,7 +83,8 @@ async function loadRounds(targets) {
     };
   }
   const shareOf = (name) => round(median(rounds.map((figures) => figures[name].rps / figures.bareProxy.rps)), 3);
-  return { fifty, share: shareOf("adapter"), responsesShare: shareOf("responses") };
+  const baseShares = targets.adapterBase ? { baseShare: shareOf("adapterBase"), baseResponsesShare: shareOf("responsesBase") } : {};
+  return { fifty, share: shareOf("adapter"), responsesShare: shareOf("responses"), ...baseShares };
 }
 
 /** Latency of one request at a time, in microseconds: full response, and time to the first body byte. */
@@ -127,23 +128,26 @@ async function sequentialRounds(targets, count) {
     };
   }
   const added = (name) => medianOf((figures) => figures[name].p50Us - figures.upstream.p50Us);
+  const adapterNames = ["adapter", "adapterStream", "responses", "responsesStream"];
+  const baseNames = targets.adapterBase ? adapterNames.map((name) => `${name}Base`) : [];
   return {
     single,
-    addedP50Us: {
-      bareProxy: added("bareProxy"),
-      adapter: added("adapter"),
-      adapterStream: added("adapterStream"),
-      responses: added("responses"),
-      responsesStream: added("responsesStream"),
-    },
+    addedP50Us: Object.fromEntries(["bareProxy", ...adapterNames, ...baseNames].map((name) => [name, added(name)])),
     firstStreamByteAfterCreateUs: medianOf((figures) => figures.adapterStream.firstByteP50Us - figures.upstream.p50Us),
   };
 }
 
+/**
+ * The hot routes against the instant upstream: one request at a time, then 50 connections, beside
+ * the upstream itself and a bare proxy. BENCH_BASE=<an older built checkout> adds that checkout's
+ * adapter (its own dist/) for the same four requests, taking turns with this one's (`…Base`).
+ */
 async function throughputAndLatency() {
   const upstream = await start("instant-upstream.mjs");
   const proxy = await start("bare-proxy.mjs", { UPSTREAM_PORT: String(upstream.port) });
   const adapter = await start("adapter-process.mjs", adapterEnvironment(upstream.url));
+  const base = process.env.BENCH_BASE;
+  const before = base ? await start(pathToFileURL(`${base}/bench/adapter-process.mjs`).href, adapterEnvironment(upstream.url)) : undefined;
   const targets = {
     upstream: [`${upstream.url}/queries`, createBody],
     bareProxy: [`${proxy.url}/v1/chat/completions`, chatBody],
@@ -151,17 +155,27 @@ async function throughputAndLatency() {
     adapterStream: [`${adapter.url}/v1/chat/completions`, streamBody],
     responses: [`${adapter.url}/v1/responses`, responseBody],
     responsesStream: [`${adapter.url}/v1/responses`, responseStreamBody],
+    ...(before
+      ? {
+          adapterBase: [`${before.url}/v1/chat/completions`, chatBody],
+          adapterStreamBase: [`${before.url}/v1/chat/completions`, streamBody],
+          responsesBase: [`${before.url}/v1/responses`, responseBody],
+          responsesStreamBase: [`${before.url}/v1/responses`, responseStreamBody],
+        }
+      : {}),
   };
   const { single, addedP50Us, firstStreamByteAfterCreateUs } = await sequentialRounds(targets, 1000);
-  const { fifty, share, responsesShare } = await loadRounds(targets);
-  for (const { child } of [upstream, proxy, adapter]) child.kill();
+  const { fifty, share, responsesShare, ...baseShares } = await loadRounds(targets);
+  for (const server of [upstream, proxy, adapter, before]) server?.child.kill();
   return {
+    ...(base ? { base } : {}),
     oneAtATime: single,
     fiftyConnections: fifty,
     addedP50Us,
     firstStreamByteAfterCreateUs,
     adapterShareOfBareProxy: share,
     responsesShareOfBareProxy: responsesShare,
+    ...baseShares,
   };
 }
 

@@ -2,14 +2,8 @@ import { createWriteStream, openSync } from "node:fs";
 import type { Writable } from "node:stream";
 import type { AuditSink as AuditSinkSetting } from "../config/config.js";
 import type { AuditRecord } from "./audit-record.js";
+import type { AuditSink } from "./sink.js";
 import { errorMessage } from "../util/error-message.js";
-
-/** Where audit records go (docs/governance.md#the-audit-trail). `write` never throws; it says whether the sink took the record. */
-export interface AuditSink {
-  write(record: AuditRecord): boolean;
-  /** Writes out what is buffered and closes. */
-  close(): Promise<void>;
-}
 
 /** What a sink reports to: its version (OTLP's resource), and where write errors go. */
 interface SinkOptions {

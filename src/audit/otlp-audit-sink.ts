@@ -5,7 +5,7 @@ import { detectResources, envDetector, hostDetector, osDetector, processDetector
 import { BatchLogRecordProcessor, type LogRecordExporter, LoggerProvider } from "@opentelemetry/sdk-logs";
 import { adapterResource, type OtlpProtocol, otlpProtocol, SCOPE } from "../telemetry/otlp-conventions.js";
 import type { AuditRecord } from "./audit-record.js";
-import type { AuditSink } from "./audit-sink.js";
+import type { AuditSink } from "./sink.js";
 import { errorMessage } from "../util/error-message.js";
 
 /** OpenTelemetry's severity number of INFO. */

@@ -11,6 +11,7 @@ import { QueryOwners } from "./ownership/query-owners.js";
 import type { ConversationsApiStore } from "./conversations-api/conversations-api-store.js";
 import type { ResponseStore } from "./responses/response-store.js";
 import { StoredResponses } from "./responses/stored-responses.js";
+import type { StoreWriting } from "./store-writing.js";
 import { ThreadMemory } from "./threads/thread-memory.js";
 import type { ThreadStore } from "./threads/thread-store.js";
 
@@ -19,16 +20,19 @@ const BACKGROUND_LEASE_MS = 3000;
 /** How often a follower of a background response looks for events another replica appended. */
 const BACKGROUND_FOLLOW_POLL_MS = 100;
 
-/** The stores continuity keeps its records in, all of one backend (memory or Redis), any of them replaceable by a test. */
-export interface ContinuityStores {
+/**
+ * The stores continuity keeps its records in, all of one backend (memory or Redis), any of them
+ * replaceable by a test; `Value` is what a stored response holds (the Responses API's, given by the wiring).
+ */
+export interface ContinuityStores<Value> {
   threads: ThreadStore;
-  responses: ResponseStore;
+  responses: ResponseStore<Value>;
   background: BackgroundStore;
   conversations: ConversationsApiStore;
   owners: QueryOwnerStore;
 }
 
-/** The stores' writes, as continuity waits for them. */
+/** The stores' writes, as continuity waits for them: one source for every store. */
 export interface StoreWrites {
   /** Bounds the wait for a write that ends an answer (`STORE_WRITE_WAIT_MS`); undefined when every store answers at once (in process). */
   waitMs: number | undefined;
@@ -61,40 +65,30 @@ export interface ContinuityOptions {
  * thread memory of chat histories, the stored responses, the background responses and the
  * Conversations API's conversations, each over its store; and whose each query is.
  */
-export interface Continuity {
+export interface Continuity<Value> {
   threads: ThreadMemory;
   /** Who started each workspace query, checked where the upstream credential is shared (docs/governance.md#whose-query-it-is). */
   owners: QueryOwners;
-  stored: StoredResponses;
+  stored: StoredResponses<Value>;
   background: BackgroundResponses;
   conversations: ConversationsApi;
   close(): Promise<void>;
 }
 
-/** Builds continuity over one set of stores (`memoryBackend` or `redisBackend`, or a test's). */
-export function createContinuity(stores: ContinuityStores, settings: ContinuityOptions): Continuity {
+/**
+ * Builds continuity over one set of stores (`memoryBackend` or `redisBackend`, or a test's). Every
+ * store's writes are waited for, retried and reported the same way, from the one `writes` setting.
+ */
+export function createContinuity<Value>(stores: ContinuityStores<Value>, settings: ContinuityOptions): Continuity<Value> {
   const { config, writes, clock, ids, logger, events } = settings;
-  const threads = new ThreadMemory(stores.threads, {
-    ttlSeconds: config.conversationTtlSeconds,
-    logger,
-    clock,
+  const writing = (store: ContinuityStoreName): StoreWriting => ({
     writeWaitMs: writes.waitMs,
-    onRemembered: (outcome) => events.onWrite("conversation", outcome),
-    onRefused: () => events.onRefused("conversation"),
-    storeAnswersAgain: writes.answersAgain,
-  });
-  const stored = new StoredResponses({
-    store: stores.responses,
-    clock,
-    logger,
-    ttlSeconds: config.responsesTtlSeconds,
-    writeWaitMs: config.storeWriteWaitMs,
-    onStored: (outcome) => events.onWrite("response", outcome),
-    onRefused: () => events.onRefused("response"),
+    onWrite: (outcome) => events.onWrite(store, outcome),
+    onRefused: () => events.onRefused(store),
     wake: writes.answersAgain,
-    conversationItems: stores.conversations,
-    conversationTtlSeconds: config.conversationTtlSeconds,
   });
+  const threads = new ThreadMemory(stores.threads, { ttlSeconds: config.conversationTtlSeconds, logger, clock, ...writing("conversation") });
+  const stored = new StoredResponses({ store: stores.responses, clock, logger, ttlSeconds: config.responsesTtlSeconds, ...writing("response") });
   const background = new BackgroundResponses({
     store: stores.background,
     clock,
@@ -105,15 +99,7 @@ export function createContinuity(stores: ContinuityStores, settings: ContinuityO
     followPollMs: BACKGROUND_FOLLOW_POLL_MS,
     onRefused: () => events.onRefused("response"),
   });
-  const owners = new QueryOwners(stores.owners, {
-    ttlSeconds: config.conversationTtlSeconds,
-    logger,
-    clock,
-    writeWaitMs: writes.waitMs,
-    onWrite: (outcome) => events.onWrite("query_owner", outcome),
-    onRefused: () => events.onRefused("query_owner"),
-    wake: writes.answersAgain,
-  });
+  const owners = new QueryOwners(stores.owners, { ttlSeconds: config.conversationTtlSeconds, logger, clock, ...writing("query_owner") });
   const conversations = new ConversationsApi({
     store: stores.conversations,
     ttlSeconds: config.conversationTtlSeconds,

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { TokenUsage } from "../answer/answer-events.js";
 import type { Authenticator, Identity } from "../auth/authenticate.js";
 import type { Config } from "../config/config.js";
@@ -8,21 +8,20 @@ import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import type { ExpectedCost, HeldReservation, RateLimits, WorkspaceLimits } from "../limits/rate-limits.js";
 import { NOT_METERED, type UsageMeter } from "./delivery/delivery.js";
 import { resolveWorkspace } from "./resolve-workspace.js";
-import type { RequestContexts } from "./request-context.js";
+import type { RequestContext } from "./request-context.js";
 
-/** What admission is built from: the per-process caps, the key's rate limits, the responses' close listener. */
+/** What admission is built from: the per-process caps and the key's rate limits. */
 export interface AdmissionOptions {
   limit: ConcurrencyLimit;
   /** Limits per client key and workspace (`RATE_LIMIT_*`); undefined when none is configured. */
   rateLimits?: RateLimits | undefined;
-  facts: RequestContexts;
 }
 
 /**
  * A request admitted (docs/rate-limits.md): the meter of its answer's tokens, the `x-ratelimit-*`
- * headers (already set on the response), and the release of everything it holds: one release,
- * run once — when the response closes or, under a rate limit, as its last bytes are written, unless
- * an answer that outlives the response took it over (`handOver`).
+ * headers (for its client: an HTTP route sets them on the response), and the release of everything
+ * it holds: one release, run once — when the request ends or, under a rate limit, as its response's
+ * last bytes are written, unless an answer that outlives the request took it over (`handOver`).
  */
 export interface Admitted {
   readonly meter: UsageMeter;
@@ -31,10 +30,10 @@ export interface Admitted {
   readonly reservation: HeldReservation | undefined;
   release(): void;
   /**
-   * Takes the release over from the response (a background answer, which holds its place under the
+   * Takes the release over from the request (a background answer, which holds its place under the
    * caps and its key's slot while it runs, not while the request that started it does): the
-   * response's end no longer gives the admission back, the returned release must. A response that
-   * had already closed gave it back then: the release returned does nothing more.
+   * request's end no longer gives the admission back, the returned release must. A request that
+   * had already ended gave it back then: the release returned does nothing more.
    */
   handOver(): () => void;
 }
@@ -54,24 +53,20 @@ export interface AdmissionRequest {
 
 /**
  * The one admission step of every answer route and MCP (docs/rate-limits.md): may this client key
- * ask in this workspace now? Takes a place under the per-process caps (a sync throw: a fast 429)
+ * ask in this workspace now? Takes a place under the per-process caps (over them: a 429 at once)
  * and, when the request asks the workspace and `RATE_LIMIT_*` applies there, counts it against the
- * key's limits (shared through Redis with `REDIS_URL`): over a limit the promise rejects with a
+ * key's limits (shared through Redis with `REDIS_URL`): over a limit it rejects with a
  * `RateLimitError` (429 with `retry-after`), before any upstream call; under a token limit its
- * expected cost is reserved. With no limit in the workspace it costs no promise. What it takes is
- * given back once, when the response ends (or later, by an answer it was handed over to); a
- * reservation is given back then only when the workspace was never asked (the runner settles it
- * otherwise).
+ * expected cost is reserved. What it takes is given back once, when the request ends (or later, by
+ * an answer it was handed over to); a reservation is given back then only when the workspace was
+ * never asked (the runner settles it otherwise). It needs no HTTP response: the request's context
+ * says when it ends.
  */
-export function admit(
-  response: ServerResponse,
-  request: AdmissionRequest,
-  options: AdmissionOptions,
-): Admitted | Promise<Admitted> {
+export async function admit(context: RequestContext, request: AdmissionRequest, options: AdmissionOptions): Promise<Admitted> {
   const { principal, workspace } = request;
   const releaseCaps = options.limit.acquire(workspace);
   // Who asks is settled here, once (docs/governance.md#who-asks): every subscriber of the request's end reads it.
-  options.facts.identified(response, request.account);
+  context.identified(request.account);
   let releaseLimits: (() => void) | undefined;
   let released = false;
   let handedOver = false;
@@ -81,28 +76,28 @@ export function admit(
     releaseCaps();
     releaseLimits?.();
   };
-  const releaseWithResponse = () => {
+  const releaseWithRequest = () => {
     if (!handedOver) release();
   };
   const handOver = () => {
     handedOver = true;
     return release;
   };
-  options.facts.whenClosed(response, releaseWithResponse);
+  context.whenClosed(releaseWithRequest);
   const limits = request.asksWorkspace ? options.rateLimits?.limitsOf(workspace) : undefined;
   if (!limits || !options.rateLimits) return { meter: NOT_METERED, headers: {}, reservation: undefined, release, handOver };
   // Under a rate limit, freed as the last bytes are written, not a turn later at 'close': a client
   // that sends its next request at once (to any replica) finds its slot free.
-  response.once("prefinish", releaseWithResponse);
-  return admitUnderLimits(response, { principal, workspace, cost: request.cost }, limits, options.rateLimits, (held) => {
+  context.whenFinishing(releaseWithRequest);
+  const admitted = await admitUnderLimits({ principal, workspace, cost: request.cost }, limits, options.rateLimits, (held) => {
     if (released) held();
     else releaseLimits = held;
-  }).then((admitted) => ({ ...admitted, release, handOver }));
+  });
+  return { ...admitted, release, handOver };
 }
 
-/** The key's limits in the workspace (a refusal rejects, as the 429), then the response's headers and the meter of its reservation. */
+/** The key's limits in the workspace (a refusal rejects, as the 429), the headers that tell them, and the meter of its reservation. */
 async function admitUnderLimits(
-  response: ServerResponse,
   request: Pick<AdmissionRequest, "principal" | "workspace" | "cost">,
   limits: WorkspaceLimits,
   rateLimits: RateLimits,
@@ -115,7 +110,6 @@ async function admitUnderLimits(
     // Nothing was asked of the workspace (refused later at the edge, or failed before its queries existed): the reservation goes back.
     if (!asked) admission.settle(0);
   });
-  for (const [name, value] of Object.entries(admission.headers)) response.setHeader(name, value);
   const { headers, held: reservation } = admission;
   if (!admission.countsTokens) return { meter: NOT_METERED, headers, reservation };
   const meter: UsageMeter = {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { z } from "zod";
+import type { LocalAnswerJob } from "../answer/local-answer.js";
 import type { SchemaValidation } from "../structured/schema-validator.js";
 import type { AnswerRunner } from "./answer-runner.js";
 import { admit, type Admitted, type AdmissionOptions } from "./admission.js";
@@ -9,14 +10,13 @@ import type { Config, LimitSettings } from "../config/config.js";
 import { type ChatUiTask, taskName } from "../chat-ui-tasks/chat-ui-task.js";
 import type { ModelChoice } from "../core/model.js";
 import type { ExpectedCost } from "../limits/rate-limits.js";
-import { ClientClosedError, RequestValidationError, toAdapterError } from "../errors/adapter-error.js";
+import { RequestValidationError } from "../errors/adapter-error.js";
 import { inspectJson } from "./inspect-json.js";
 import type { Clock } from "../util/clock.js";
 import type { Ids } from "../util/ids.js";
-import { reportError } from "./error-response.js";
+import type { Delivery } from "./delivery/delivery.js";
 import { readJsonBody } from "./request-body.js";
-import type { RequestContexts } from "./request-context.js";
-import type { FastHandler } from "./route-table.js";
+import type { RouteCall } from "./route-table.js";
 import type { KeepAliveSweeps } from "./sse-writer.js";
 import { validateRequest } from "./validate-request.js";
 
@@ -26,7 +26,6 @@ export interface AnswerRouteOptions extends AdmissionOptions {
   /** The caller's JSON Schemas, checked and kept (docs/structured-answers.md#the-schema-is-untrusted). */
   schemas: SchemaValidation;
   authenticate: Authenticator;
-  facts: RequestContexts;
   sweeps: KeepAliveSweeps;
   clock: Clock;
   ids: Ids;
@@ -53,10 +52,9 @@ export type EdgeSetting = "limits" | "upstream";
 type EdgeOptions = AnswerRouteOptions & { config: Pick<Config, EdgeSetting> };
 
 /**
- * The edge of every answer route (docs/architecture.md#data-flow-of-one-request): authenticate, read
- * the JSON body, validate it with the dialect's schema (and the workspace); `admitValidRequest` follows. A route
- * looks at a valid request before it is admitted when some requests never become a workspace
- * answer (a chat UI's housekeeping, docs/chat-ui-tasks.md).
+ * Step 1 of the order of checks (`answerInOrder`): authenticate (a 401 before any body is read),
+ * read the JSON body within the limits, validate it with the dialect's schema and the workspace (a
+ * 422 listing every problem at once).
  */
 export async function readAnswerRequest<Schema extends z.ZodType<{ model: string }>>(
   request: IncomingMessage,
@@ -71,28 +69,36 @@ export async function readAnswerRequest<Schema extends z.ZodType<{ model: string
 }
 
 /**
- * The admission of an answer route's valid request (`admit`), until the response ends: a workspace
- * answer's expected `cost` is reserved under the key's token limits. A chat UI's housekeeping
- * (`task`, answered by the adapter: docs/chat-ui-tasks.md) takes its place under the per-process
- * caps like any answer but is not counted against the key's rate limits, and is told in the log and
- * the `Service-Chat-Ui-Task` header.
+ * Step 4, admission (`admit`), until the request ends: a workspace answer's expected `cost` is
+ * reserved under the key's token limits, and the key's limits are told in the `x-ratelimit-*`
+ * headers. A chat UI's housekeeping (`task`, answered by the adapter: docs/chat-ui-tasks.md) takes
+ * its place under the per-process caps like any answer but is not counted against the key's rate
+ * limits, and is told in the log and the `Service-Chat-Ui-Task` header.
  */
 export async function admitValidRequest<Body>(
-  response: ServerResponse,
+  call: Pick<RouteCall, "response" | "context">,
   valid: ValidAnswerRequest<Body>,
   options: AdmissionOptions,
   asking: { cost: ExpectedCost; task?: undefined } | { task: ChatUiTask; cost?: undefined },
 ): Promise<AdmittedRequest<Body>> {
+  const { response, context } = call;
   const { principal, account } = valid.identity;
   const { task, cost } = asking;
   const request = { principal, account: account.id, workspace: valid.workspace, asksWorkspace: task === undefined, cost };
-  const admitted = admit(response, request, options);
+  const admitting = admit(context, request, options);
   if (task) {
     const chatUiTask = taskName(task);
-    options.facts.of(response).answeredLocally({ workspace: valid.workspace, mode: valid.model.mode, chatUiTask });
+    context.answeredLocally({ workspace: valid.workspace, mode: valid.model.mode, chatUiTask });
     response.setHeader("service-chat-ui-task", chatUiTask);
   }
-  return { ...valid, admission: admitted instanceof Promise ? await admitted : admitted };
+  const admission = await admitting;
+  tellLimits(response, admission);
+  return { ...valid, admission };
+}
+
+/** The key's limits in the response's `x-ratelimit-*` headers (docs/rate-limits.md#what-a-client-sees). */
+export function tellLimits(response: ServerResponse, admission: Admitted): void {
+  for (const [name, value] of Object.entries(admission.headers)) response.setHeader(name, value);
 }
 
 /** An MCP request's JSON body, read within the limits of every route (size, media type, nesting). */
@@ -103,18 +109,88 @@ export async function readToolRequestBody(request: IncomingMessage, limits: Limi
   return body;
 }
 
-/** A fast-path handler around an answer route: whatever it throws becomes the error response (or nothing, if the client left). */
-export function answerHandler(
-  handle: (request: IncomingMessage, response: ServerResponse, params: Record<string, string>) => Promise<void>,
-  options: Pick<AnswerRouteOptions, "facts" | "logger">,
-): FastHandler {
-  return (request, response, params) => {
-    handle(request, response, params ?? {}).catch((error: unknown) => {
-      const failure = toAdapterError(error);
-      if (failure instanceof ClientClosedError && response.destroyed) return;
-      const context = options.facts.of(response);
-      context.answer?.fail(failure);
-      reportError(error, response, options.logger, context.id);
-    });
+/** A chat UI's housekeeping the adapter answers itself (docs/chat-ui-tasks.md): the task, its answer, and its delivery. */
+export interface LocalTurn {
+  task: ChatUiTask;
+  job: LocalAnswerJob;
+  delivery: Delivery<unknown>;
+}
+
+/** An answer request once read: the exchange, the valid request, and what the route read of it beyond its schema. */
+export interface ReadAnswer<Body, Read> {
+  call: RouteCall;
+  valid: ValidAnswerRequest<Body>;
+  read: Read;
+}
+
+/** ... and what it asks that the workspace can do (its structure), once what it cannot was refused. */
+export interface AskedAnswer<Body, Read, Asked> extends ReadAnswer<Body, Read> {
+  asked: Asked;
+}
+
+/** ... once admitted. */
+export interface AdmittedAnswer<Body, Read, Asked> extends AskedAnswer<Body, Read, Asked> {
+  admission: Admitted;
+}
+
+/** ... and what it continues. */
+export interface ContinuedAnswer<Body, Read, Asked, Found> extends AdmittedAnswer<Body, Read, Asked> {
+  found: Found;
+}
+
+/** What an answer route brings to the order of checks: its schema, and each step's reading of its own request. */
+export interface AnswerSteps<Body extends { model: string }, Read, Asked, Found> {
+  /** The dialect's request schema (step 1). */
+  schema: z.ZodType<Body>;
+  /** Step 1, the rest of reading: what the route reads of the valid request (its messages, input items, id); parameters that contradict each other are a 400 here. */
+  read(call: RouteCall, valid: ValidAnswerRequest<Body>): Read;
+  /** Step 2: a chat UI's housekeeping the adapter answers itself instead, or null. */
+  housekeeping(request: ReadAnswer<Body, Read>): LocalTurn | null;
+  /** Step 3: what the workspace cannot do, refused (400; ignored under `LENIENT_PARAMETERS=on`); returns what the request asks (its structure). */
+  refuse(request: ReadAnswer<Body, Read>): Asked;
+  /** Step 4's reservation: what the answer is expected to cost (its prompt, mode and choices: docs/rate-limits.md#reservations). */
+  cost(request: AskedAnswer<Body, Read, Asked>): ExpectedCost;
+  /** Step 5: costly inputs (the caller's JSON Schema), checked once admitted so that the limits count a request they refuse. */
+  check(request: AdmittedAnswer<Body, Read, Asked>): void;
+  /** Step 6: what the request continues (the continuity stores: a 404 for what names nothing of this caller, a 503 when a store cannot answer). */
+  continue(request: AdmittedAnswer<Body, Read, Asked>): Promise<Found>;
+  /** Step 7: the answer planned (`runner.plan`), its delivery built from the plan, and run (`runner.run`). */
+  run(request: ContinuedAnswer<Body, Read, Asked, Found>): Promise<void>;
+}
+
+/**
+ * The one order of checks of the answer routes (docs/architecture/edge.md#the-order-of-checks), for
+ * chat completions and the Responses API alike:
+ *
+ * 1. read: authenticate, then the body within the limits, the dialect's schema and the workspace
+ *    (401, 413, 415, 422), and the route's own reading of it;
+ * 2. housekeeping: a chat UI's title or tags request is answered by the adapter (caps only);
+ * 3. refuse: what the workspace cannot do (400), before it costs the key anything;
+ * 4. admit: the caps and the key's rate limits, its expected cost reserved (429): from here the request counts;
+ * 5. check: costly inputs (a caller's JSON Schema, 400), counted by the limits;
+ * 6. continue: the thread it continues (404, 503);
+ * 7. run: planned, delivered, remembered (the runner).
+ *
+ * Each step is the route's reading of its own request; the order is this function's.
+ */
+export function answerInOrder<Body extends { model: string }, Read, Asked, Found>(
+  steps: AnswerSteps<Body, Read, Asked, Found>,
+  options: EdgeOptions,
+): (call: RouteCall) => Promise<void> {
+  return async (call) => {
+    const valid = await readAnswerRequest(call.request, steps.schema, options);
+    const reading: ReadAnswer<Body, Read> = { call, valid, read: steps.read(call, valid) };
+    const local = steps.housekeeping(reading);
+    if (local) {
+      await admitValidRequest(call, valid, options, { task: local.task });
+      await options.runner.answerLocally(local.job, local.delivery);
+      return;
+    }
+    const asking: AskedAnswer<Body, Read, Asked> = { ...reading, asked: steps.refuse(reading) };
+    const { admission } = await admitValidRequest(call, valid, options, { cost: steps.cost(asking) });
+    const admitted: AdmittedAnswer<Body, Read, Asked> = { ...asking, admission };
+    steps.check(admitted);
+    const found = await steps.continue(admitted);
+    await steps.run({ ...admitted, found });
   };
 }

@@ -1,4 +1,3 @@
-import type { ServerResponse } from "node:http";
 import type { TokenUsage } from "../answer/answer-events.js";
 import type { AnswerJob, AnswerService } from "../answer/answer-service.js";
 import { structuredAnswer } from "../answer/structured-answer.js";
@@ -14,7 +13,6 @@ import { type PlanInput, type PlanOptions, planQueries } from "../plan/plan-quer
 import type { HeldReservation, RateLimits } from "../limits/rate-limits.js";
 import type { SchemaValidation } from "../structured/schema-validator.js";
 import type { StructuredRequest } from "../structured/structured-request.js";
-import type { AnswerStart } from "../telemetry/answer-facts.js";
 import { UNTRACED_ANSWER } from "../telemetry/answer-trace.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import type { Caller } from "../upstream/workspace-client.js";
@@ -22,39 +20,9 @@ import type { UsageLedger } from "../usage/usage-ledger.js";
 import type { Ids } from "../util/ids.js";
 import type { Admitted } from "./admission.js";
 import { runInBackground } from "./delivery/background-delivery.js";
-import { type BeforeAnswerEnds, type Delivery, type DeliveryContext, NOT_METERED, type UsageMeter } from "./delivery/delivery.js";
+import { type Delivery, type DeliveryContext, NOT_METERED, type UsageMeter } from "./delivery/delivery.js";
 import { metered } from "./metered-run.js";
-import { abortWhenClientLeaves } from "./request-body.js";
-
-/** An admitted answer request, as the runner needs it: who asks, where, under which meter. */
-export interface AnswerOrder {
-  response: ServerResponse;
-  identity: Identity;
-  workspace: string;
-  meter: UsageMeter;
-  /** What to plan: each dialect reads its own request into this. */
-  input: PlanInput;
-  /**
-   * Whether `input.continueQueryId` is a `query_id` the client named (not one continuity found for
-   * the caller): under a shared upstream credential it is continued only when the caller started it
-   * (docs/governance.md#whose-query-it-is).
-   */
-  namesQuery?: boolean | undefined;
-  /** What the answer's span starts with (the runner adds the mode, workspace, principal and account); the span starts only when tracing is on. */
-  spanStart: Omit<AnswerStart, "mode" | "workspace" | "principal" | "account">;
-  /** Aborts the answer's queries; by default when the client leaves (or never, for a delivery that outlives the response). */
-  controller?: AbortController | undefined;
-  /** A structured answer's citation markers inside the JSON's strings (`X-Structured-Citations`): kept unless `strip`. */
-  markers?: "keep" | "strip" | undefined;
-}
-
-/** What a route decides once the queries' ids are known: the delivery, the id the client sees, and what to remember. */
-export interface Prepared<Result> {
-  delivery: Delivery<Result>;
-  /** The id the client sees (`chatcmpl-…`, `resp_…`), for the span. */
-  respondedAs?: string | undefined;
-  remember?: BeforeAnswerEnds | undefined;
-}
+import type { AnswerOrder, Delivering, PlannedAnswer } from "./answer-order.js";
 
 /** What the runner is built from: one per adapter (`createApp`). */
 export interface AnswerRunnerOptions extends DeliveryContext {
@@ -94,13 +62,16 @@ export interface Resumer {
 
 /**
  * The answer runner (docs/architecture.md#one-runner-one-admission): what every answer does, in
- * one place, whatever its dialect and however long it lives. Given an admitted request, a plan
- * input and a delivery, it plans, tells the request's facts, starts the span, decides once whether
- * the usage is needed, starts the answer (`AnswerService.start`), counts and charges its usage
- * once, and hands it to the delivery, whose loop follows its events through the dialect's encoder,
- * remembers the turn before the last bytes, and writes (`json`, `sse`, `collect`, `background`).
- * It also gives the adapter's own answers (`answerLocally`) and carries on a background answer
- * whose replica is gone (`resume`). Routes only read their own request shape.
+ * one place, whatever its dialect and however long it lives. It plans an admitted request's answer
+ * first (`plan`: the queries and their ids, nothing asked), and then runs the plan with the
+ * delivery the route built from it (`run`): it tells the request's context, starts the span,
+ * decides once whether the usage is needed, starts the answer (`AnswerService.start`), counts and
+ * charges its usage once, and hands it to the delivery, whose loop follows its events through the
+ * dialect's encoder, remembers the turn before the last bytes, and writes (`json`, `sse`,
+ * `collect`, `background`). It never calls back into a route and never touches a response: what
+ * it writes to is the delivery's. It also gives the adapter's own answers (`answerLocally`) and
+ * carries on a background answer whose replica is gone (`resume`). Routes only read their own
+ * request shape.
  */
 export class AnswerRunner {
   constructor(private readonly options: AnswerRunnerOptions) {}
@@ -110,29 +81,36 @@ export class AnswerRunner {
     return this.options;
   }
 
-  /** Plans, starts and delivers an admitted request's answer from the workspace. */
-  async run<Result>(order: AnswerOrder, prepare: (queryIds: string[]) => Prepared<Result>): Promise<Result> {
-    const { facts } = this.options;
-    const { response, identity, workspace, meter, input } = order;
-    const planning = this.planOptions(identity);
-    const plan = planQueries(input, planning);
+  /** Plans an admitted request's answer: its queries, their ids, what it continues. Nothing is asked or recorded yet. */
+  plan(order: AnswerOrder): PlannedAnswer {
+    const planning = this.planOptions(order.identity);
+    const plan = planQueries(order.input, planning);
     const queryIds = plan.queries.map((query) => query.queryId);
+    const [queryId = ""] = queryIds;
+    return { order, plan, queryIds, queryId, planning };
+  }
+
+  /**
+   * Runs a planned answer into its delivery: the caller's right to the query it names checked,
+   * the request's context told, the span started, the queries created, the usage counted and
+   * charged once, and the delivery's result returned.
+   */
+  async run<Result>(planned: PlannedAnswer, delivery: Delivery<Result>, delivering: Delivering = {}): Promise<Result> {
+    const { order, plan, queryIds, planning } = planned;
+    const { context, identity, workspace, meter, input } = order;
     // Only under a shared upstream credential; otherwise nothing is checked or kept (docs/governance.md#whose-query-it-is).
     const owning = identity.sharedUpstream ? await this.owned(order, queryIds) : undefined;
-    facts.of(response).answering({ workspace, mode: plan.mode, queryIds, continued: plan.continued });
-    const { delivery, respondedAs, remember } = prepare(queryIds);
-    if (delivery.namesQueries) response.setHeader("service-query-id", queryIds.join(", "));
+    context.answering({ workspace, mode: plan.mode, queryIds, continued: plan.continued });
+    delivery.planned?.(queryIds);
     const { principal, account: asker } = identity;
-    const trace = facts.traceAnswer(response, { ...order.spanStart, mode: plan.mode, workspace, principal, account: asker.id });
-    if (respondedAs !== undefined) trace.respondedAs(respondedAs);
-    // A client leaving stops the answer, unless the answer outlives the response (a background one: only a cancel stops it).
-    const controller = order.controller ?? (delivery.outlivesResponse
-      ? new AbortController()
-      : abortWhenClientLeaves(response, facts));
+    const trace = context.traceAnswer({ ...order.spanStart, mode: plan.mode, workspace, principal, account: asker.id });
+    if (delivering.respondedAs !== undefined) trace.respondedAs(delivering.respondedAs);
+    // A client leaving stops the answer, unless the answer outlives the request (a background one: only a cancel stops it).
+    const controller = order.controller ?? (delivery.outlivesRequest ? new AbortController() : context.abortWhenLeft());
     const { ledger } = this.options;
     // Usage is counted when the client is told it, a token limit or the ledger charges it, or an audit record holds it;
     // a sampled span asks for it itself (AnswerTrace.delivered), an unsampled one never does.
-    const counted = ledger !== undefined || facts.audited;
+    const counted = ledger !== undefined || context.audited;
     const usageNeeded = delivery.reportsUsage || meter.countsTokens || counted;
     const job = { plan, caller: callerOf(identity, workspace), controller, usageNeeded, trace };
     // From here the answer is charged however it ends (docs/rate-limits.md#reservations), even when its client
@@ -150,14 +128,15 @@ export class AnswerRunner {
     const first = starting.value;
     const started = input.structured ? this.structured(first, job, { input, request: input.structured, planning }, order.markers === "strip") : first;
     // Followed on the side for the audit trail when answers are audited (docs/governance.md#the-audit-trail).
-    const answer = facts.follow(response, started, plan.prompt);
+    const answer = context.follow(started, plan.prompt);
     const account = ledger && ((usage: TokenUsage) => ledger.charge(asker, workspace, plan.mode, usage));
     const expected = this.options.answerTokens[plan.mode];
+    const { remember } = delivering;
     const run = metered(answer, { meter, account, trace, controller, usageNeeded, remember, expected, counted: started });
-    const delivered = delivery.deliver(run, response, this.options);
-    // The answer ends with its delivery, unless it outlives the response (its background run ends it); with nothing to charge, it ends unseen.
+    const delivered = delivery.deliver(run, this.options);
+    // The answer ends with its delivery, unless it outlives the request (its background run ends it); with nothing to charge, it ends unseen.
     const charged = meter.countsTokens || account !== undefined;
-    return delivery.outlivesResponse || !charged ? delivered : delivered.finally(() => run.ended());
+    return delivery.outlivesRequest || !charged ? delivered : delivered.finally(() => run.ended());
   }
 
   /** How a caller's queries are planned: under a shared upstream credential, only the listed create fields pass (docs/governance.md#whose-query-it-is). */
@@ -201,12 +180,12 @@ export class AnswerRunner {
    * Delivers an answer the adapter gives itself (a chat UI's housekeeping, docs/chat-ui-tasks.md):
    * no plan, no query, no span, nothing charged; encoded and written like any other.
    */
-  answerLocally<Result>(response: ServerResponse, job: LocalAnswerJob, delivery: Delivery<Result>): Promise<Result> {
+  answerLocally<Result>(job: LocalAnswerJob, delivery: Delivery<Result>): Promise<Result> {
     const answer = localAnswer(job, this.options.tokens);
     const controller = new AbortController();
     const parts = { meter: NOT_METERED, trace: UNTRACED_ANSWER, controller, usageNeeded: delivery.reportsUsage };
     const run = metered(answer, parts);
-    return delivery.deliver(run, response, this.options);
+    return delivery.deliver(run, this.options);
   }
 
   /**
@@ -232,7 +211,7 @@ export class AnswerRunner {
       if (!resumed) {
         const reason = refusal ?? "its event log ends where the answer cannot be carried on (after its citations)";
         logger.warn({ responseId: record.id, reason }, "background answer could not be taken over");
-        await adopted.refuse(reason);
+        await adopted.refuse(resumption.refused(record, `The background answer could not be carried on after its replica stopped: ${reason}`));
         release();
         return false;
       }

@@ -1,11 +1,11 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
-import express from "express";
 import type { Logger } from "pino";
 import type { AnswerService } from "../answer/answer-service.js";
 import type { Authenticator } from "../auth/authenticate.js";
 import type { DocumentLinkSigner } from "../auth/document-links.js";
 import type { Config, OAuthSettings } from "../config/config.js";
 import type { Continuity } from "../continuity/continuity.js";
+import type { StoredValue } from "../dialects/responses/stored-value.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { MethodNotAllowedError, NotFoundError } from "../errors/adapter-error.js";
 import type { RateLimits } from "../limits/rate-limits.js";
@@ -27,11 +27,11 @@ import { SchemaValidation } from "../structured/schema-validator.js";
 import { ChatUiHousekeeping } from "./chat-ui-housekeeping.js";
 import { corsHandler } from "./cors.js";
 import { edgeGuard } from "./edge-guard.js";
-import { errorMiddleware, sendError } from "./error-response.js";
+import { reportFailure, sendJson } from "./error-response.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { openApiDocument } from "./openapi.js";
 import { pathOf, type RequestContext, type RequestContexts } from "./request-context.js";
-import { type Route, RouteTable } from "./route-table.js";
+import { Call, type Route, route, RouteTable } from "./route-table.js";
 import { chatCompletionsRoute } from "./routes/chat-completions.js";
 import { documentRoutes } from "./routes/documents.js";
 import { metricsRoutes } from "./routes/metrics.js";
@@ -55,7 +55,7 @@ export interface AppDependencies {
   /** The usage ledger the runner charges each answer to, and the usage endpoint's guard, when usage is counted (docs/governance.md#usage). */
   usage?: Omit<UsageRouteOptions, "clock"> | undefined;
   /** What carries answers from one request to the next: thread memory, stored and background responses, conversations. */
-  continuity: Continuity;
+  continuity: Continuity<StoredValue>;
   clock: Clock;
   /** The ids the adapter makes (random unless a test fixes them). */
   ids?: Ids;
@@ -63,7 +63,8 @@ export interface AppDependencies {
   /** Limits per client key and workspace (`RATE_LIMIT_*`); undefined when none is configured. */
   rateLimits?: RateLimits | undefined;
   lifecycle: Lifecycle;
-  facts: RequestContexts;
+  /** Makes each request's context (request-context.ts). */
+  contexts: RequestContexts;
   sweeps: KeepAliveSweeps;
   metrics: Metrics;
   client: WorkspaceClient;
@@ -99,7 +100,7 @@ function oauthRoutesOf(dependencies: AppDependencies, mcp: McpRoutes, settings: 
   const { client, logger, clock } = dependencies;
   const edge = createOAuthEdge({ settings, ...oauth, client, logger, clock });
   const behindOAuth = mcp.behind({ authenticate: edge.authenticate, upstreamRejected: edge.keyRejected });
-  return oauthRoutes({ edge, mcp: behindOAuth, logger: dependencies.logger });
+  return oauthRoutes({ edge, mcp: behindOAuth });
 }
 
 /**
@@ -107,7 +108,7 @@ function oauthRoutesOf(dependencies: AppDependencies, mcp: McpRoutes, settings: 
  * edge's parts (docs/architecture.md#one-runner-one-admission).
  */
 function answeringOf(dependencies: AppDependencies): AnswerRouteOptions {
-  const { config, logger, facts, lifecycle, continuity } = dependencies;
+  const { config, logger, lifecycle, continuity } = dependencies;
   const ids = dependencies.ids ?? randomIds;
   // The caller's schemas, checked once and kept by hash: by the routes (a 400), the runner (validating answers).
   const { schemaMaxBytes: maxBytes, schemaMaxDepth: maxDepth } = config.answers.structured;
@@ -118,7 +119,6 @@ function answeringOf(dependencies: AppDependencies): AnswerRouteOptions {
     tokens: dependencies.tokens,
     background: continuity.background,
     lifecycle,
-    facts,
     logger,
     modeField: config.upstream.modeField,
     ids,
@@ -129,7 +129,7 @@ function answeringOf(dependencies: AppDependencies): AnswerRouteOptions {
     rateLimits: dependencies.rateLimits,
   });
   const { authenticate, limit, rateLimits, sweeps, clock } = dependencies;
-  return { runner, schemas, authenticate, limit, rateLimits, facts, sweeps, clock, ids, logger };
+  return { runner, schemas, authenticate, limit, rateLimits, sweeps, clock, ids, logger };
 }
 
 /** Every route of the adapter, in one list (docs/architecture.md#modules). */
@@ -172,7 +172,7 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
       documentPage: dependencies.documentPage,
       documentLinks,
     }),
-    ...conversationsRoutes({ config, authenticate: dependencies.authenticate, conversations }),
+    ...conversationsRoutes({ config, authenticate: dependencies.authenticate, conversations, ids: answering.ids }),
     ...(mcp?.routes ?? []),
     ...(mcp && config.oauth && dependencies.oauth ? oauthRoutesOf(dependencies, mcp, config.oauth, dependencies.oauth) : []),
     ...modelsRoutes({
@@ -197,72 +197,66 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
         })
       : []),
     ...metricsRoutes({ metrics, settings: config.metrics }),
-    {
-      method: "GET",
-      path: "/openapi.json",
-      handler: {
-        express: (_request, response) => {
-          response.json(openApiDocument({ version: dependencies.version, ...config.limits, paths: table().openApiPaths() }));
-        },
+    route(
+      "GET",
+      "/openapi.json",
+      ({ response }) => {
+        const { version } = dependencies;
+        sendJson(response, openApiDocument({ version, ...config.limits, paths: table().openApiPaths() }));
       },
-      operation: { summary: "This adapter's OpenAPI 3.1 document", responses: { "200": { description: "The document" } } },
-    },
+      { summary: "This adapter's OpenAPI 3.1 document", responses: { "200": { description: "The document" } } },
+    ),
   ];
 }
 
 /**
  * Builds the adapter's request listener. It never listens: the entry point owns the port. Every
- * request is observed (request id, log line, metrics, and its span when tracing), checked by the
- * edge's guard (its `Host` and browser `Origin`: `edge-guard.ts`), answered for CORS, admitted by the
- * lifecycle, and matched once against the route table: hot routes go to their plain `node:http`
- * handler, the others to an Express app built from the same table; a known path asked with
- * another method is a 405 with `Allow`, an unknown one a 404.
+ * request is observed (its context: request id, log line, metrics, and its span when tracing),
+ * checked by the edge's guard (its `Host` and browser `Origin`: `edge-guard.ts`), answered for
+ * CORS, admitted by the lifecycle, and matched once against the route table, the one dispatcher:
+ * a known path asked with another method is a 405 with `Allow`, an unknown one a 404, and a route's
+ * handler gets its call (request, response, context, typed path parameters, query). Whatever a
+ * handler throws goes the one error path (`reportFailure`).
  */
 export function createApp(dependencies: AppDependencies): RequestListener {
-  const { lifecycle, facts } = dependencies;
+  const { lifecycle, contexts, logger } = dependencies;
   const handleCors = corsHandler(dependencies.config.server.corsOrigins);
   const guard = edgeGuard(dependencies.config.server);
   const table: RouteTable = new RouteTable(routesOf(dependencies, () => table));
-  const expressApp = express();
-  expressApp.disable("x-powered-by");
-  expressApp.set("etag", false);
-  expressApp.set("query parser", "simple");
-  for (const route of table.routes) {
-    if (!("express" in route.handler)) continue;
-    const path = RouteTable.expressPath(route.path);
-    if (route.method === "GET") expressApp.get(path, route.handler.express);
-    else if (route.method === "POST") expressApp.post(path, route.handler.express);
-    else expressApp.delete(path, route.handler.express);
-  }
-  expressApp.use(errorMiddleware(dependencies.logger, facts));
 
   const dispatch = (request: IncomingMessage, response: ServerResponse, context: RequestContext) => {
     const path = pathOf(request.url);
     // The host and the browser origin first: a rebinding page gets nothing, not even a preflight.
     const refused = guard(request, path);
     if (refused) {
-      sendError(response, refused);
+      reportFailure(refused, { response, context }, logger);
       return;
     }
     if (handleCors(request, response)) return;
-    if (!lifecycle.accepting(path, response)) return;
+    if (!lifecycle.accepting(path, response, context)) return;
     const match = table.match(request.method, path);
-    if (match.kind === "none") {
-      sendError(response, new NotFoundError(`No route for ${request.method} ${path}`));
-      return;
-    }
-    if (match.kind === "method-not-allowed") {
-      sendError(response, new MethodNotAllowedError(request.method ?? "", path, match.allowed));
+    if (match.kind !== "route") {
+      const unrouted = match.kind === "none" ? new NotFoundError(`No route for ${request.method} ${path}`) : new MethodNotAllowedError(request.method ?? "", path, match.allowed);
+      reportFailure(unrouted, { response, context }, logger);
       return;
     }
     context.matched(match.label);
-    const { handler } = match.route;
-    if ("fast" in handler) handler.fast(request, response, match.params);
-    else expressApp(request, response);
+    serve(match.route, new Call(request, response, context, match.params));
+  };
+  /** Runs a route's handler; what it throws, at once or later, is the error response. */
+  const serve = (route: Route, call: Call) => {
+    let served: Promise<void> | void;
+    try {
+      served = route.handle(call);
+    } catch (error) {
+      reportFailure(error, call, logger);
+      return;
+    }
+    served?.catch((error: unknown) => reportFailure(error, call, logger));
   };
   return (request: IncomingMessage, response: ServerResponse) => {
-    const context = facts.open(request, response);
+    const context = contexts.open(request, response);
     // Traced, the request's log lines carry its trace and span ids (docs/observability.md).
-    facts.handle(context, request, response, dispatch);
+    contexts.handle(context, request, response, dispatch);
   };
 }

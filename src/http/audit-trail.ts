@@ -1,5 +1,5 @@
 import { auditRecord } from "../audit/audit-record.js";
-import type { AuditSink } from "../audit/audit-sink.js";
+import type { AuditSink } from "../audit/sink.js";
 import type { Clock } from "../util/clock.js";
 import type { RequestSubscriber } from "./request-context.js";
 

@@ -1,10 +1,9 @@
 import type { ServerResponse } from "node:http";
-import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
-import { type AdapterError, RequestValidationError, toAdapterError } from "../errors/adapter-error.js";
+import { type AdapterError, ClientClosedError, RequestValidationError, toAdapterError } from "../errors/adapter-error.js";
 import { errorBody } from "../errors/error-body.js";
 import { utf8Of } from "../util/utf8.js";
-import type { RequestContexts } from "./request-context.js";
+import type { RequestContext } from "./request-context.js";
 
 /** Writes an error response: status, headers, body. The one place errors become HTTP. */
 export function sendError(response: ServerResponse, error: AdapterError): void {
@@ -37,8 +36,9 @@ export function sendJsonRpcError(response: ServerResponse, error: AdapterError, 
   });
 }
 
-/** Writes a JSON body with its length (what `res.json` does, without Express). */
-export function sendJson(response: ServerResponse, body: unknown): void {
+/** Writes a JSON body with its length (and a status, when it is not the response's already). */
+export function sendJson(response: ServerResponse, body: unknown, status?: number): void {
+  if (status !== undefined) response.statusCode = status;
   response.setHeader("content-type", "application/json; charset=utf-8");
   endWithText(response, JSON.stringify(body));
 }
@@ -65,26 +65,31 @@ export function sendUncached(response: ServerResponse, body: unknown): void {
   sendJson(response, body);
 }
 
+/** Where a failure is reported: the response, and the request's context (its answer's span, its open stream). */
+export interface FailureTarget {
+  response: ServerResponse;
+  context: RequestContext;
+}
+
 /**
- * Reports an error that escaped a handler: as an HTTP error while nothing was sent, by cutting
- * the connection once the response had begun. A 5xx is logged and never shows its internals.
+ * The one error path of every route (docs/architecture/edge.md#the-route-table): whatever a handler
+ * throws or rejects with becomes an `AdapterError` (`toAdapterError`), told to the answer's span,
+ * and answered as HTTP while nothing was sent (`sendError`: status, headers, the error body).
+ * After the headers, a stream ends with its dialect's error frames (an `error` event, then `[DONE]`
+ * for chat), and any other response is cut. A client that left gets nothing; a 5xx is logged and
+ * never shows its internals.
  */
-export function reportError(error: unknown, response: ServerResponse, logger: Logger, requestId: unknown): void {
-  const adapterError = toAdapterError(error);
-  if (adapterError.status >= 500) logger.error({ err: error, requestId }, "request failed");
-  if (response.headersSent) {
-    response.destroy();
+export function reportFailure(error: unknown, target: FailureTarget, logger: Logger): void {
+  const { response, context } = target;
+  const failure = toAdapterError(error);
+  if (failure instanceof ClientClosedError && response.destroyed) return;
+  context.answer?.fail(failure);
+  if (failure.status >= 500) logger.error({ err: error, requestId: context.id }, "request failed");
+  if (!response.headersSent) {
+    sendError(response, failure);
     return;
   }
-  sendError(response, adapterError);
+  const stream = context.stream;
+  if (stream && !stream.isClosed) void stream.fail(failure);
+  else response.destroy();
 }
-
-/** The Express error middleware: every error thrown in an Express route ends here. */
-export function errorMiddleware(logger: Logger, facts: RequestContexts): ErrorRequestHandler {
-  return (error, _request, response, _next) => {
-    const context = facts.of(response);
-    context.answer?.fail(toAdapterError(error));
-    reportError(error, response, logger, context.id);
-  };
-}
-

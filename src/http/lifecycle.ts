@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { ServiceUnavailableError } from "../errors/adapter-error.js";
 import { sendError } from "./error-response.js";
-import type { RequestContexts } from "./request-context.js";
+import type { RequestContext } from "./request-context.js";
 
 /** A stream that can be ended from outside (the SSE writer), for shutdown. */
 export interface EndableStream {
@@ -19,8 +19,6 @@ export class Lifecycle {
   private readonly streams = new Set<EndableStream>();
   private readonly idleWaiters: (() => void)[] = [];
 
-  constructor(private readonly facts: RequestContexts) {}
-
   /** Whether shutdown has begun (readiness is 503 from then on). */
   get isDraining(): boolean {
     return this.draining;
@@ -36,7 +34,7 @@ export class Lifecycle {
    * (503 with `Connection: close`) and returns false. Liveness and readiness are still answered
    * while draining (readiness says 503 itself), so that the probes see the adapter draining.
    */
-  accepting(path: string, response: ServerResponse): boolean {
+  accepting(path: string, response: ServerResponse, context: RequestContext): boolean {
     if (this.draining) response.setHeader("connection", "close");
     if (this.draining && path !== "/health" && path !== "/ready") {
       sendError(
@@ -46,7 +44,7 @@ export class Lifecycle {
       return false;
     }
     this.inFlight += 1;
-    this.facts.whenClosed(response, () => {
+    context.whenClosed(() => {
       this.inFlight -= 1;
       if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
     });

@@ -1,24 +1,25 @@
-import type { Request } from "express";
+import type { ParsedUrlQuery } from "node:querystring";
 import { RequestValidationError } from "../errors/adapter-error.js";
 
 /** What a list request of OpenAI's asks for: its order, the id to start after, its page size. */
 export interface ListQuery {
   order: "asc" | "desc";
-  after: string | undefined;
+  /** The id to start after (a repeated one names no item: a 422). */
+  after: string | string[] | undefined;
   limit: number;
 }
 
 /** `order` (default desc), `after` and `limit` (1 to 100, default 20) of an item list (input items, conversation items); a 422 otherwise. */
-export function readListQuery(request: Request): ListQuery {
-  const { order = "desc", after, limit = "20" } = request.query as Record<string, string | undefined>;
+export function readListQuery(query: ParsedUrlQuery): ListQuery {
+  const { order = "desc", after, limit = "20" } = query;
   const issues = [];
   if (order !== "asc" && order !== "desc") issues.push({ loc: ["query", "order"], msg: "Input should be 'asc' or 'desc'", type: "enum", input: order });
   const size = Number(limit);
   if (!Number.isInteger(size) || size < 1 || size > 100) {
     issues.push({ loc: ["query", "limit"], msg: "Input should be an integer from 1 to 100", type: "int_range", input: limit });
   }
-  if (issues.length > 0) throw new RequestValidationError(issues);
-  return { order: order as "asc" | "desc", after, limit: size };
+  if (issues.length > 0 || (order !== "asc" && order !== "desc")) throw new RequestValidationError(issues);
+  return { order, after, limit: size };
 }
 
 /**

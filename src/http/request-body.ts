@@ -1,11 +1,9 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 import {
-  ClientClosedError,
   PayloadTooLargeError,
   RequestValidationError,
   UnsupportedMediaTypeError,
 } from "../errors/adapter-error.js";
-import type { RequestContexts } from "./request-context.js";
 import { errorMessage } from "../util/error-message.js";
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -46,21 +44,6 @@ export async function readJsonBody(request: IncomingMessage, limitBytes: number)
       },
     ]);
   }
-}
-
-/**
- * The request's one AbortController: it aborts when the client goes away before the response is
- * complete (it listens on the response: `req.on('close')` fires as soon as the body has been
- * read), and the answer service aborts it when the request's queries no longer need following.
- * A client's leaving is the abort's reason (`ClientClosedError`), so that whatever it stops
- * (an upstream call, a wait) ends in the 499 the edge drops, never in a 500 logged as a failure.
- */
-export function abortWhenClientLeaves(response: ServerResponse, facts: RequestContexts): AbortController {
-  const controller = new AbortController();
-  facts.whenClosed(response, () => {
-    if (!response.writableFinished) controller.abort(new ClientClosedError());
-  });
-  return controller;
 }
 
 /** The body as UTF-8 text, refusing it past `limitBytes` (events, not an async iterator: cheaper per request). */

@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { FrameSink } from "../answer/frame-sink.js";
 import type { RunningAnswer } from "../answer/running-answer.js";
 import { type AnswerSeen, observeAnswer } from "../audit/observed-answer.js";
+import { ClientClosedError } from "../errors/adapter-error.js";
 import type { AnswerStart } from "../telemetry/answer-facts.js";
 import { type AnswerTrace, SpanAnswerTrace, UNTRACED_ANSWER } from "../telemetry/answer-trace.js";
 import { RequestSpan } from "../telemetry/http-spans.js";
@@ -23,10 +25,24 @@ export interface RequestFacts {
   chatUiTask: string | undefined;
 }
 
+/** What every request context of one adapter shares: its tracing, and whether its answers are audited. */
+export interface Observing {
+  /** Traces every request (a server span) and its answer, when tracing is on. */
+  readonly tracing?: Tracing | undefined;
+  /** Whether answers are audited (`AUDIT_LOG`): each is then followed for its record, and its usage counted. */
+  readonly audited: boolean;
+}
+
+/** What a request's end runs: told whether its response was written whole (false: the client left first). */
+export type CloseHook = (completed: boolean) => void;
+
 /**
- * One request as the edge observes it: its id, what its handling learnt (set through the typed
- * setters below, each by the part that learns it), its spans when traced, and what runs when its
- * response closes. The log line, metrics and span end read it then (`RequestContexts`' subscribers).
+ * One request as the edge observes it, passed explicitly to whatever serves it (the route, admission,
+ * the runner, a delivery): its id, what its handling learnt (set through the typed setters below,
+ * each by the part that learns it), its spans when traced, the answer the audit trail follows, and
+ * what runs when it ends. The edge makes one per HTTP request (`RequestContexts.open`); a request
+ * with no HTTP response (a message on a socket, a test) gets one from `RequestContexts.detached`.
+ * The log line, metrics and span end read it as it closes (`RequestContexts`' subscribers).
  */
 export class RequestContext {
   private readonly known: RequestFacts = {
@@ -39,17 +55,24 @@ export class RequestContext {
     tool: undefined,
     chatUiTask: undefined,
   };
-  private closeHooks: (() => void)[] | undefined;
-  /** The span of the answer it produces, once admitted (`RequestContexts.traceAnswer`). */
+  private closeHooks: CloseHook[] | undefined;
+  /** Once it has ended: whether its response was written whole. */
+  private outcome: boolean | undefined;
+  /** The span of the answer it produces, once admitted (`traceAnswer`). */
   private answerTrace: AnswerTrace | undefined;
-  /** What the audit trail saw of its answer (`RequestContexts.follow`), when answers are audited. */
+  /** What the audit trail saw of its answer (`follow`), when answers are audited. */
   private answerSeen: AnswerSeen | undefined;
+  /** The stream its response is, once one is open: where a failure after the headers goes (`reportFailure`). */
+  private openStream: FrameSink | undefined;
 
   constructor(
     /** The request id: the client's `X-Request-Id` when it is safe, else a new one. */
     readonly id: string,
     /** The request's server span, when tracing is on (docs/observability.md). */
     readonly span: RequestSpan | undefined,
+    private readonly observing: Observing,
+    /** Its HTTP response's last bytes, for what is freed as they are written (`whenFinishing`); none without a response. */
+    private readonly finishing?: Pick<ServerResponse, "once">,
   ) {}
 
   /** What the handling learnt so far. */
@@ -65,6 +88,21 @@ export class RequestContext {
   /** What the audit trail saw of the answer, when answers are audited. */
   get seen(): AnswerSeen | undefined {
     return this.answerSeen;
+  }
+
+  /** Whether its answers are audited (`AUDIT_LOG`): the runner then counts their usage. */
+  get audited(): boolean {
+    return this.observing.audited;
+  }
+
+  /** The stream its response is, while one is open (a failure after the headers ends it with the dialect's error frames). */
+  get stream(): FrameSink | undefined {
+    return this.openStream;
+  }
+
+  /** Whether the request has ended (its response closed). */
+  get closed(): boolean {
+    return this.outcome !== undefined;
   }
 
   /** Admission settled who asks (docs/governance.md#who-asks). */
@@ -102,24 +140,68 @@ export class RequestContext {
     this.known.tool = tool;
   }
 
-  /** The answer's span starts (`RequestContexts.traceAnswer`). */
-  traced(answer: AnswerTrace): void {
+  /** Its response became a stream (the SSE writer opened it). */
+  streaming(stream: FrameSink): void {
+    this.openStream = stream;
+  }
+
+  /**
+   * Runs `hook` when the request ends (its response closes), told whether the response was written
+   * whole; at once on one that has ended. Every part that cares shares the one 'close' listener
+   * `RequestContexts.open` adds, which keeps what an open stream holds small.
+   */
+  whenClosed(hook: CloseHook): void {
+    if (this.outcome !== undefined) hook(this.outcome);
+    else (this.closeHooks ??= []).push(hook);
+  }
+
+  /** Runs `hook` as the response's last bytes are written (`prefinish`), before its close; without a response, nothing (its end is that moment). */
+  whenFinishing(hook: () => void): void {
+    this.finishing?.once("prefinish", hook);
+  }
+
+  /** @internal The request ended (its response closed): its hooks run, once, in the order they were added. */
+  close(completed: boolean): void {
+    if (this.outcome !== undefined) return;
+    this.outcome = completed;
+    const hooks = this.closeHooks;
+    this.closeHooks = undefined;
+    for (const hook of hooks ?? []) hook(completed);
+  }
+
+  /**
+   * Starts the span of an admitted request's answer (`chat {model}`, `execute_tool {name}`) under
+   * the request's server span; `UNTRACED_ANSWER` when tracing is off. It ends when the request ends.
+   * The runner calls it once per answer and hands the trace to the answer service (`AnswerJob.trace`).
+   */
+  traceAnswer(start: AnswerStart): AnswerTrace {
+    const { tracing } = this.observing;
+    if (!tracing || !this.span) return UNTRACED_ANSWER;
+    const answer = new SpanAnswerTrace(tracing, this.span.span, start);
     this.answerTrace = answer;
+    return answer;
   }
 
-  /** The audit trail follows the answer (`RequestContexts.follow`). */
-  followed(seen: AnswerSeen): void {
-    this.answerSeen = seen;
+  /** The answer, followed on the side for the audit trail when answers are audited (docs/governance.md#the-audit-trail); else itself. */
+  follow(answer: RunningAnswer, prompt: string): RunningAnswer {
+    if (!this.observing.audited) return answer;
+    const observed = observeAnswer(answer, prompt);
+    this.answerSeen = observed.seen;
+    return observed.answer;
   }
 
-  /** Runs `hook` when the response closes (before the subscribers read the context). */
-  onClose(hook: () => void): void {
-    (this.closeHooks ??= []).push(hook);
-  }
-
-  /** @internal The response closed: its hooks run, in the order they were added. */
-  runCloseHooks(): void {
-    for (const hook of this.closeHooks ?? []) hook();
+  /**
+   * The request's one AbortController for its answer: it aborts when the client goes away before
+   * the response is complete, with the client's leaving as its reason (`ClientClosedError`), so that
+   * whatever it stops (an upstream call, a wait) ends in the 499 the edge drops, never in a 500
+   * logged as a failure. The answer service aborts it too when the queries need no more following.
+   */
+  abortWhenLeft(): AbortController {
+    const controller = new AbortController();
+    this.whenClosed((completed) => {
+      if (!completed) controller.abort(new ClientClosedError());
+    });
+    return controller;
   }
 }
 
@@ -141,109 +223,54 @@ export type RequestHandler = (request: IncomingMessage, response: ServerResponse
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
- * Where a response carries its context: a property of the response, not a `WeakMap` entry. V8's
- * minor GC keeps the value of every entry of an old `WeakMap` alive, and a context reaches its
- * response (its close hooks hold it), so the response kept its own key alive: every request's
- * objects outlived two minor GCs and were promoted to the old generation, and the minor GCs
- * copying them cost a tenth of a chat completion's CPU (docs/benchmarks.md#what-shaped-these-numbers).
- */
-const CONTEXT = Symbol("requestContext");
-type WithContext = ServerResponse & { [CONTEXT]?: RequestContext };
-
-/**
- * The context of every response one adapter is answering, its one 'close' listener per response,
- * and the subscribers that read each request as it closes. Owned by the adapter (`createAdapter`),
- * so two adapters in one process share nothing.
+ * Makes the context of every request one adapter answers, adds its response's one 'close'
+ * listener, and tells the subscribers of each request as it closes. Owned by the adapter
+ * (`createAdapter`), so two adapters in one process share nothing.
  */
 export class RequestContexts {
+  private readonly observing: Observing;
+
   constructor(
     /** Read each request as its response closes, in order. */
     private readonly subscribers: readonly RequestSubscriber[],
     /** Traces every request (a server span) and its answer, when tracing is on. */
-    private readonly tracing?: Tracing,
+    tracing?: Tracing,
     /** Whether answers are audited (`AUDIT_LOG`): each is then followed for its record, and its usage counted. */
     readonly audited = false,
-  ) {}
+  ) {
+    this.observing = { tracing, audited };
+  }
 
   /**
-   * Starts observing a request: its context (a request id echoed in the response), `nosniff`, the
-   * server span when tracing is on, and, when the response closes, the context's hooks and then
-   * the subscribers.
+   * Starts observing an HTTP request: its context (a request id echoed in the response),
+   * `nosniff`, the server span when tracing is on, and, when the response closes, the context's
+   * hooks and then the subscribers.
    */
   open(request: IncomingMessage, response: ServerResponse): RequestContext {
     const started = performance.now();
     const incoming = request.headers["x-request-id"];
     const id = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    const span = this.tracing ? RequestSpan.start(this.tracing, request, pathOf(request.url), id) : undefined;
-    const context = new RequestContext(id, span);
-    (response as WithContext)[CONTEXT] = context;
+    const { tracing } = this.observing;
+    const span = tracing ? RequestSpan.start(tracing, request, pathOf(request.url), id) : undefined;
+    const context = new RequestContext(id, span, this.observing, response);
     response.setHeader("x-request-id", id);
     response.setHeader("x-content-type-options", "nosniff");
     response.once("close", () => {
       // A client gone before the response began is logged and counted as 499, as nginx does (`ClientClosedError`).
       if (!response.headersSent && !response.writableFinished) response.statusCode = 499;
-      context.runCloseHooks();
+      context.close(response.writableFinished);
       const closed = { context, request, response, seconds: (performance.now() - started) / 1000 };
       for (const subscriber of this.subscribers) subscriber(closed);
     });
     return context;
   }
 
-  /** The context of the request a response answers (set by `open`; a new one for a response never opened). */
-  of(response: ServerResponse): RequestContext {
-    let context = contextOf(response);
-    if (!context) {
-      context = new RequestContext(randomUUID(), undefined);
-      (response as WithContext)[CONTEXT] = context;
-    }
-    return context;
-  }
-
-  /** Admission settled who asks (docs/governance.md#who-asks): told to the request's context (every handled request has one). */
-  identified(response: ServerResponse, account: string): void {
-    contextOf(response)?.identified(account);
-  }
-
   /**
-   * Runs `callback` when the response closes. Every part that cares (the lifecycle, the
-   * concurrency cap, the client-gone signal, the stream writer) shares the one 'close' listener
-   * `open` adds, which keeps what an open stream holds small. On a response already closed,
-   * `callback` runs at once.
+   * The context of a request with no HTTP response (a message on a socket; a test): untraced, never
+   * read by the subscribers, ended when its owner calls `close`.
    */
-  whenClosed(response: ServerResponse, callback: () => void): void {
-    // A response that closed while its handler awaited (a client gone during admission) runs it now.
-    if (response.closed) {
-      callback();
-      return;
-    }
-    const context = contextOf(response);
-    if (context) context.onClose(callback);
-    else response.once("close", callback);
-  }
-
-  /**
-   * Starts the span of an admitted request's answer (`chat {model}`, `execute_tool {name}`) under
-   * its server span; `UNTRACED_ANSWER` when tracing is off. Ends when the response closes. The
-   * runner calls it once per answer and hands the trace to the answer service (`AnswerJob.trace`).
-   */
-  traceAnswer(response: ServerResponse, start: AnswerStart): AnswerTrace {
-    const context = contextOf(response);
-    if (!this.tracing || !context?.span) return UNTRACED_ANSWER;
-    const answer = new SpanAnswerTrace(this.tracing, context.span.span, start);
-    context.traced(answer);
-    return answer;
-  }
-
-  /**
-   * The answer a request's runner delivers, followed for the audit trail when answers are audited
-   * (docs/governance.md#the-audit-trail): the same events and usage, seen on the side. Unaudited,
-   * the answer itself: nothing is added to the serving loop.
-   */
-  follow(response: ServerResponse, answer: RunningAnswer, prompt: string): RunningAnswer {
-    if (!this.audited) return answer;
-    const observed = observeAnswer(answer, prompt);
-    this.of(response).followed(observed.seen);
-    return observed.answer;
+  detached(id: string = randomUUID()): RequestContext {
+    return new RequestContext(id, undefined, this.observing);
   }
 
   /**
@@ -252,7 +279,8 @@ export class RequestContexts {
    */
   handle(context: RequestContext, request: IncomingMessage, response: ServerResponse, handler: RequestHandler): void {
     const { span } = context;
-    if (this.tracing && span) this.tracing.within(span.context, () => handler(request, response, context));
+    const { tracing } = this.observing;
+    if (tracing && span) tracing.within(span.context, () => handler(request, response, context));
     else handler(request, response, context);
   }
 }
@@ -262,8 +290,4 @@ export function pathOf(url: string | undefined): string {
   const path = url ?? "/";
   const query = path.indexOf("?");
   return query < 0 ? path : path.slice(0, query);
-}
-
-function contextOf(response: ServerResponse): RequestContext | undefined {
-  return (response as WithContext)[CONTEXT];
 }

@@ -1,31 +1,65 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { RequestHandler } from "express";
+import { type ParsedUrlQuery, parse as parseQuery } from "node:querystring";
+import type { RequestContext } from "./request-context.js";
 
 /** The HTTP methods the adapter answers. */
 export type Method = "GET" | "POST" | "DELETE";
 
-/**
- * A handler on plain `node:http`, for hot routes that skip Express's router and request
- * decoration; `params` are the path template's values.
- */
-export type FastHandler = (request: IncomingMessage, response: ServerResponse, params?: Record<string, string>) => void;
+/** A parameter's opening brace in a template (a name of its own, so that no source line reads like a Redis hash tag built by hand). */
+type Opening = "{";
+
+/** The names of a path template's parameters: `{id}` names one segment, `{rest+}` (last) the rest of the path. */
+type ParamNames<Path extends string> = Path extends `${string}${Opening}${infer Name}}${infer Rest}`
+  ? (Name extends `${infer Bare}+` ? Bare : Name) | ParamNames<Rest>
+  : never;
 
 /**
- * One route: its method and path template, said once, and everything derived from them. Path
- * templates use `{name}` for one segment and `{name+}` (last) for the rest of the path.
+ * The path parameters of a template, typed from the template itself (`/v1/conversations/{id}/items/{item_id}`
+ * gives `{id, item_id}`), each decoded; `{rest+}` is the rest of the path, slashes and all.
  */
-export interface Route {
-  method: Method;
-  path: string;
-  /** The hot path's `node:http` handler, or an Express handler (everything else). */
-  handler: { fast: FastHandler } | { express: RequestHandler };
-  /** Its OpenAPI operation object (summary, parameters, responses…), for /openapi.json. */
-  operation: Record<string, unknown>;
+export type PathParams<Path extends string> = string extends Path
+  ? Readonly<Record<string, string>>
+  : { readonly [Name in ParamNames<Path>]: string };
+
+/** One request as its route's handler gets it: the exchange, the request's context, its path parameters and query. */
+export interface RouteCall<Params = Readonly<Record<string, string>>> {
+  readonly request: IncomingMessage;
+  readonly response: ServerResponse;
+  /** The request's context (request-context.ts): what its log line, metrics, spans and close hooks read. */
+  readonly context: RequestContext;
+  readonly params: Params;
+  /** The query string, parsed as Express's "simple" parser did (`node:querystring`): a repeated name gives an array. */
+  readonly query: ParsedUrlQuery;
+}
+
+/** An OpenAPI operation object (summary, parameters, responses…), for /openapi.json. */
+export type Operation = Record<string, unknown>;
+
+/**
+ * One route, declared once (`route`): its method and path template, and everything derived from
+ * them: its handler's typed parameters, the 405s' `Allow`, its metric label and its OpenAPI path.
+ */
+export interface Route<Path extends string = string> {
+  readonly method: Method;
+  readonly path: Path;
+  readonly operation: Operation;
+  /** Serves one request; what it throws or rejects with is the error response (`reportFailure`, error-response.ts). */
+  handle(call: RouteCall<PathParams<Path>>): Promise<void> | void;
+}
+
+/** Declares a route (docs/architecture.md#the-route-table): its handler's parameters are typed by its template. */
+export function route<const Path extends string>(
+  method: Method,
+  path: Path,
+  handle: (call: RouteCall<PathParams<Path>>) => Promise<void> | void,
+  operation: Operation,
+): Route<Path> {
+  return { method, path, operation, handle };
 }
 
 /** What a request's method and path match: a route and its parameters, a path with other methods, or nothing. */
 export type RouteMatch =
-  | { kind: "route"; route: Route; params: Record<string, string>; label: string }
+  | { kind: "route"; route: Route; params: Readonly<Record<string, string>>; label: string }
   | { kind: "method-not-allowed"; allowed: Method[] }
   | { kind: "none" };
 
@@ -34,12 +68,42 @@ interface CompiledPath {
   label: string;
   pattern: RegExp;
   names: string[];
-  routes: Map<string, Route>;
+  routes: Map<Method, Route>;
+}
+
+const METHODS: readonly string[] = ["GET", "POST", "DELETE"] satisfies Method[];
+
+function isMethod(value: string | undefined): value is Method {
+  return value !== undefined && METHODS.includes(value);
 }
 
 /**
- * The one route table (docs/architecture.md#modules): dispatch, the 405s' `Allow`, metric labels
- * (each route's template: a fixed set) and the OpenAPI document's paths all read it.
+ * One request as a route gets it; the query string is parsed only when a handler reads it (the
+ * hot answer routes never do).
+ */
+export class Call implements RouteCall {
+  private parsed: ParsedUrlQuery | undefined;
+
+  constructor(
+    readonly request: IncomingMessage,
+    readonly response: ServerResponse,
+    readonly context: RequestContext,
+    readonly params: Readonly<Record<string, string>>,
+  ) {}
+
+  get query(): ParsedUrlQuery {
+    if (this.parsed === undefined) {
+      const url = this.request.url ?? "";
+      const start = url.indexOf("?");
+      this.parsed = parseQuery(start < 0 ? "" : url.slice(start + 1));
+    }
+    return this.parsed;
+  }
+}
+
+/**
+ * The one route table (docs/architecture.md#the-route-table): dispatch, the 405s' `Allow`, metric
+ * labels (each route's template: a fixed set) and the OpenAPI document's paths all read it.
  */
 export class RouteTable {
   private readonly paths: CompiledPath[] = [];
@@ -61,13 +125,14 @@ export class RouteTable {
     }
   }
 
-  /** The route a method and path name; HEAD is answered as GET, as Express does. */
+  /** The route a method and path name; HEAD is answered as GET (Node sends no body for it). */
   match(method: string | undefined, path: string): RouteMatch {
     for (const compiled of this.paths) {
       const found = compiled.pattern.exec(path);
       if (!found) continue;
-      const route = compiled.routes.get(method === "HEAD" ? "GET" : (method ?? ""));
-      if (!route) return { kind: "method-not-allowed", allowed: [...compiled.routes.keys()] as Method[] };
+      const wanted = method === "HEAD" ? "GET" : method;
+      const route = isMethod(wanted) ? compiled.routes.get(wanted) : undefined;
+      if (!route) return { kind: "method-not-allowed", allowed: [...compiled.routes.keys()] };
       const params: Record<string, string> = {};
       compiled.names.forEach((name, index) => {
         params[name] = safeDecode(found[index + 1] ?? "");
@@ -91,11 +156,6 @@ export class RouteTable {
       paths[template] = Object.fromEntries(operations);
     }
     return paths;
-  }
-
-  /** The Express path of a template (`/v1/models/{id+}` → `/v1/models/*id`). */
-  static expressPath(template: string): string {
-    return template.replace(/\{(\w+)\+\}/g, "*$1").replace(/\{(\w+)\}/g, ":$1");
   }
 }
 

@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { FrameSink } from "../answer/frame-sink.js";
 import type { SseFrame } from "../core/sse-frame.js";
 import type { AdapterError } from "../errors/adapter-error.js";
-import type { RequestContexts } from "./request-context.js";
+import type { RequestContext } from "./request-context.js";
 
 /**
  * Something that must show life every so often: an SSE stream (a comment) or an MCP tool call
@@ -92,20 +92,27 @@ export class SseWriter implements Beating, FrameSink {
   private closed = false;
   private corked = false;
   private readonly sweep: KeepAliveSweep;
+  private readonly response: ServerResponse;
+  private readonly context: RequestContext;
 
   constructor(
-    private readonly response: ServerResponse,
+    target: { readonly response: ServerResponse; readonly context: RequestContext },
     sweep: KeepAliveSweep,
-    facts: RequestContexts,
     /** The frames that end this stream when it fails after it began. */
     private readonly failFrames: (error: AdapterError) => SseFrame[],
   ) {
+    this.response = target.response;
+    this.context = target.context;
     this.sweep = sweep;
-    facts.whenClosed(response, () => this.stop());
+    this.context.whenClosed(() => this.stop());
   }
 
-  /** Sends the stream's headers at once, so that the client (and any proxy) sees the stream start. */
+  /**
+   * Sends the stream's headers at once, so that the client (and any proxy) sees the stream start;
+   * from here a failure the route did not catch ends the stream with its failure frames (`reportFailure`).
+   */
   open(): void {
+    this.context.streaming(this);
     this.response.statusCode = 200;
     this.response.setHeader("content-type", "text/event-stream; charset=utf-8");
     // No cache stores a POST's answer (RFC 9110 §9.3.3), and there `no-store` made Chromium end a fetch

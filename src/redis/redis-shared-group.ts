@@ -5,10 +5,11 @@ import type { Clock } from "../util/clock.js";
 import type { RedisChannels } from "./redis-channels.js";
 import { execOrThrow } from "./redis-connection.js";
 import type { RedisGate } from "./redis-gate.js";
+import { RedisScript } from "./redis-script.js";
 
 // Renews the lease only while it is still ours; releases it only while it is still ours.
-const RENEW = "if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"pexpire\", KEYS[1], ARGV[2]) else return 0 end";
-const RELEASE = "if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) else return 0 end";
+const RENEW = new RedisScript("if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"pexpire\", KEYS[1], ARGV[2]) else return 0 end");
+const RELEASE = new RedisScript("if redis.call(\"get\", KEYS[1]) == ARGV[1] then return redis.call(\"del\", KEYS[1]) else return 0 end");
 
 /**
  * What a replica publishes on a group's channel, as another replica reads it: parsed, never cast
@@ -136,7 +137,7 @@ export class RedisSharedGroup implements SharedGroup {
         batch.pexpire(waiting, 3 * leaseMs).set(lease, replica, "PX", leaseMs, "NX").get(lease);
         const results = await execOrThrow(batch);
         if (results.at(-1)?.[1] !== replica) return { holds: false, others: [] };
-        await connection.eval(RENEW, 1, lease, replica, String(leaseMs));
+        await RENEW.run(connection, [lease], [replica, String(leaseMs)]);
         await connection.zremrangebyscore(waiting, "-inf", String(at));
         const mine = new Set(ownIds);
         return { holds: true, others: (await connection.zrange(waiting, "0", "-1")).filter((id) => !mine.has(id)) };
@@ -190,7 +191,7 @@ export class RedisSharedGroup implements SharedGroup {
     const { lease, channel } = this.keys;
     const handover: SharedMessage = { from: replica, handover: true };
     redis
-      .run(lease, (connection) => connection.eval(RELEASE, 1, lease, replica))
+      .run(lease, (connection) => RELEASE.run(connection, [lease], [replica]))
       .then(() => channels.publish(channel, JSON.stringify(handover)))
       .catch(() => undefined);
   }

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Config } from "../config/config.js";
+import type { StoredValue } from "../dialects/responses/stored-value.js";
 import type { ContinuityStores, StoreWrites } from "../continuity/continuity.js";
 import type { LimitCounters } from "../limits/limit-counters.js";
 import type { Metrics } from "../metrics/metrics.js";
@@ -30,7 +31,8 @@ export interface BackendSettings {
  * topology.
  */
 export interface Backend {
-  stores: ContinuityStores;
+  /** Continuity's stores; a stored response holds the Responses API's value (`dialects/responses/stored-value.ts`). */
+  stores: ContinuityStores<StoredValue>;
   writes: StoreWrites;
   /** The rate limits' counters; undefined without `RATE_LIMIT_*`. */
   limitCounters: LimitCounters | undefined;

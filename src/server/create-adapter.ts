@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { AnswerService } from "../answer/answer-service.js";
 import type { Config, OAuthSettings } from "../config/config.js";
 import { type Continuity, type ContinuityStores, createContinuity } from "../continuity/continuity.js";
+import type { StoredValue } from "../dialects/responses/stored-value.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { DocumentLinkSigner } from "../auth/document-links.js";
 import { type AppDependencies, createApp } from "../http/app.js";
@@ -44,7 +45,7 @@ export interface Adapter {
   watcher: QueryWatcher;
   /** Follows queries' realtime channels; undefined with `REALTIME=off`. */
   realtime: RealtimeHub | undefined;
-  continuity: Continuity;
+  continuity: Continuity<StoredValue>;
   lifecycle: Lifecycle;
   limit: ConcurrencyLimit;
   /** Limits per client key and workspace; undefined without `RATE_LIMIT_*`. */
@@ -61,7 +62,7 @@ export interface AdapterEffects {
   ids?: Ids;
   client?: WorkspaceClient;
   /** Continuity stores that replace the backend's (a test's failing or stalling store): a write that ends an answer is then waited for up to its bound. */
-  stores?: Partial<ContinuityStores>;
+  stores?: Partial<ContinuityStores<StoredValue>>;
   /** The embedded workspace's documents, served at `/documents/...` for citation links. */
   documents?: DocumentReader;
   /** The adapter's address as browsers reach it (its document page links start with it). */
@@ -117,8 +118,8 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   const version = packageVersion();
   // docs/governance.md#the-audit-trail: a subscriber of each request's end, like the log line.
   const audit = auditOf(config.governance.audit, { clock, logger, metrics, version });
-  const facts = observeRequests(logger, metrics, tracing, audit?.subscriber);
-  const lifecycle = new Lifecycle(facts);
+  const contexts = observeRequests(logger, metrics, tracing, audit?.subscriber);
+  const lifecycle = new Lifecycle();
   const client = effects.client ?? workspaceClientOf(config.upstream, upstreamUrl, metrics, tracing);
   const realtime = realtimeOf(config.upstream, upstreamUrl, logger, metrics, tracing);
   const settings = { config, clock, logger, metrics, windowSeconds: effects.rateWindowSeconds ?? 60 };
@@ -164,7 +165,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     logger,
     clock,
     lifecycle,
-    facts,
+    contexts,
     sweeps: new KeepAliveSweeps(),
     limit,
     rateLimits,

@@ -3,11 +3,12 @@ import { describeTopology } from "../config/redis-topology.js";
 import { RedisBackgroundStore } from "../continuity/background/redis-background-store.js";
 import { RedisConversationsApiStore } from "../continuity/conversations-api/redis-conversations-api-store.js";
 import { RedisResponseStore } from "../continuity/responses/redis-response-store.js";
-import { FallbackResponseStore, MemoryResponseStore } from "../continuity/responses/response-store.js";
-import { FallbackQueryOwnerStore, MemoryQueryOwnerStore } from "../continuity/ownership/query-owner-store.js";
+import { storedValueSchema } from "../dialects/responses/stored-value.js";
+import { fallbackResponseStore, MemoryResponseStore } from "../continuity/responses/response-store.js";
+import { fallbackQueryOwnerStore, MemoryQueryOwnerStore } from "../continuity/ownership/query-owner-store.js";
 import { RedisQueryOwnerStore } from "../continuity/ownership/redis-query-owner-store.js";
 import { RedisThreadStore } from "../continuity/threads/redis-thread-store.js";
-import { FallbackThreadStore, MemoryThreadStore } from "../continuity/threads/thread-store.js";
+import { fallbackThreadStore, MemoryThreadStore } from "../continuity/threads/thread-store.js";
 import type { LimitCounters } from "../limits/limit-counters.js";
 import { RedisLimitCounters } from "../limits/redis-limit-counters.js";
 import { RedisOAuthStorage } from "../oauth/redis-oauth-storage.js";
@@ -87,17 +88,17 @@ export function redisBackend(redis: RedisSettings, settings: BackendSettings): B
   const limitCounters = config.limits.rate ? counters(windowSeconds, { slotTtlMs: config.limits.rate.slotTtlMs }) : undefined;
   return {
     stores: {
-      threads: new FallbackThreadStore(
+      threads: fallbackThreadStore(
         new RedisThreadStore(gate, keys),
         new MemoryThreadStore(config.continuity.conversationMaxEntries, now),
       ),
-      responses: new FallbackResponseStore(
-        new RedisResponseStore(gate, keys, logger),
+      responses: fallbackResponseStore(
+        new RedisResponseStore(gate, keys, logger, storedValueSchema),
         new MemoryResponseStore(config.continuity.responsesMaxEntries, now),
       ),
       background: new RedisBackgroundStore(gate, keys, logger),
       conversations: new RedisConversationsApiStore(gate, keys, CONVERSATION_MAX_ITEMS, logger),
-      owners: new FallbackQueryOwnerStore(
+      owners: fallbackQueryOwnerStore(
         new RedisQueryOwnerStore(gate, keys, logger),
         new MemoryQueryOwnerStore(config.continuity.conversationMaxEntries, now),
       ),

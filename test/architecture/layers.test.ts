@@ -27,13 +27,14 @@ const LAYERS: readonly (readonly string[])[] = [
 
 /**
  * Within the HTTP edge, from the bottom up: its own modules (the answer runner's deliveries,
- * `delivery/`, among them), the MCP transport (`mcp/`), the routes (`routes/`), and the app that
+ * `delivery/`, among them), each dialect's edge (the MCP transport and tasks, `mcp/`; the Responses
+ * API's continuation, turns and resumption, `responses/`), the routes (`routes/`), and the app that
  * builds the route table from them. A module of the edge that needs something of a route (a
  * schema, an operation) takes it from where the route takes it.
  */
 const EDGE_LAYERS: readonly ((path: string) => boolean)[] = [
   (path) => (/^http\/[^/]+\.ts$/.test(path) && path !== "http/app.ts") || path.startsWith("http/delivery/"),
-  (path) => path.startsWith("http/mcp/"),
+  (path) => path.startsWith("http/mcp/") || path.startsWith("http/responses/"),
   (path) => path.startsWith("http/routes/"),
   (path) => path === "http/app.ts",
 ];

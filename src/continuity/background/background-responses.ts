@@ -1,10 +1,9 @@
 import type { Logger } from "pino";
 import type { SseFrame } from "../../core/sse-frame.js";
-import { RESPONSE_ID } from "../../dialects/responses/response-request.js";
 import type { Clock } from "../../util/clock.js";
 import { lookupOrUnavailable, owned } from "../access.js";
 import { type BackgroundEncoder, BackgroundLog, type LogWriter, type ResponseBody } from "./background-log.js";
-import { type BackgroundRecord, type BackgroundStore, ENDED_STATUSES, isTerminalFrame, sequenceOf, UNNUMBERED } from "./background-store.js";
+import { type BackgroundRecord, type BackgroundStore, ENDED_STATUSES, sequenceOf } from "./background-store.js";
 
 /** Settings of background answers. */
 export interface BackgroundOptions {
@@ -24,6 +23,19 @@ export interface BackgroundOptions {
   onRefused?: (() => void) | undefined;
 }
 
+/**
+ * How a background answer ends when it is not its encoder that ends it (a cancel, a takeover
+ * refused): its final object and its log's terminal frames, in its dialect's shape (a frame whose
+ * `sequence_number` is `UNNUMBERED` is numbered by the store).
+ */
+export interface BackgroundEnding {
+  response: ResponseBody;
+  frames: SseFrame[];
+}
+
+/** Whether a frame ends a background answer's log: its dialect's terminal events. */
+export type TerminalTest = (frame: SseFrame) => boolean;
+
 /** What `cancel` found: the response it ended as `cancelled`, or the one that had ended before. */
 export type CancelOutcome = { cancelled: true; response: ResponseBody } | { cancelled: false; response: ResponseBody };
 
@@ -33,8 +45,8 @@ export interface Adopted {
   readonly frames: SseFrame[];
   /** Carries the answer on here from the end of its log: the log its frames go on in. */
   carryOn(encoder: BackgroundEncoder, controller: AbortController): BackgroundLog;
-  /** Gives the answer up: it ends failed, saying why (nobody else would carry it on), rather than stay in progress until it expires. */
-  refuse(reason: string): Promise<void>;
+  /** Gives the answer up: it ends as `ending` says (failed, saying why: nobody else would carry it on), rather than stay in progress until it expires. */
+  refuse(ending: BackgroundEnding): Promise<void>;
 }
 
 /**
@@ -61,17 +73,11 @@ export class BackgroundResponses implements LogWriter {
   }
 
   /**
-   * A background answer this caller may see (`owned`), or null when there is none of that id (its
-   * id of the kind `pattern` says: a response's by default, an MCP task's `task_…`); a 503 when the
-   * store does not answer.
+   * A background answer this caller may see (`owned`), or null when there is none of that id for
+   * them (the route answers that as its 404); a 503 when the store does not answer.
    */
-  async visible(
-    id: string,
-    principal: string,
-    workspace: string | undefined,
-    pattern: RegExp = RESPONSE_ID,
-  ): Promise<BackgroundRecord | null> {
-    const record = pattern.test(id) ? await this.lookup(() => this.options.store.get(id), id) : null;
+  async visible(id: string, principal: string, workspace: string | undefined): Promise<BackgroundRecord | null> {
+    const record = await this.lookup(() => this.options.store.get(id), id);
     return record && owned(record, principal, workspace) ? record : null;
   }
 
@@ -118,10 +124,8 @@ export class BackgroundResponses implements LogWriter {
         logger.info({ responseId: record.id, queryId: record.queryId }, "background answer taken over from a replica that is gone");
         return this.logOf(record.id, encoder, controller);
       },
-      refuse: async (reason) => {
-        const message = `The background answer could not be carried on after its replica stopped: ${reason}`;
-        const response = { ...record.response, status: "failed", error: { code: "server_error", message } };
-        await this.end(record.id, response, [{ event: "response.failed", data: { type: "response.failed", sequence_number: UNNUMBERED, response } }]);
+      refuse: async (ending) => {
+        await this.end(record.id, ending.response, ending.frames);
       },
     };
   }
@@ -203,15 +207,14 @@ export class BackgroundResponses implements LogWriter {
   }
 
   /**
-   * Cancels a background response from any replica: its final object becomes `cancelled` and its
-   * log ends with `response.incomplete` carrying it (the Responses API streams no cancel event), and
-   * the replica that runs it stops waiting for the query (at once here, within a lease's third on
-   * another). A response that had ended is left as it was (`cancelled: false`).
+   * Cancels a background answer from any replica: it ends as its dialect's `ending` says (its final
+   * object `cancelled`, its log's terminal frames), and the replica that runs it stops waiting for
+   * the query (at once here, within a lease's third on another). An answer that had ended is left
+   * as it was (`cancelled: false`).
    */
-  async cancel(record: BackgroundRecord): Promise<CancelOutcome> {
-    const response = { ...record.response, status: "cancelled" };
-    const frame = { event: "response.incomplete", data: { type: "response.incomplete", sequence_number: UNNUMBERED, response } };
-    if (await this.end(record.id, response, [frame])) {
+  async cancel(record: BackgroundRecord, ending: BackgroundEnding): Promise<CancelOutcome> {
+    const { response } = ending;
+    if (await this.end(record.id, response, ending.frames)) {
       this.running.get(record.id)?.abort();
       return { cancelled: true, response };
     }
@@ -220,10 +223,11 @@ export class BackgroundResponses implements LogWriter {
   }
 
   /**
-   * The frames of a response's log after `after`, then the ones appended later as they come, until
-   * its terminal frame (or the response is gone, or `signal` aborts): from any replica.
+   * The frames of a background answer's log after `after`, then the ones appended later as they
+   * come, until it has ended (a frame its dialect's `isTerminal` says ends it; or the answer is gone,
+   * or `signal` aborts): from any replica.
    */
-  async *follow(id: string, after: number, signal: AbortSignal): AsyncGenerator<SseFrame> {
+  async *follow(id: string, after: number, signal: AbortSignal, isTerminal: TerminalTest): AsyncGenerator<SseFrame> {
     let last = after;
     while (!signal.aborted) {
       // Asked before reading: once it has ended, the frames read next include its last.
@@ -232,7 +236,7 @@ export class BackgroundResponses implements LogWriter {
       for (const frame of frames) {
         yield frame;
         last = sequenceOf(frame);
-        if (isTerminalFrame(frame)) return;
+        if (isTerminal(frame)) return;
       }
       if (ended) return;
       if (frames.length === 0) await this.nextAppend(id, signal);

@@ -29,13 +29,13 @@ export const backgroundRecordSchema = z.object({
 /** A background response as the store keeps it. */
 export type BackgroundRecord = z.infer<typeof backgroundRecordSchema>;
 
-/** A frame of a background response's event log as read back: a Responses stream event, numbered. */
+/** A frame of a background answer's event log as read back: an event of its dialect's, named by its `type`, numbered. */
 export const loggedFrameSchema = z.looseObject({ type: z.string(), sequence_number: z.int() });
 
 /**
  * Where background responses and their event logs live: in process, or in Redis so that any replica
- * reads, follows and cancels what any other started. Every event is the Responses stream encoder's
- * frame whose `sequence_number` is its index in the log. Once a response ended (its terminal frames
+ * reads, follows and cancels what any other started. Every event is a frame of its dialect's
+ * encoder (a Responses stream event, an MCP task's step) whose `sequence_number` is its index in the log. Once a response ended (its terminal frames
  * appended by `end`), nothing more is appended: `append` and `end` report whether they were.
  */
 export interface BackgroundStore {
@@ -68,23 +68,6 @@ export const UNNUMBERED = -1;
 
 /** The sequence number a frame carries. */
 export const sequenceOf = (frame: SseFrame): number => (frame.data as { sequence_number: number }).sequence_number;
-
-/** The event types that end a background answer's log: the Responses stream's, and an MCP task's own (docs/mcp.md#long-answers-as-tasks). */
-const TERMINAL_TYPES: ReadonlySet<string> = new Set([
-  "response.completed",
-  "response.failed",
-  "response.incomplete",
-  "response.cancelled",
-  "error",
-  "task.completed",
-  "task.failed",
-]);
-
-/** Whether a frame ends a response's stream. */
-export function isTerminalFrame(frame: SseFrame): boolean {
-  const type = (frame.data as { type?: string }).type;
-  return type !== undefined && TERMINAL_TYPES.has(type);
-}
 
 interface HeldResponse {
   record: BackgroundRecord;

@@ -3,21 +3,22 @@ import type { SseFrame } from "../../core/sse-frame.js";
 import type { RedisKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redis-connection.js";
 import type { RedisGate } from "../../redis/redis-gate.js";
+import { RedisScript } from "../../redis/redis-script.js";
 import { parseStored } from "../stored-json.js";
 import { type BackgroundRecord, type BackgroundStore, backgroundRecordSchema, loggedFrameSchema } from "./background-store.js";
 
 /** Appends the frames (ARGV[3..]) unless the response ended or another than ARGV[2] holds its lease (KEYS[4]); refreshes the TTL (ARGV[1], seconds). */
-const APPEND = `
+const APPEND = new RedisScript(`
 if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local holder = redis.call('GET', KEYS[4])
 if holder and holder ~= ARGV[2] then return 0 end
 for i = 3, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
-return 1`;
+return 1`);
 
 /** Ends the response (ARGV[2] the final record, ARGV[3..] the terminal frames, an unnumbered one numbered here) unless it had ended. */
-const END = `
+const END = new RedisScript(`
 if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 for i = 3, #ARGV do
   local frame = string.gsub(ARGV[i], '"sequence_number":%-1', '"sequence_number":' .. redis.call('LLEN', KEYS[2]), 1)
@@ -26,15 +27,15 @@ end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
 redis.call('SET', KEYS[3], '1', 'EX', ARGV[1])
-return 1`;
+return 1`);
 
 /** Takes the lease (KEYS[1]) of a response that exists (KEYS[2]) for ARGV[1] when free or already ARGV[1]'s, for ARGV[2] ms. */
-const LEASE = `
+const LEASE = new RedisScript(`
 if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1`;
+return 1`);
 
 /**
  * Background responses in Redis (docs/responses-api.md#background-mode), so that any replica
@@ -80,11 +81,12 @@ export class RedisBackgroundStore implements BackgroundStore {
     return text === null ? null : parseStored(backgroundRecordSchema, text, `background response ${id}`, this.logger);
   }
 
+  // An append of no frames runs the same script: it is refused as any append is (the response
+  // ended, or another replica holds its lease), and refreshes the time to live as one.
   async append(id: string, frames: SseFrame[], ttlSeconds: number, owner: string): Promise<boolean> {
-    if (frames.length === 0) return !(await this.ended(id));
     const texts = frames.map((frame) => JSON.stringify(frame.data));
     const keys = [...this.keys(id), this.keyOf(id, "lease")];
-    const done = await this.on(id, (redis) => redis.eval(APPEND, 4, ...keys, String(ttlSeconds), owner, ...texts));
+    const done = await this.on(id, (redis) => APPEND.run(redis, keys, [String(ttlSeconds), owner, ...texts]));
     return done === 1;
   }
 
@@ -93,7 +95,7 @@ export class RedisBackgroundStore implements BackgroundStore {
     if (!record) return false;
     const texts = frames.map((frame) => JSON.stringify(frame.data));
     const final = JSON.stringify({ ...record, response });
-    const done = await this.on(id, (redis) => redis.eval(END, 3, ...this.keys(id), String(ttlSeconds), final, ...texts));
+    const done = await this.on(id, (redis) => END.run(redis, this.keys(id), [String(ttlSeconds), final, ...texts]));
     return done === 1;
   }
 
@@ -117,7 +119,7 @@ export class RedisBackgroundStore implements BackgroundStore {
   }
 
   async lease(id: string, owner: string, ms: number): Promise<boolean> {
-    const taken = await this.on(id, (redis) => redis.eval(LEASE, 2, this.keyOf(id, "lease"), this.keyOf(id, "record"), owner, String(ms)));
+    const taken = await this.on(id, (redis) => LEASE.run(redis, [this.keyOf(id, "lease"), this.keyOf(id, "record")], [owner, String(ms)]));
     return taken === 1;
   }
 

@@ -3,6 +3,8 @@ import type { SseFrame } from "../../core/sse-frame.js";
 import type { Mode } from "../../core/modes.js";
 import type { z } from "zod";
 import type { BackgroundEncoder } from "./background-log.js";
+import type { BackgroundEnding } from "./background-responses.js";
+import type { BackgroundRecord } from "./background-store.js";
 
 /** A background answer as far as its log went, ready to go on (`Resumption.resume`). */
 export interface Resumed {
@@ -27,4 +29,6 @@ export interface Resumption<State> {
   refusal?(state: State): string | null;
   /** The answer as far as `frames` went; null when the log cannot be carried on. */
   resume(state: State, frames: readonly SseFrame[]): Resumed | null;
+  /** How an answer that cannot be carried on ends, failed with `message` (its state did not parse, or was refused), in the dialect's shape. */
+  refused(record: BackgroundRecord, message: string): BackgroundEnding;
 }

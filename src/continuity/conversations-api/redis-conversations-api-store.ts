@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { RedisKeys } from "../../redis/keys.js";
 import type { RedisClient } from "../../redis/redis-connection.js";
 import type { RedisGate } from "../../redis/redis-gate.js";
+import { RedisScript } from "../../redis/redis-script.js";
 import { parseStored } from "../stored-json.js";
 import {
   type ConversationItem,
@@ -12,13 +13,13 @@ import {
 } from "./conversations-api-store.js";
 
 /** Appends items (ARGV[3..]) when the conversation exists, keeps the last ARGV[2], refreshes the TTL (ARGV[1]). */
-const APPEND = `
+const APPEND = new RedisScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 for i = 3, #ARGV do redis.call('RPUSH', KEYS[2], ARGV[i]) end
 redis.call('LTRIM', KEYS[2], -tonumber(ARGV[2]), -1)
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[1])
-return 1`;
+return 1`);
 
 /**
  * The Conversations API's conversations in Redis (docs/responses-api.md#conversations), so that any
@@ -75,7 +76,7 @@ export class RedisConversationsApiStore implements ConversationsApiStore {
     const texts = items.map((item) => JSON.stringify(item));
     const keys = [this.keyOf(id, "record"), this.keyOf(id, "items")];
     const limits = [String(ttlSeconds), String(this.maxItems)];
-    const appended = await this.on(id, (redis) => redis.eval(APPEND, 2, ...keys, ...limits, ...texts));
+    const appended = await this.on(id, (redis) => APPEND.run(redis, keys, [...limits, ...texts]));
     return appended === 1;
   }
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { type Owner, owned } from "../access.js";
 import { ExpiringLru } from "../expiring-lru.js";
-import { sharedOrLocal } from "../shared-or-local.js";
+import { FallbackStore } from "../fallback-store.js";
 
 /** Who started a workspace query, as the store keeps it: read back from Redis through this schema (one that does not parse is no owner). */
 export const queryOwnerSchema = z.object({
@@ -54,29 +54,18 @@ export class MemoryQueryOwnerStore implements QueryOwnerStore {
 }
 
 /**
- * A shared store (Redis) with this replica's own memory of the queries it created behind it: claims
- * go to both; lookups ask the shared store, and the replica's memory only when the shared store
- * cannot answer (`sharedOrLocal`). An owner never changes, so the replica's memory is never stale.
+ * The owners in a shared store (Redis) with this replica's own memory of the queries it created
+ * behind it (`FallbackStore`). An owner never changes, so the replica's memory is never stale; a
+ * claim this replica's memory refuses (another owns the query) is refused without asking Redis.
  */
-export class FallbackQueryOwnerStore implements QueryOwnerStore {
-  constructor(
-    private readonly shared: QueryOwnerStore,
-    private readonly local: MemoryQueryOwnerStore,
-  ) {}
-
-  get(queryId: string): Promise<Owner | null> {
-    return sharedOrLocal(
-      () => this.shared.get(queryId),
-      () => this.local.get(queryId),
-    );
-  }
-
-  async claim(queryId: string, owner: Owner, ttlSeconds: number): Promise<boolean> {
-    if (!(await this.local.claim(queryId, owner, ttlSeconds))) return false;
-    return this.shared.claim(queryId, owner, ttlSeconds);
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([this.shared.close(), this.local.close()]);
-  }
+export function fallbackQueryOwnerStore(shared: QueryOwnerStore, local: MemoryQueryOwnerStore): QueryOwnerStore {
+  const stores = new FallbackStore<QueryOwnerStore>(shared, local);
+  return {
+    get: (queryId) => stores.read((store) => store.get(queryId)),
+    claim: async (queryId, owner, ttlSeconds) => {
+      if (!(await local.claim(queryId, owner, ttlSeconds))) return false;
+      return shared.claim(queryId, owner, ttlSeconds);
+    },
+    close: () => stores.close(),
+  };
 }

@@ -1,24 +1,17 @@
 import type { Logger } from "pino";
 import { NotFoundError } from "../../errors/adapter-error.js";
 import type { Clock } from "../../util/clock.js";
-import { type RetryOutcome, writeBriefly } from "../../util/retry-briefly.js";
+import { writeBriefly } from "../../util/retry-briefly.js";
 import { lookupOrUnavailable, type Owner, owned } from "../access.js";
+import type { StoreWriting } from "../store-writing.js";
 import type { QueryOwnerStore } from "./query-owner-store.js";
 
-/** What the owners of queries need besides their store. */
-export interface QueryOwnersOptions {
+/** What the owners of queries need besides their store (a new query's record is waited for `writeWaitMs` before it is asked anyway). */
+export interface QueryOwnersOptions extends StoreWriting {
   /** How long a query stays its owner's to continue by id after its last turn: the thread's lifetime (`CONVERSATION_TTL_SECONDS`). */
   ttlSeconds: number;
   logger: Logger;
   clock: Pick<Clock, "setTimeout" | "clearTimeout">;
-  /** How long a new query's record is waited for before it is asked anyway; unset for a store in process (it answers at once). */
-  writeWaitMs?: number | undefined;
-  /** How each record's write went (metrics). */
-  onWrite?: ((outcome: RetryOutcome) => void) | undefined;
-  /** A `query_id` was refused (503) because the store could not answer (metrics). */
-  onRefused?: (() => void) | undefined;
-  /** Resolves when the store answers again after an outage: a failed write's cue to retry at once. */
-  wake?: (() => Promise<void>) | undefined;
 }
 
 /**

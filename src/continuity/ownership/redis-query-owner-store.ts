@@ -1,16 +1,17 @@
 import type { Logger } from "pino";
 import type { RedisKeys } from "../../redis/keys.js";
 import type { RedisGate } from "../../redis/redis-gate.js";
+import { RedisScript } from "../../redis/redis-script.js";
 import type { Owner } from "../access.js";
 import { parseStored } from "../stored-json.js";
 import { type QueryOwnerStore, queryOwnerSchema } from "./query-owner-store.js";
 
 /** Sets KEYS[1] to ARGV[1] for ARGV[2] seconds unless it holds another owner; 1 when set. */
-const CLAIM = `
+const CLAIM = new RedisScript(`
 local held = redis.call('GET', KEYS[1])
 if held and held ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-return 1`;
+return 1`);
 
 /**
  * The owners of workspace queries in Redis, so that every replica checks a `query_id` against who
@@ -36,7 +37,7 @@ export class RedisQueryOwnerStore implements QueryOwnerStore {
     const key = this.keys.queryOwner(queryId);
     // Written in one field order, so that the script compares owners as text.
     const value = JSON.stringify({ principal: owner.principal, workspace: owner.workspace });
-    const claimed = await this.redis.run(key, (redis) => redis.eval(CLAIM, 1, key, value, String(ttlSeconds)));
+    const claimed = await this.redis.run(key, (redis) => CLAIM.run(redis, [key], [value, String(ttlSeconds)]));
     return claimed === 1;
   }
 

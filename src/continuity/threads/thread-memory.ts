@@ -1,8 +1,9 @@
 import type { Logger } from "pino";
 import type { PlainMessage } from "../../core/plain-message.js";
 import type { Clock } from "../../util/clock.js";
-import { type RetryOutcome, writeBriefly } from "../../util/retry-briefly.js";
+import { writeBriefly } from "../../util/retry-briefly.js";
 import { lookupOrUnavailable } from "../access.js";
+import type { StoreWriting } from "../store-writing.js";
 import { conversationIdKey, handleKey, historyLookupKey, historyRememberKey, type ThreadScope } from "./thread-keys.js";
 import type { ThreadStore } from "./thread-store.js";
 import { errorMessage } from "../../util/error-message.js";
@@ -26,19 +27,11 @@ export interface ThreadTurn {
   handles?: readonly string[] | undefined;
 }
 
-/** What the thread memory needs besides its store. */
-export interface ThreadMemoryOptions {
+/** What the thread memory needs besides its store (`remember` waits `writeWaitMs` for a turn's first write before the answer ends anyway). */
+export interface ThreadMemoryOptions extends StoreWriting {
   ttlSeconds: number;
   logger: Logger;
   clock: Pick<Clock, "setTimeout" | "clearTimeout">;
-  /** How long `remember` waits for a turn's first write before the answer ends anyway; unset for a store in process (it answers at once). */
-  writeWaitMs?: number | undefined;
-  /** How each turn's write went (metrics). */
-  onRemembered?: ((outcome: RetryOutcome) => void) | undefined;
-  /** A continuation was refused because the store could not answer (metrics). */
-  onRefused?: (() => void) | undefined;
-  /** Resolves when the store answers again after an outage: a failed write's cue to retry at once. */
-  storeAnswersAgain?: (() => Promise<void>) | undefined;
 }
 
 /**
@@ -91,13 +84,13 @@ export class ThreadMemory {
   }
 
   private write(keys: readonly string[], queryId: string): Promise<void> {
-    const { ttlSeconds, logger, clock, writeWaitMs, onRemembered, storeAnswersAgain } = this.options;
+    const { ttlSeconds, logger, clock, writeWaitMs, onWrite, wake } = this.options;
     const write = () => Promise.all(keys.map((key) => this.store.set(key, queryId, ttlSeconds))).then(() => undefined);
     return writeBriefly(write, {
       clock,
-      wake: storeAnswersAgain,
+      wake,
       waitMs: writeWaitMs,
-      onOutcome: onRemembered,
+      onOutcome: onWrite,
       onLost: (error) =>
         logger.warn(
           { queryId, err: { message: errorMessage(error) } },

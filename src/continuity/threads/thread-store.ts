@@ -1,5 +1,5 @@
 import { ExpiringLru } from "../expiring-lru.js";
-import { sharedOrLocal } from "../shared-or-local.js";
+import { FallbackStore } from "../fallback-store.js";
 
 /**
  * Where the thread memory lives (docs/architecture.md#conversations): a thread key (a hash of a
@@ -40,30 +40,15 @@ export class MemoryThreadStore implements ThreadStore {
 }
 
 /**
- * A shared store (Redis) with this replica's own memory of the turns it answered behind it: writes
- * go to both, lookups ask the shared store and fall back to the replica's memory only when the
- * shared store cannot answer (`sharedOrLocal`). The mapping it holds never changes (a thread key
- * names one query), so the replica's memory is never stale.
+ * The thread memory in a shared store (Redis) with this replica's own memory of the turns it
+ * answered behind it (`FallbackStore`). The mapping it holds never changes (a thread key names one
+ * query), so the replica's memory is never stale.
  */
-export class FallbackThreadStore implements ThreadStore {
-  constructor(
-    private readonly shared: ThreadStore,
-    private readonly local: MemoryThreadStore,
-  ) {}
-
-  get(key: string): Promise<string | null> {
-    return sharedOrLocal(
-      () => this.shared.get(key),
-      () => this.local.get(key),
-    );
-  }
-
-  async set(key: string, queryId: string, ttlSeconds: number): Promise<void> {
-    await this.local.set(key, queryId, ttlSeconds);
-    await this.shared.set(key, queryId, ttlSeconds);
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([this.shared.close(), this.local.close()]);
-  }
+export function fallbackThreadStore(shared: ThreadStore, local: MemoryThreadStore): ThreadStore {
+  const stores = new FallbackStore<ThreadStore>(shared, local);
+  return {
+    get: (key) => stores.read((store) => store.get(key)),
+    set: (key, queryId, ttlSeconds) => stores.write((store) => store.set(key, queryId, ttlSeconds)),
+    close: () => stores.close(),
+  };
 }

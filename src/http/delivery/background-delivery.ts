@@ -1,4 +1,3 @@
-import type { ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { BackgroundEncoder, BackgroundLog } from "../../continuity/background/background-log.js";
 import type { BackgroundResponses } from "../../continuity/background/background-responses.js";
@@ -8,9 +7,10 @@ import { UNTRACED_ANSWER } from "../../telemetry/answer-trace.js";
 import type { Admitted } from "../admission.js";
 import { sendUncached } from "../error-response.js";
 import { type KeepAliveSweep, SseWriter } from "../sse-writer.js";
-import type { AnswerRun, Delivery, DeliveryContext } from "./delivery.js";
+import { type AnswerRun, type Delivery, type DeliveryContext, type HttpTarget, nameQueries } from "./delivery.js";
 import { streamInto } from "./stream-delivery.js";
 import { errorMessage } from "../../util/error-message.js";
+import type { SseFrame } from "../../core/sse-frame.js";
 
 /** A background answer to start (`background`): its record, the admission it holds while it runs, and how its client is answered. */
 export interface BackgroundJob {
@@ -21,6 +21,8 @@ export interface BackgroundJob {
   admission: Admitted;
   /** Set when the client asked for a stream: it follows the event log at once (else it gets the response in progress). */
   follow: KeepAliveSweep | undefined;
+  /** Whether a frame of the log ends it (the dialect's terminal events): a follow stops there. */
+  isTerminal: (frame: SseFrame) => boolean;
 }
 
 /**
@@ -29,14 +31,16 @@ export interface BackgroundJob {
  * (only a cancel stops it); the client gets the response in progress at once, or follows the log
  * when it asked for a stream.
  */
-export function background(encoder: BackgroundEncoder, job: BackgroundJob): Delivery<void> {
+export function background(encoder: BackgroundEncoder, job: BackgroundJob, target: HttpTarget): Delivery<void> {
   const started = detached(encoder, job);
   return {
     ...started,
-    async deliver(run, response, context) {
-      const record = await started.deliver(run, response, context);
-      if (job.follow) await streamBackground(response, job.responses, record.id, -1, { ...context, sweep: job.follow });
-      else sendUncached(response, record.response);
+    planned: (queryIds) => nameQueries(target.response, queryIds),
+    async deliver(run, context) {
+      const record = await started.deliver(run, context);
+      const log = { id: record.id, after: -1, isTerminal: job.isTerminal };
+      if (job.follow) await streamBackground(target, job.responses, log, { ...context, sweep: job.follow });
+      else sendUncached(target.response, record.response);
     },
   };
 }
@@ -46,12 +50,11 @@ export function background(encoder: BackgroundEncoder, job: BackgroundJob): Deli
  * request answered by the caller with the record it gives: the background delivery without its
  * reply, for a dialect whose client is answered in its own shape (an MCP task, docs/mcp.md#long-answers-as-tasks).
  */
-export function detached(encoder: BackgroundEncoder, job: Omit<BackgroundJob, "follow">): Delivery<BackgroundRecord> {
+export function detached(encoder: BackgroundEncoder, job: Omit<BackgroundJob, "follow" | "isTerminal">): Delivery<BackgroundRecord> {
   return {
     reportsUsage: true,
-    namesQueries: true,
-    outlivesResponse: true,
-    async deliver(run, _response, context) {
+    outlivesRequest: true,
+    async deliver(run, context) {
       const release = job.admission.handOver();
       const { reservation } = job.admission;
       const record = { ...job.record, response: encoder.current(null), ...(reservation ? { reservation } : {}) };
@@ -92,6 +95,13 @@ export function runInBackground(
     });
 }
 
+/** A background response's log to follow: its id, the last `sequence_number` the client has, and its dialect's terminal events. */
+export interface FollowedLog {
+  id: string;
+  after: number;
+  isTerminal: (frame: SseFrame) => boolean;
+}
+
 /** What following a background response needs of the adapter: a delivery's context and the keep-alive sweep. */
 export interface StreamContext extends DeliveryContext {
   sweep: KeepAliveSweep;
@@ -104,18 +114,18 @@ export interface StreamContext extends DeliveryContext {
  * that fails after its headers (Redis gone) just ends, and the client resumes from the last number.
  */
 export async function streamBackground(
-  response: ServerResponse,
+  target: HttpTarget,
   responses: BackgroundResponses,
-  id: string,
-  after: number,
+  log: FollowedLog,
   context: StreamContext,
 ): Promise<void> {
+  const { id, after } = log;
   const stop = new AbortController();
-  const writer = new SseWriter(response, context.sweep, context.facts, () => []);
-  context.facts.whenClosed(response, () => stop.abort());
+  const writer = new SseWriter(target, context.sweep, () => []);
+  target.context.whenClosed(() => stop.abort());
   writer.open();
   const unregister = context.lifecycle.trackStream(writer);
-  const frames = responses.follow(id, after, stop.signal);
+  const frames = responses.follow(id, after, stop.signal, log.isTerminal);
   try {
     for await (const frame of frames) {
       await writer.send([frame]);

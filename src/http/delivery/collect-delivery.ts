@@ -34,11 +34,11 @@ export function collect<Encoder extends CollectEncoder>(
   const following = progress ? "steps" : "final";
   return {
     reportsUsage: false,
-    namesQueries: false,
     async deliver(run) {
       const { answer, trace } = run;
       try {
-        await progress?.started(answer.queryIds[0] as string);
+        const [queryId = ""] = answer.queryIds;
+        await progress?.started(queryId);
         for await (const event of answer.events(following)) {
           if (event.type === "failed") return event.error;
           encoder.add(event);

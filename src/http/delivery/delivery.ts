@@ -4,7 +4,7 @@ import type { ChoiceSent, TokenUsage } from "../../answer/answer-events.js";
 import type { RunningAnswer } from "../../answer/running-answer.js";
 import type { AnswerTrace } from "../../telemetry/answer-trace.js";
 import type { Lifecycle } from "../lifecycle.js";
-import type { RequestContexts } from "../request-context.js";
+import type { RequestContext } from "../request-context.js";
 
 /**
  * Told what the client is about to receive once the answer is whole and encoded, before its last
@@ -64,22 +64,36 @@ export interface AnswerRun {
 /** What a delivery may use of the adapter. */
 export interface DeliveryContext {
   readonly lifecycle: Lifecycle;
-  readonly facts: RequestContexts;
   readonly logger: Logger;
+}
+
+/** Where an HTTP delivery writes: the response, and the request's context (its close ends the stream's keep-alives). */
+export interface HttpTarget {
+  readonly response: ServerResponse;
+  readonly context: RequestContext;
 }
 
 /**
  * How an answer reaches its client: a JSON body (`json`), a stream of server-sent events (`sse`),
  * collected for a tool result with progress (`collect`, MCP), or an event log that outlives the
- * request (`background`). A new dialect brings an encoder and picks one; a delivery that changes
- * the answer before it is encoded wraps one.
+ * request (`background`, `detached`). Where it writes is its own (an HTTP response, a log, a tool
+ * result): the runner hands it the run and never a response. A new dialect brings an encoder and
+ * picks one; a delivery that changes the answer before it is encoded wraps one.
  */
 export interface Delivery<Result> {
   /** Whether the client is told the answer's usage: it is then counted (a long prompt while the upstream answers; answer-service.ts). */
   readonly reportsUsage: boolean;
-  /** Whether the response carries `Service-Query-Id` (the OpenAI dialects; MCP says it in the result). */
-  readonly namesQueries: boolean;
-  /** Whether the answer goes on after the response ends (background): the client leaving does not stop it. */
-  readonly outlivesResponse?: boolean;
-  deliver(run: AnswerRun, response: ServerResponse, context: DeliveryContext): Promise<Result>;
+  /** Whether the answer goes on after the request ends (background): the client leaving does not stop it. */
+  readonly outlivesRequest?: boolean;
+  /**
+   * Told the answer's query ids once the runner has settled them, before any is created: an HTTP
+   * delivery of the OpenAI dialects names them in `Service-Query-Id` (`nameQueries`); MCP says them in its result.
+   */
+  planned?(queryIds: readonly string[]): void;
+  deliver(run: AnswerRun, context: DeliveryContext): Promise<Result>;
+}
+
+/** `Service-Query-Id`: the queries a response answers from (docs/chat-completions.md), joined with ", " for `n` > 1. */
+export function nameQueries(response: ServerResponse, queryIds: readonly string[]): void {
+  response.setHeader("service-query-id", queryIds.join(", "));
 }

@@ -1,18 +1,19 @@
 import type { BodyEncoder } from "../../answer/answer-encoder.js";
 import { ClientClosedError } from "../../errors/adapter-error.js";
 import { sendUncached } from "../error-response.js";
-import type { Delivery } from "./delivery.js";
+import { type Delivery, type HttpTarget, nameQueries } from "./delivery.js";
 
 /**
  * A non-streamed answer as one JSON body (docs/architecture.md#data-flow-of-one-request): every
  * event into the dialect's encoder, usage counted over what it holds, one body. A `failed` event,
  * or an answer that never finished (the client left), is thrown for the edge to map.
  */
-export function json<Body>(encoder: BodyEncoder<Body>): Delivery<Body> {
+export function json<Body>(encoder: BodyEncoder<Body>, target: HttpTarget): Delivery<Body> {
+  const { response } = target;
   return {
     reportsUsage: true,
-    namesQueries: true,
-    async deliver(run, response) {
+    planned: (queryIds) => nameQueries(response, queryIds),
+    async deliver(run) {
       const { answer } = run;
       let finished = 0;
       for await (const event of answer.events("final")) {

@@ -4,7 +4,7 @@ import type { SseFrame } from "../../core/sse-frame.js";
 import { ClientClosedError, toAdapterError } from "../../errors/adapter-error.js";
 import type { Logger } from "pino";
 import { type KeepAliveSweep, SseWriter } from "../sse-writer.js";
-import type { AnswerRun, Delivery } from "./delivery.js";
+import { type AnswerRun, type Delivery, type HttpTarget, nameQueries } from "./delivery.js";
 
 /** What the stream loop says in the log when an answer fails after it began, and where it writes first. */
 export interface StreamOptions {
@@ -66,12 +66,12 @@ export async function streamInto(sink: FrameSink, run: AnswerRun, encoder: Strea
  * that leaves ends it quietly (the answer's controller then stops following the queries), and a
  * shutdown ends it with the dialect's failure frames.
  */
-export function sse(encoder: StreamEncoder, sweep: KeepAliveSweep): Delivery<void> {
+export function sse(encoder: StreamEncoder, target: HttpTarget, sweep: KeepAliveSweep): Delivery<void> {
   return {
     reportsUsage: encoder.needsUsage,
-    namesQueries: true,
-    async deliver(run, response, context) {
-      const writer = new SseWriter(response, sweep, context.facts, (error) => encoder.fail(error));
+    planned: (queryIds) => nameQueries(target.response, queryIds),
+    async deliver(run, context) {
+      const writer = new SseWriter(target, sweep, (error) => encoder.fail(error));
       writer.open();
       const unregister = context.lifecycle.trackStream(writer);
       try {

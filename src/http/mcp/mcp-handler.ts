@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { type Admitted, admit, type IdentifiedToolRequest, identifyToolRequest } from "../admission.js";
-import { type AnswerRouteOptions, answerHandler, readToolRequestBody } from "../answer-request.js";
+import { type AnswerRouteOptions, readToolRequestBody, tellLimits } from "../answer-request.js";
 import { type DocumentLinkSigning, type SourceLinker, sourceLinker } from "../../answer/source-links.js";
 import type { Authenticator } from "../../auth/authenticate.js";
 import type { Config } from "../../config/config.js";
@@ -17,8 +17,8 @@ import { type AdapterError, ClientClosedError, toAdapterError } from "../../erro
 import { collect } from "../delivery/collect-delivery.js";
 import type { UsageMeter } from "../delivery/delivery.js";
 import { sendJsonRpcError } from "../error-response.js";
-import { abortWhenClientLeaves } from "../request-body.js";
-import type { FastHandler } from "../route-table.js";
+import type { RequestContext } from "../request-context.js";
+import type { RouteCall } from "../route-table.js";
 import { readAnswerCard } from "./answer-card-file.js";
 import type { McpEndpoint, McpExchange } from "./mcp-endpoint.js";
 import { McpTasks } from "./mcp-tasks.js";
@@ -55,12 +55,15 @@ export interface McpEdge {
   upstreamRejected?: ((request: IncomingMessage) => Promise<AdapterError>) | undefined;
 }
 
+/** Serves one request to the MCP endpoint, in the workspace its path names (`/mcp/{workspace}`), if any. */
+export type McpServe = (call: RouteCall, pathWorkspace: string | undefined) => Promise<void>;
+
 /** The MCP endpoint's one handler, at `/mcp` and behind any other edge, and the tools it lists. */
 export interface McpServing {
   /** `POST /mcp` (and `/mcp/{workspace}`), authenticated as the answer routes are. */
-  handler: FastHandler;
+  serve: McpServe;
   /** The same endpoint (its tasks, their counts, its card) behind another edge: `/oauth/mcp`. */
-  behind(edge: McpEdge): FastHandler;
+  behind(edge: McpEdge): McpServe;
   tools: ListedTool[];
 }
 
@@ -70,6 +73,7 @@ interface ToolExchange extends McpExchange, IdentifiedToolRequest {
   /** The edge it came through. */
   edge: McpEdge;
   response: ServerResponse;
+  context: RequestContext;
   links: SourceLinker;
   /** The meter of a tool call that asks the workspace (docs/rate-limits.md). */
   admission: UsageMeter;
@@ -90,7 +94,7 @@ const MODERN_REVISION = "2026-07-28";
  * edges serve it: one set of tasks and of their counts per credential.
  */
 export function mcpHandler(options: McpRouteOptions): McpServing {
-  const { config, facts, runner } = options;
+  const { config, runner } = options;
   // The card's HTML, read once: MCP_APPS=off (or a build without it) links no card and serves no resources.
   const card = config.mcp.apps ? readAnswerCard() : null;
   if (config.mcp.apps && card === null) options.logger.warn("MCP_APPS=on but the answer card is not built (npm run build): the tools link no card");
@@ -140,8 +144,10 @@ export function mcpHandler(options: McpRouteOptions): McpServing {
     },
   );
 
-  async function handle(request: IncomingMessage, response: ServerResponse, params: Record<string, string>, edge: McpEdge) {
-    const identified = identifyToolRequest(request, params.workspace, { ...edge, config });
+  /** One request, in the answer routes' order of checks where it applies (docs/architecture/edge.md#the-order-of-checks). */
+  async function handle(call: RouteCall, pathWorkspace: string | undefined, edge: McpEdge): Promise<void> {
+    const { request, response, context } = call;
+    const identified = identifyToolRequest(request, pathWorkspace, { ...edge, config });
     let body: unknown;
     try {
       body = await readToolRequestBody(request, config.limits);
@@ -149,24 +155,23 @@ export function mcpHandler(options: McpRouteOptions): McpServing {
       sendJsonRpcError(response, toAdapterError(error));
       return;
     }
-    facts.of(response).inWorkspace(identified.workspace);
+    context.inWorkspace(identified.workspace);
     const message = readJsonRpc(body);
-    // One admission: the caps for every request (over them a plain 429), and the key's rate limits
-    // for a call of a tool that asks the workspace, before the SDK sees it: over a limit a 429 (with
-    // retry-after) and a JSON-RPC error naming the call, and no upstream call.
+    // One admission: the caps for every request (a plain 429), and the key's rate limits for a call of a tool that
+    // asks the workspace, before the SDK sees it: over a limit a 429 and a JSON-RPC error naming the call.
     const mode = message.kind === "tool-call" ? (toolNamed(message.name)?.mode ?? null) : null;
     const asking = message.kind === "tool-call" && mode !== null ? message.id : undefined;
     const { identity, workspace } = identified;
     const asker = { principal: identity.principal, account: identity.account.id };
     const cost = message.kind === "tool-call" && mode !== null ? { mode, prompt: questionOf(message.request), choices: 1 } : undefined;
-    const admitting = admit(response, { ...asker, workspace, asksWorkspace: asking !== undefined, cost }, options);
     let admission: Admitted;
     try {
-      admission = admitting instanceof Promise ? await admitting : admitting;
+      admission = await admit(context, { ...asker, workspace, asksWorkspace: asking !== undefined, cost }, options);
     } catch (error) {
       sendJsonRpcError(response, toAdapterError(error), asking);
       return;
     }
+    tellLimits(response, admission);
     const header = request.headers["mcp-protocol-version"];
     const revision = typeof header === "string" ? header : undefined;
     const shown = card !== null && (revision === MODERN_REVISION ? declaresAnswerCard(message.meta) : true);
@@ -177,8 +182,9 @@ export function mcpHandler(options: McpRouteOptions): McpServing {
       principal: identified.identity.principal,
       revision,
       message,
-      controller: abortWhenClientLeaves(response, facts),
+      controller: context.abortWhenLeft(),
       response,
+      context,
       links: sourceLinker(linkSettings, identified.workspace),
       admission: admission.meter,
       card: shown,
@@ -193,7 +199,7 @@ export function mcpHandler(options: McpRouteOptions): McpServing {
       const acceptsStream = typeof accept === "string" && accept.includes("text/event-stream");
       const signal = exchange.controller.signal;
       const refuse = (failure: AdapterError) => refuseKey(failure, exchange);
-      const taskExchange = { response, caller, task, acceptsStream, signal, refuseKey: refuse };
+      const taskExchange = { response, context, caller, task, acceptsStream, signal, refuseKey: refuse };
       await answerTaskRequest(asTask, taskExchange, { tasks, identity: served.identity, sweep: taskSweep });
       return;
     }
@@ -202,7 +208,7 @@ export function mcpHandler(options: McpRouteOptions): McpServing {
 
   /** Runs one valid tool call: where a tool call starts and ends. Never throws: a failure is a tool error. */
   function runTool(call: ToolCall, exchange: ToolExchange): Promise<CallToolResult> {
-    facts.of(exchange.response).callingTool(call.tool.name);
+    exchange.context.callingTool(call.tool.name);
     const context: ToolContext = {
       workspace: exchange.workspace,
       links: exchange.links,
@@ -233,14 +239,14 @@ export function mcpHandler(options: McpRouteOptions): McpServing {
       },
     });
     try {
-      const { identity, workspace, admission, response } = exchange;
+      const { identity, workspace, admission, context } = exchange;
       const plan = { prompt: input.question, mode, choices: 1, continueQueryId: input.query_id ?? null };
       const spanStart = { operation: "execute_tool", tool: call.tool.name, model: mode, stream: false } as const;
       const namesQuery = Boolean(input.query_id);
-      const order = { response, identity, workspace, meter: admission, input: plan, namesQuery, spanStart, controller };
+      const order = { context, identity, workspace, meter: admission, input: plan, namesQuery, spanStart, controller };
       const progress = call.progressToken === undefined ? undefined : progressSink(call, call.progressToken, mode, sweep);
       const delivery = collect(new AnswerToolEncoder(mode, exchange.links), { progress, shutdown: () => shutdown });
-      const answered = await runner.run(order, () => ({ delivery }));
+      const answered = await runner.run(runner.plan(order), delivery);
       if (answered instanceof AnswerToolEncoder) return { output: answered.output() };
       await refuseKey(answered, exchange);
       return { error: answered.message };
@@ -272,10 +278,9 @@ export function mcpHandler(options: McpRouteOptions): McpServing {
     if (!response.headersSent) sendJsonRpcError(response, refusal, message.kind === "tool-call" ? message.id : null);
   }
 
-  const served = (edge: McpEdge) =>
-    answerHandler((request, response, params) => handle(request, response, params, edge), options);
+  const served = (edge: McpEdge): McpServe => (call, pathWorkspace) => handle(call, pathWorkspace, edge);
   return {
-    handler: served({ authenticate: options.authenticate }),
+    serve: served({ authenticate: options.authenticate }),
     behind: served,
     tools: listedTools({ card: card !== null, tasks: tasks !== undefined }),
   };
@@ -283,10 +288,9 @@ export function mcpHandler(options: McpRouteOptions): McpServing {
 
 /** The question a tool call asks (an answer tool's `question`, `search`'s `query`), for the cost its admission reserves; "" when it sent none. */
 function questionOf(request: ToolCallRequest): string {
-  const args = request.params.arguments;
-  if (typeof args !== "object" || args === null) return "";
-  const { question, query } = args as Record<string, unknown>;
-  return typeof question === "string" ? question : typeof query === "string" ? query : "";
+  const args: unknown = request.params.arguments;
+  const fields = new Map<string, unknown>(typeof args === "object" && args !== null ? Object.entries(args) : []);
+  return [fields.get("question"), fields.get("query")].find((value): value is string => typeof value === "string") ?? "";
 }
 
 /** Whether a request reads resources: served whenever the card is on, whatever the host declared (it asks for the card itself). */

@@ -1,12 +1,12 @@
-import type { ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { SourceLinker } from "../../answer/source-links.js";
 import type { Identity } from "../../auth/authenticate.js";
 import type { Config } from "../../config/config.js";
-import { type BackgroundResponses, hasEnded } from "../../continuity/background/background-responses.js";
-import { type BackgroundRecord, sequenceOf } from "../../continuity/background/background-store.js";
+import { type BackgroundEnding, type BackgroundResponses, hasEnded } from "../../continuity/background/background-responses.js";
+import { type BackgroundRecord, sequenceOf, UNNUMBERED } from "../../continuity/background/background-store.js";
 import type { Resumption } from "../../continuity/background/resumption.js";
 import type { Mode } from "../../core/modes.js";
+import type { SseFrame } from "../../core/sse-frame.js";
 import { TaskEncoder } from "../../dialects/mcp/task-encoder.js";
 import { expired, TASK_ID, type TaskResume, taskResumeSchema, type TaskView, taskView } from "../../dialects/mcp/task-state.js";
 import type { AnswerToolInput } from "../../dialects/mcp/tool-schemas.js";
@@ -16,6 +16,7 @@ import type { Ids } from "../../util/ids.js";
 import type { Admitted } from "../admission.js";
 import type { AnswerRunner } from "../answer-runner.js";
 import { detached } from "../delivery/background-delivery.js";
+import type { RequestContext } from "../request-context.js";
 import { errorMessage } from "../../util/error-message.js";
 
 /** The settings of MCP tasks (`MCP_TASK_*`, docs/configuration.md). */
@@ -40,9 +41,9 @@ export interface TaskCaller {
   admission: Admitted;
 }
 
-/** A task to start: the call's question in its mode, on behalf of an admitted request. */
+/** A task to start: the call's question in its mode, on behalf of an admitted request (its context, not its response: the task outlives it). */
 export interface NewTask extends TaskCaller {
-  response: ServerResponse;
+  context: RequestContext;
   tool: string;
   mode: Mode;
   input: AnswerToolInput;
@@ -50,6 +51,16 @@ export interface NewTask extends TaskCaller {
   ttlMs: number | undefined;
   /** The workspace the result's `fetch` ids name, when the host shows the answer card. */
   cardWorkspace: string | null;
+}
+
+/** The events that end a task's log: its encoder's two, and a cancel's. */
+const TASK_TERMINALS = ["task.completed", "task.failed", "task.cancelled"] as const;
+type TaskTerminal = (typeof TASK_TERMINALS)[number];
+
+/** Whether a frame ends a task's log: a follow waiting for its end stops there. */
+function isTaskTerminal(frame: SseFrame): boolean {
+  const type = (frame.data as { type?: unknown }).type;
+  return typeof type === "string" && (TASK_TERMINALS as readonly string[]).includes(type);
 }
 
 /** How often a waiting `tasks/result` looks whether its task's replica is still there. */
@@ -78,6 +89,7 @@ export class McpTasks {
         const encoder = TaskEncoder.resumed(state, options.links(state.workspace), now, frames);
         return { encoder, prompt: state.prompt, mode: state.mode, remember: async () => undefined };
       },
+      refused: (record, message) => this.ended(record, { status: "failed", error: { code: "server_error", message } }, "task.failed", { message }),
     };
   }
 
@@ -126,18 +138,13 @@ export class McpTasks {
     const admission = this.counted(task.admission, place);
     const input = { prompt: task.input.question, mode: task.mode, choices: 1, continueQueryId: task.input.query_id ?? null };
     const spanStart = { operation: "execute_tool", tool: task.tool, model: task.mode, stream: false } as const;
-    const { response, identity, workspace } = task;
+    const { context, identity, workspace } = task;
     const namesQuery = Boolean(task.input.query_id);
-    const order = { response, identity, workspace, meter: task.admission.meter, input, namesQuery, spanStart };
-    const record = await runner.run(order, (queryIds) => ({
-      delivery: detached(encoder, {
-        responses: background,
-        record: { id, principal, workspace: task.workspace, queryId: queryIds[0] as string, resume: head },
-        admission,
-      }),
-      respondedAs: id,
-    }));
-    return { id, record };
+    const planned = runner.plan({ context, identity, workspace, meter: task.admission.meter, input, namesQuery, spanStart });
+    const record = { id, principal, workspace: task.workspace, queryId: planned.queryId, resume: head };
+    const delivery = detached(encoder, { responses: background, record, admission });
+    const started = await runner.run(planned, delivery, { respondedAs: id });
+    return { id, record: started };
   }
 
   /**
@@ -146,10 +153,11 @@ export class McpTasks {
    */
   async find(taskId: string, caller: TaskCaller): Promise<{ record: BackgroundRecord; view: TaskView } | null> {
     const { background, clock } = this.options;
-    let record = await background.visible(taskId, caller.identity.principal, undefined, TASK_ID);
+    if (!TASK_ID.test(taskId)) return null;
+    let record = await background.visible(taskId, caller.identity.principal, undefined);
     if (!record) return null;
     if (!hasEnded(record.response) && !background.runsHere(record.id) && (await this.takeOver(record, caller))) {
-      record = (await background.visible(taskId, caller.identity.principal, undefined, TASK_ID)) ?? record;
+      record = (await background.visible(taskId, caller.identity.principal, undefined)) ?? record;
     }
     const view = taskView(record.id, record.response, hasEnded(record.response) ? [] : await background.events(record.id));
     if (!view || expired(view, clock.now())) return null;
@@ -172,7 +180,7 @@ export class McpTasks {
       signal.addEventListener("abort", stop, { once: true });
       const timer = clock.setTimeout(stop, RECHECK_MS);
       try {
-        for await (const frame of background.follow(taskId, after, pause.signal)) after = sequenceOf(frame);
+        for await (const frame of background.follow(taskId, after, pause.signal, isTaskTerminal)) after = sequenceOf(frame);
       } finally {
         clock.clearTimeout(timer);
         signal.removeEventListener("abort", stop);
@@ -184,9 +192,26 @@ export class McpTasks {
   async cancel(found: { record: BackgroundRecord; view: TaskView }): Promise<Cancelled> {
     const { record } = found;
     const at = new Date(this.options.clock.now()).toISOString();
-    const outcome = await this.options.background.cancel({ ...record, response: { ...record.response, lastUpdatedAt: at, statusMessage: "Cancelled by the client" } });
+    const ending = this.ended(record, { status: "cancelled", lastUpdatedAt: at, statusMessage: "Cancelled by the client" }, "task.cancelled", {});
+    const outcome = await this.options.background.cancel(record, ending);
     const view = taskView(record.id, outcome.response, []) ?? found.view;
     return { cancelled: outcome.cancelled, view };
+  }
+
+  /**
+   * How a task ends when its answer does not end it (a cancel, a takeover refused): its object with
+   * `change`, and one terminal event of its log (nothing reads a task's log once it has ended but a
+   * follow waiting for that end).
+   */
+  private ended(
+    record: BackgroundRecord,
+    change: { status: string } & Record<string, unknown>,
+    type: TaskTerminal,
+    fields: Record<string, string>,
+  ): BackgroundEnding {
+    const at = new Date(this.options.clock.now()).toISOString();
+    const frame: SseFrame = { event: type, data: { type, sequence_number: UNNUMBERED, at, ...fields } };
+    return { response: { ...record.response, ...change }, frames: [frame] };
   }
 
   /** Takes over a task whose replica is gone (its lease ran out), with this request's admission handed to it. */

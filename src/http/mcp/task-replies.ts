@@ -3,6 +3,7 @@ import { taskWire } from "../../dialects/mcp/task-wire.js";
 import type { TaskView } from "../../dialects/mcp/task-state.js";
 import { type AdapterError, toAdapterError } from "../../errors/adapter-error.js";
 import { endWithText, sendJsonRpcError } from "../error-response.js";
+import type { RequestContext } from "../request-context.js";
 import type { Beating, KeepAliveSweep } from "../sse-writer.js";
 import { jsonRpcResult, type ServerIdentity } from "./json-rpc-result.js";
 import type { McpTasks, NewTask, TaskCaller } from "./mcp-tasks.js";
@@ -26,6 +27,8 @@ export interface TaskReplyContext {
 /** One request about tasks, from an admitted caller: what `answerTaskRequest` answers on their behalf. */
 export interface TaskExchange {
   response: ServerResponse;
+  /** The request's context: a task it creates is run with it (no response: the task outlives the request). */
+  context: RequestContext;
   caller: TaskCaller;
   /** Whether the request accepts an SSE stream (a blocking `tasks/result` then shows life while it waits). */
   acceptsStream: boolean;
@@ -34,7 +37,7 @@ export interface TaskExchange {
   /** Answers a task's creation the workspace refused the key of as the OAuth edge asks (`/oauth/mcp`); does nothing elsewhere. */
   refuseKey(failure: AdapterError): Promise<void>;
   /** What a call that creates a task adds to the caller (its tool, the card's workspace). */
-  task: Omit<NewTask, keyof TaskCaller | "response" | "tool" | "mode" | "input" | "ttlMs">;
+  task: Omit<NewTask, keyof TaskCaller | "context" | "tool" | "mode" | "input" | "ttlMs">;
 }
 
 /**
@@ -62,7 +65,7 @@ export async function answerTaskRequest(request: TaskRequest, exchange: TaskExch
       const view = await context.tasks.create({
         ...exchange.caller,
         ...exchange.task,
-        response,
+        context: exchange.context,
         tool: request.call.tool.name,
         mode: task.mode,
         input: task.input,

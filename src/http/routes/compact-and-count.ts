@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Config } from "../../config/config.js";
 import {
   compactedResponse,
@@ -14,11 +13,12 @@ import { InvalidRequestError } from "../../errors/adapter-error.js";
 import { withInstructions } from "../../structured/instruction-block.js";
 import type { TokenCounter } from "../../tokens/token-counter.js";
 import { admit } from "../admission.js";
-import { type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest, type ValidAnswerRequest } from "../answer-request.js";
+import { type AnswerRouteOptions, type EdgeSetting, readAnswerRequest, type ValidAnswerRequest } from "../answer-request.js";
 import { sendUncached } from "../error-response.js";
 import { errorResponse, workspaceHeader } from "../openapi.js";
-import type { Route } from "../route-table.js";
-import { type ContinuationStores, continuationOf } from "./response-continuation.js";
+import type { RequestContext } from "../request-context.js";
+import { type ContinuationStores, continuationOf } from "../responses/response-continuation.js";
+import { type Route, type RouteCall, route } from "../route-table.js";
 
 /** What compaction and counting need: the edge, the stores a continuation is found in, and the tokenizer `usage` counts with. */
 export interface CompactAndCountOptions extends AnswerRouteOptions, ContinuationStores {
@@ -39,9 +39,9 @@ export function compactAndCountRoutes(options: CompactAndCountOptions): Route[] 
   const seconds = () => Math.floor(options.clock.now() / 1000);
 
   /** Admits a request that asks the workspace nothing: the caps only. */
-  async function admitted<Body>(response: ServerResponse, valid: ValidAnswerRequest<Body>): Promise<void> {
+  async function admitted<Body>(context: RequestContext, valid: ValidAnswerRequest<Body>): Promise<void> {
     const { principal, account } = valid.identity;
-    await admit(response, { principal, account: account.id, workspace: valid.workspace, asksWorkspace: false }, options);
+    await admit(context, { principal, account: account.id, workspace: valid.workspace, asksWorkspace: false }, options);
   }
 
   /**
@@ -49,10 +49,10 @@ export function compactAndCountRoutes(options: CompactAndCountOptions): Route[] 
    * workspace thread the conversation continues (bound to this key and workspace, for the thread
    * memory's lifetime). Given in a later turn's input, it continues that query.
    */
-  async function compact(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  async function compact({ request, response, context }: RouteCall): Promise<void> {
     const valid = await readAnswerRequest(request, compactSchema, options);
     const { body, identity, workspace } = valid;
-    await admitted(response, valid);
+    await admitted(context, valid);
     const id = options.ids.response();
     const conversation = readConversation(body.input ?? [], id);
     // A compaction asks nothing: no turn is read from the conversation.
@@ -76,7 +76,7 @@ export function compactAndCountRoutes(options: CompactAndCountOptions): Route[] 
   }
 
   /** The input tokens a response to this body would count (`usage.input_tokens`): what the workspace would be asked. */
-  async function count(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  async function count({ request, response, context }: RouteCall): Promise<void> {
     const valid = await readAnswerRequest(request, countSchema, options);
     const { body, identity, workspace } = valid;
     if (body.conversation && body.previous_response_id) {
@@ -86,7 +86,7 @@ export function compactAndCountRoutes(options: CompactAndCountOptions): Route[] 
       });
     }
     const structured = readResponseStructured(body, (value) => options.schemas.check(value));
-    await admitted(response, valid);
+    await admitted(context, valid);
     const input = readInput(body.input, options.ids.response());
     const conversationId = typeof body.conversation === "string" ? body.conversation : (body.conversation?.id ?? undefined);
     const scope = { principal: identity.principal, workspace };
@@ -104,27 +104,17 @@ export function compactAndCountRoutes(options: CompactAndCountOptions): Route[] 
     "429": errorResponse("Too many requests in flight here"),
   };
   return [
-    {
-      method: "POST",
-      path: "/v1/responses/compact",
-      handler: { fast: answerHandler(compact, options) },
-      operation: {
-        summary: "Compacts a conversation: its user messages, and one `compaction` item that carries its workspace thread into a later turn",
-        security: bearer,
-        parameters: [workspaceHeader],
-        responses: { "200": { description: "`{id, object: \"response.compaction\", created_at, output, usage}`" }, ...common },
-      },
-    },
-    {
-      method: "POST",
-      path: "/v1/responses/input_tokens",
-      handler: { fast: answerHandler(count, options) },
-      operation: {
-        summary: "Counts the input tokens of a response to this body, as its `usage.input_tokens` would (o200k)",
-        security: bearer,
-        parameters: [workspaceHeader],
-        responses: { "200": { description: "`{object: \"response.input_tokens\", input_tokens}`" }, ...common },
-      },
-    },
+    route("POST", "/v1/responses/compact", compact, {
+      summary: "Compacts a conversation: its user messages, and one `compaction` item that carries its workspace thread into a later turn",
+      security: bearer,
+      parameters: [workspaceHeader],
+      responses: { "200": { description: "`{id, object: \"response.compaction\", created_at, output, usage}`" }, ...common },
+    }),
+    route("POST", "/v1/responses/input_tokens", count, {
+      summary: "Counts the input tokens of a response to this body, as its `usage.input_tokens` would (o200k)",
+      security: bearer,
+      parameters: [workspaceHeader],
+      responses: { "200": { description: "`{object: \"response.input_tokens\", input_tokens}`" }, ...common },
+    }),
   ];
 }

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
-import type { RequestHandler } from "express";
 import type { DocumentReader } from "../../core/document-reader.js";
 import type { Authenticator } from "../../auth/authenticate.js";
 import type { DocumentLinkSigner } from "../../auth/document-links.js";
 import { AuthenticationError, NotFoundError } from "../../errors/adapter-error.js";
+import { endWithText } from "../error-response.js";
 import { errorResponse } from "../openapi.js";
-import type { Route } from "../route-table.js";
+import { type PathParams, type Route, type RouteCall, route } from "../route-table.js";
 
 const STYLE = `body{font:16px/1.6 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b;background:#fff}
 header{border-bottom:1px solid #ccc;margin-bottom:1rem}h1{font-size:1.3rem;margin:.2rem 0}p.meta{color:#555;margin:.2rem 0 .8rem}
@@ -52,20 +52,20 @@ export interface DocumentAccess {
  * may send a listed key instead; anything else is a 401 (docs/trying-it.md#the-embedded-workspace).
  */
 export function documentRoutes(read: DocumentReader, access?: DocumentAccess): Route[] {
-  const page: RequestHandler = async (request, response) => {
-    const { workspace, path } = request.params as { workspace: string; path: string[] };
-    const filename = path.join("/");
-    if (access && !access.links.verify(workspace, filename, request.query.sig)) {
+  async function page({ request, response, params, query }: RouteCall<PathParams<"/documents/{workspace}/{path+}">>): Promise<void> {
+    // `{path+}`: the rest of the path, the document's folders included.
+    const { workspace, path: filename } = params;
+    if (access && !access.links.verify(workspace, filename, query.sig)) {
       // No signature that opens this document: a listed key then (a 401 without one, a 403 for an admin's).
-      if (request.query.sig !== undefined && request.headers.authorization === undefined) {
+      if (query.sig !== undefined && request.headers.authorization === undefined) {
         throw new AuthenticationError("This document link's signature is not valid here (links last as long as the adapter process that wrote them); send a listed key");
       }
       access.authenticate(request);
     }
     const document = await read(filename);
     if (!document) throw new NotFoundError(`No document '${filename}' in workspace '${workspace}'`);
-    const quote = typeof request.query.quote === "string" ? request.query.quote : "";
-    const pageNumber = typeof request.query.page === "string" && /^\d{1,6}$/.test(request.query.page) ? Number(request.query.page) : null;
+    const quote = typeof query.quote === "string" ? query.quote : "";
+    const pageNumber = typeof query.page === "string" && /^\d{1,6}$/.test(query.page) ? Number(query.page) : null;
     // A cited page of a paged document is shown alone; otherwise the whole text.
     const pageText = pageNumber !== null ? document.pages?.[pageNumber - 1] : undefined;
     const text = pageText ?? document.text;
@@ -79,32 +79,29 @@ export function documentRoutes(read: DocumentReader, access?: DocumentAccess): R
       .join(" · ");
     response.setHeader("content-security-policy", POLICY);
     response.setHeader("referrer-policy", "no-referrer");
-    response.type("html").send(
+    response.setHeader("content-type", "text/html; charset=utf-8");
+    endWithText(
+      response,
       "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">" +
         `<title>${escapeHtml(document.filename)}</title><style>${STYLE}</style></head><body><header><h1>${escapeHtml(document.filename)}</h1>` +
         `<p class="meta">${meta}</p></header><main><pre>${body}</pre></main></body></html>`,
     );
-  };
+  }
   return [
-    {
-      method: "GET",
-      path: "/documents/{workspace}/{path+}",
-      handler: { express: page },
-      operation: {
-        summary: "A document of the embedded workspace, with a cited passage highlighted (`quote`) and its page named (`page`)",
-        parameters: [
-          { name: "workspace", in: "path", required: true, schema: { type: "string" } },
-          { name: "path", in: "path", required: true, schema: { type: "string" } },
-          { name: "quote", in: "query", schema: { type: "string" } },
-          { name: "page", in: "query", schema: { type: "integer" } },
-          { name: "sig", in: "query", schema: { type: "string" }, description: "The link's signature, where client keys are listed (or send a listed key)" },
-        ],
-        responses: {
-          "200": { description: "An HTML page" },
-          "401": errorResponse("Client keys are listed, and neither the link's signature nor a listed key came"),
-          "404": errorResponse("No such document"),
-        },
+    route("GET", "/documents/{workspace}/{path+}", page, {
+      summary: "A document of the embedded workspace, with a cited passage highlighted (`quote`) and its page named (`page`)",
+      parameters: [
+        { name: "workspace", in: "path", required: true, schema: { type: "string" } },
+        { name: "path", in: "path", required: true, schema: { type: "string" } },
+        { name: "quote", in: "query", schema: { type: "string" } },
+        { name: "page", in: "query", schema: { type: "integer" } },
+        { name: "sig", in: "query", schema: { type: "string" }, description: "The link's signature, where client keys are listed (or send a listed key)" },
+      ],
+      responses: {
+        "200": { description: "An HTML page" },
+        "401": errorResponse("Client keys are listed, and neither the link's signature nor a listed key came"),
+        "404": errorResponse("No such document"),
       },
-    },
+    }),
   ];
 }

@@ -1,12 +1,12 @@
-import { type McpEdge, mcpHandler, type McpRouteOptions } from "../mcp/mcp-handler.js";
-import type { FastHandler, Route } from "../route-table.js";
+import { type McpEdge, mcpHandler, type McpRouteOptions, type McpServe } from "../mcp/mcp-handler.js";
+import { type Route, route } from "../route-table.js";
 import { mcpOperation } from "./answer-operations.js";
 
-/** The MCP endpoint's routes, and the same handler for another edge to serve (`/oauth/mcp`). */
+/** The MCP endpoint's routes, and the same endpoint for another edge to serve (`/oauth/mcp`). */
 export interface McpRoutes {
   routes: Route[];
   /** The endpoint behind another edge: the same tasks and counts, not a second handler. */
-  behind(edge: McpEdge): FastHandler;
+  behind(edge: McpEdge): McpServe;
 }
 
 /**
@@ -14,12 +14,11 @@ export interface McpRoutes {
  * `POST /mcp/{workspace}`, one handler (src/http/mcp/), built once whatever else serves it.
  */
 export function mcpRoutes(options: McpRouteOptions): McpRoutes {
-  const { handler, behind, tools } = mcpHandler(options);
-  const fast = { fast: handler };
+  const { serve, behind, tools } = mcpHandler(options);
   return {
     routes: [
-      { method: "POST", path: "/mcp", handler: fast, operation: mcpOperation(false, tools) },
-      { method: "POST", path: "/mcp/{workspace}", handler: fast, operation: mcpOperation(true, tools) },
+      route("POST", "/mcp", (call) => serve(call, undefined), mcpOperation(false, tools)),
+      route("POST", "/mcp/{workspace}", (call) => serve(call, call.params.workspace), mcpOperation(true, tools)),
     ],
     behind,
   };

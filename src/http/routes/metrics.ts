@@ -2,7 +2,7 @@ import type { MetricsSettings } from "../../config/config.js";
 import type { Metrics } from "../../metrics/metrics.js";
 import { metricsExposition } from "../metrics-exposition.js";
 import { errorResponse } from "../openapi.js";
-import type { Route } from "../route-table.js";
+import { type Route, route } from "../route-table.js";
 
 /**
  * `GET /metrics` on the API port (docs/observability.md#metrics), unless `METRICS_PORT` gives it a
@@ -10,15 +10,11 @@ import type { Route } from "../route-table.js";
  */
 export function metricsRoutes(options: { metrics: Metrics; settings: MetricsSettings }): Route[] {
   if (options.settings.port !== undefined) return [];
+  const expose = metricsExposition(options.metrics, options.settings);
   return [
-    {
-      method: "GET",
-      path: "/metrics",
-      handler: { express: metricsExposition(options.metrics, options.settings) },
-      operation: {
-        summary: "Prometheus metrics",
-        responses: { "200": { description: "Text exposition format" }, "401": errorResponse("METRICS_API_KEY is set, and another key (or none) came") },
-      },
-    },
+    route("GET", "/metrics", ({ request, response }) => expose(request, response), {
+      summary: "Prometheus metrics",
+      responses: { "200": { description: "Text exposition format" }, "401": errorResponse("METRICS_API_KEY is set, and another key (or none) came") },
+    }),
   ];
 }

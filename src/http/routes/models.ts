@@ -1,10 +1,10 @@
-import type { RequestHandler } from "express";
 import type { Authenticator } from "../../auth/authenticate.js";
 import { MODES } from "../../core/modes.js";
 import { credentialHash } from "../../auth/credential-hash.js";
 import { NotFoundError } from "../../errors/adapter-error.js";
 import { MODEL_CAPABILITIES, type Model } from "../../dialects/model-schema.js";
-import type { Route } from "../route-table.js";
+import { sendJson } from "../error-response.js";
+import { type Route, type RouteCall, route } from "../route-table.js";
 import { errorResponse } from "../openapi.js";
 import { MODEL_PATTERN } from "../../core/model.js";
 import { followPages, type PageRequest } from "../../upstream/follow-pages.js";
@@ -63,47 +63,38 @@ export function modelsRoutes(options: ModelsRouteOptions): Route[] {
     return workspaces;
   }
 
-  const list: RequestHandler = async (request, response) => {
+  async function list({ request, response }: RouteCall): Promise<void> {
     const identity = options.authenticate(request);
     const workspaces = await workspacesOf(identity.upstreamCredential);
     const ids = [...MODES, ...workspaces.flatMap((workspace) => MODES.map((mode) => `${workspace}/${mode}`))];
-    response.json({ object: "list", data: ids.map(model) });
-  };
-  const one: RequestHandler = (request, response) => {
+    sendJson(response, { object: "list", data: ids.map(model) });
+  }
+  function one({ request, response, params }: RouteCall<{ readonly id: string }>): void {
     options.authenticate(request);
-    const id = (request.params as { id: string[] }).id.join("/");
+    // `{id+}`: the rest of the path, `<workspace>/<mode>` included.
+    const { id } = params;
     if (!MODEL_PATTERN.test(id)) {
       throw new NotFoundError(`The model '${id}' does not exist`, { param: "model", code: "model_not_found" });
     }
-    response.json(model(id));
-  };
+    sendJson(response, model(id));
+  }
   return [
-    {
-      method: "GET",
-      path: "/v1/models",
-      handler: { express: list },
-      operation: {
-        summary: `The modes (${MODES.join(", ")}) and <workspace>/<mode> for each listed workspace`,
-        security: [{ bearer: [] }],
-        responses: {
-          "200": { description: "Models", content: { "application/json": { schema: { $ref: "#/components/schemas/ModelList" } } } },
-          "401": errorResponse("No bearer credential"),
-        },
+    route("GET", "/v1/models", list, {
+      summary: `The modes (${MODES.join(", ")}) and <workspace>/<mode> for each listed workspace`,
+      security: [{ bearer: [] }],
+      responses: {
+        "200": { description: "Models", content: { "application/json": { schema: { $ref: "#/components/schemas/ModelList" } } } },
+        "401": errorResponse("No bearer credential"),
       },
-    },
-    {
-      method: "GET",
-      path: "/v1/models/{id+}",
-      handler: { express: one },
-      operation: {
-        summary: "One model",
-        security: [{ bearer: [] }],
-        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
-        responses: {
-          "200": { description: "The model", content: { "application/json": { schema: { $ref: "#/components/schemas/Model" } } } },
-          "404": errorResponse("No such model"),
-        },
+    }),
+    route("GET", "/v1/models/{id+}", one, {
+      summary: "One model",
+      security: [{ bearer: [] }],
+      parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
+      responses: {
+        "200": { description: "The model", content: { "application/json": { schema: { $ref: "#/components/schemas/Model" } } } },
+        "404": errorResponse("No such model"),
       },
-    },
+    }),
   ];
 }

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { RequestHandler } from "express";
 import { projectRoot } from "../../util/package-info.js";
-import type { Route } from "../route-table.js";
+import { endWithBytes, sendJson } from "../error-response.js";
+import { type Route, type RouteCall, route } from "../route-table.js";
 
 /**
  * A strict policy for the playground: its own script and stylesheet only (no inline script or
@@ -29,7 +29,7 @@ export interface PlaygroundSettings {
 }
 
 /** The files the build wrote (scripts/build-playground.mjs), read once when the adapter starts. */
-function builtFiles(): Record<string, { type: string; body: Buffer }> | null {
+function builtFiles(): Record<"index.html" | "app.js" | "app.css", { type: string; body: Buffer }> | null {
   const folder = join(projectRoot(), "dist/playground");
   try {
     return {
@@ -51,35 +51,37 @@ export function playgroundRoutes(settings: PlaygroundSettings): Route[] {
   const files = builtFiles();
   if (!files) return [];
   const serve =
-    (name: keyof typeof files): RequestHandler =>
-    (_request, response) => {
-      const file = files[name] as { type: string; body: Buffer };
+    (file: { type: string; body: Buffer }, cache: string) =>
+    ({ response }: RouteCall): void => {
       response.setHeader("content-security-policy", POLICY);
       response.setHeader("referrer-policy", "no-referrer");
-      response.setHeader("cache-control", name === "index.html" ? "no-cache" : "public, max-age=300");
-      response.type(file.type).send(file.body);
+      response.setHeader("cache-control", cache);
+      response.setHeader("content-type", file.type);
+      endWithBytes(response, file.body);
     };
   const page = { summary: "The playground page", responses: { "200": { description: "HTML, script or stylesheet" } } };
+  const assets = "public, max-age=300";
   return [
-    { method: "GET", path: "/", handler: { express: serve("index.html") }, operation: page },
-    { method: "GET", path: "/playground/app.js", handler: { express: serve("app.js") }, operation: page },
-    { method: "GET", path: "/playground/app.css", handler: { express: serve("app.css") }, operation: page },
-    {
-      method: "GET",
-      path: "/favicon.ico",
-      handler: { express: (_request, response) => void response.status(204).end() },
-      operation: { summary: "No icon (browsers ask for one)", responses: { "204": { description: "Nothing" } } },
-    },
-    {
-      method: "GET",
-      path: "/playground/settings.json",
-      handler: {
-        express: (_request, response) => {
-          response.setHeader("cache-control", "no-store");
-          response.json(settings);
-        },
+    route("GET", "/", serve(files["index.html"], "no-cache"), page),
+    route("GET", "/playground/app.js", serve(files["app.js"], assets), page),
+    route("GET", "/playground/app.css", serve(files["app.css"], assets), page),
+    route(
+      "GET",
+      "/favicon.ico",
+      ({ response }) => {
+        response.statusCode = 204;
+        response.end();
       },
-      operation: { summary: "What the playground prefills", responses: { "200": { description: "Settings" } } },
-    },
+      { summary: "No icon (browsers ask for one)", responses: { "204": { description: "Nothing" } } },
+    ),
+    route(
+      "GET",
+      "/playground/settings.json",
+      ({ response }) => {
+        response.setHeader("cache-control", "no-store");
+        sendJson(response, settings);
+      },
+      { summary: "What the playground prefills", responses: { "200": { description: "Settings" } } },
+    ),
   ];
 }

@@ -1,13 +1,10 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { ChoiceSent } from "../../answer/answer-events.js";
-import { localReply } from "../../chat-ui-tasks/local-reply.js";
-import type { ChatUiTask } from "../../chat-ui-tasks/chat-ui-task.js";
 import type { DocumentLinkSigning } from "../../answer/source-links.js";
+import { localReply } from "../../chat-ui-tasks/local-reply.js";
 import type { Config } from "../../config/config.js";
 import type { BackgroundResponses } from "../../continuity/background/background-responses.js";
-import type { BackgroundResume } from "../../continuity/background/responses-resumption.js";
 import type { ConversationsApi } from "../../continuity/conversations-api/conversations-api.js";
-import type { FinishedAnswer, StoredResponses, Turn } from "../../continuity/responses/stored-responses.js";
+import type { StoredResponses } from "../../continuity/responses/stored-responses.js";
+import type { StoredValue } from "../../dialects/responses/stored-value.js";
 import type { ThreadMemory } from "../../continuity/threads/thread-memory.js";
 import { ResponseBodyEncoder } from "../../dialects/responses/response-body-encoder.js";
 import { ResponseStreamEncoder } from "../../dialects/responses/response-stream-encoder.js";
@@ -21,19 +18,20 @@ import { readResponseStructured } from "../../dialects/responses/structured-requ
 import { structuredMarkers } from "../../dialects/structured-markers.js";
 import { checkStructuredSchema } from "../../dialects/structured-parameters.js";
 import { InvalidRequestError } from "../../errors/adapter-error.js";
-import { admitValidRequest, type AnswerRouteOptions, answerHandler, type EdgeSetting, readAnswerRequest, type ValidAnswerRequest } from "../answer-request.js";
-import type { Admitted } from "../admission.js";
+import type { StructuredRequest } from "../../structured/structured-request.js";
+import type { TokenCounter } from "../../tokens/token-counter.js";
+import { answerInOrder, type AnswerRouteOptions, type EdgeSetting } from "../answer-request.js";
 import type { ChatUiHousekeeping } from "../chat-ui-housekeeping.js";
-import { background } from "../delivery/background-delivery.js";
-import type { Delivery } from "../delivery/delivery.js";
+import type { HttpTarget } from "../delivery/delivery.js";
 import { json } from "../delivery/json-delivery.js";
 import { sse } from "../delivery/stream-delivery.js";
-import type { TokenCounter } from "../../tokens/token-counter.js";
-import type { Route } from "../route-table.js";
+import { type Continuation, continuationOf } from "../responses/response-continuation.js";
+import { responseDelivery } from "../responses/response-delivery.js";
+import { ResponseTurns } from "../responses/response-turns.js";
+import { type Route, route } from "../route-table.js";
 import { type ParameterPolicy, refuseUnsupported } from "../unsupported-parameters.js";
 import { createResponseOperation } from "./answer-operations.js";
 import { compactAndCountRoutes } from "./compact-and-count.js";
-import { continuationOf } from "./response-continuation.js";
 import { storedResponseRoutes } from "./stored-responses.js";
 
 /** What the Responses routes need: the runner and the edge, and the continuity stores a response reads and writes. */
@@ -41,7 +39,7 @@ export interface ResponsesRouteOptions extends AnswerRouteOptions {
   config: Pick<Config, EdgeSetting | "answers" | "continuity">;
   /** Which workspace query a history continues, when the request names no response or conversation. */
   threads: ThreadMemory;
-  stored: StoredResponses;
+  stored: StoredResponses<StoredValue>;
   /** Background responses: their records and event logs, in process or shared (docs/responses-api.md#background-mode). */
   background: BackgroundResponses;
   /** The Conversations API's conversations: `conversation` continues one and adds the turn to its items. */
@@ -59,124 +57,111 @@ export interface ResponsesRouteOptions extends AnswerRouteOptions {
 }
 
 /**
- * The Responses API (docs/architecture.md#data-flow-of-one-request): `POST /v1/responses` on the
- * fast path, and the stored responses (`stored-responses.ts`). A request is read, admitted, then its
- * schema checked (docs/structured-answers.md#the-schema-is-untrusted), then continued. `previous_response_id` (or an
- * `item_reference` to a stored output item) continues the upstream query of that response's chain;
- * the answer runner does the rest — in the background too — and the turn and the response are
- * stored before the last bytes.
+ * The Responses API (docs/responses-api.md): `POST /v1/responses`, read in the answer routes' one
+ * order of checks (`answerInOrder`, docs/architecture/edge.md#the-order-of-checks), and the stored
+ * responses (`stored-responses.ts`). `previous_response_id` (or an `item_reference` to a stored
+ * output item) continues the upstream query of that response's chain; the answer runner does the
+ * rest — in the background too — and the turn and the response are stored before the last bytes.
  */
 export function responsesRoutes(options: ResponsesRouteOptions): Route[] {
-  const { config, runner, stored } = options;
-  const schema = responseRequestSchema(config.limits);
+  const { config, runner } = options;
   const sweep = options.sweeps.of(config.answers.sseKeepAliveMs);
   const seconds = () => Math.floor(options.clock.now() / 1000);
+  const turns = new ResponseTurns({ stored: options.stored, conversations: options.conversations, logger: options.logger });
+  const delivering = { ...options, turns };
 
-  async function create(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const valid = await readAnswerRequest(request, schema, options);
-    const { body } = valid;
-    const conversationId = refuseConflicts(body);
-    const id = options.ids.response();
-    const input = readInput(body.input, id);
-    const citations = citationsOf(request, valid.workspace);
-    // `instructions` is where a UI's system prompt travels on this API: part of the frame.
-    const framed = body.instructions ? [{ role: "system", text: body.instructions }, ...input.messages] : input.messages;
-    // A tool's result handed back is a turn of a workspace thread, never a chat UI's housekeeping.
-    const task = input.turn.kind === "question" ? options.housekeeping.localTask(framed, forcesResponseToolCall(body)) : null;
-    if (task) return answerTask(response, valid, task, id, input, citations);
-    const structured = structuredOf(body, response);
-    const markers = structured ? structuredMarkers(request, config.answers.structured.citations) : undefined;
-    const cost = { mode: valid.model.mode, prompt: input.prompt, choices: 1 };
-    const admitted = await admitValidRequest(response, valid, options, { cost });
-    checkStructuredSchema(structured, (value) => options.schemas.check(value));
-    const { identity, model, workspace, admission } = admitted;
-    const scope = { principal: identity.principal, workspace };
-    const asked = { scope, previousResponseId: body.previous_response_id, conversationId };
-    const continuation = await continuationOf(options, request, asked, input);
-    const { conversation, hints, continueQueryId, prompt } = continuation;
-    // A forced function is answered as its call: the output is one function_call item, whose result continues this thread.
-    const call = structured?.kind === "function" ? { call: { name: structured.name ?? "" } } : {};
-    const echoed = { conversation, ...(body.background ? { background: true } : {}), ...call };
-    const meta = { ...metaOf(id, body, seconds(), continuation.previousResponseId, citations), ...echoed };
-    const handles = meta.call ? [`call:${itemIdOf(meta, "call")}`] : [];
-    const createFields = body.query;
-    const plan = { prompt, mode: model.mode, choices: 1, continueQueryId, createFields, from: CREATE_FIELDS, structured };
-    const spanStart = { operation: "chat", model: body.model, stream: body.stream === true } as const;
-    const promptIndex = input.messages.findLastIndex((message) => message.role === "user");
-    await runner.run({ response, identity, workspace, meter: admission.meter, input: plan, spanStart, markers }, ([queryId = ""]) => {
-      const turn: Turn = { id, ...scope, queryId, meta, input: continuation.items, conversation };
-      const { delivery, encoder } = deliveryOf(body, meta, { mode: model.mode, prompt, turn }, admission);
-      const remember = async (sent: ChoiceSent[]) => {
-        const remembered = options.threads.remember(scope, hints, { promptIndex, answer: sent[0]?.content ?? "", queryId, handles });
-        await Promise.all([remembered, stored.storeTurn(turn, encoder)]);
-      };
-      return { delivery, respondedAs: id, remember };
-    });
-  }
+  /** A local answer's delivery: one body or a stream, never stored nor in the background. */
+  const localDelivery = (body: ResponseRequest, meta: ResponseMeta, target: HttpTarget) => {
+    const links = options.documentLinks;
+    if (body.stream) return sse(new ResponseStreamEncoder(meta, seconds, links), target, sweep);
+    return json(new ResponseBodyEncoder(meta, seconds, links), target);
+  };
 
-  /** How the request's citations are written (docs/citations.md#the-responses-api): the format asked for, and the links of its workspace. */
-  function citationsOf(request: IncomingMessage, workspace: string): CitationFormat {
-    const format = responseAnnotationFormat(request, config.answers.responsesAnnotations);
-    const documentPage = options.documentPage?.() ?? null;
-    return { format, links: { template: config.answers.sourceUrlTemplate ?? null, documentPage, workspace } };
-  }
-
-  /**
-   * What the request asks in structure (docs/structured-answers.md), its schema checked (a 400)
-   * once admitted, so that the limits count a request whose schema is refused, and before anything
-   * is asked; what stays unanswerable refused (or, with `LENIENT_PARAMETERS=on`, ignored). In the background too: the runner judges it there as anywhere (a replica taking it
-   * over refuses it, `responsesResumption`).
-   */
-  function structuredOf(body: ResponseRequest, response: ServerResponse) {
-    const structured = readResponseStructured(body);
-    refuseUnsupported(unansweredResponseParameters(body), response, options.parameters);
-    return structured;
-  }
-
-  /** Answered by the adapter (docs/chat-ui-tasks.md), and not stored: no query a later response could continue. */
-  async function answerTask(
-    response: ServerResponse,
-    valid: ValidAnswerRequest<ResponseRequest>,
-    task: ChatUiTask,
-    id: string,
-    input: ReadInput,
-    citations: CitationFormat,
-  ): Promise<void> {
-    await admitValidRequest(response, valid, options, { task });
-    const text = localReply(task, asksResponseJson(valid.body));
-    const prompt = input.messages.at(-1)?.text ?? "";
-    const meta = { ...metaOf(id, valid.body, seconds(), null, citations), store: false };
-    const delivery: Delivery<unknown> = valid.body.stream
-      ? sse(new ResponseStreamEncoder(meta, seconds, options.documentLinks), sweep)
-      : json(new ResponseBodyEncoder(meta, seconds, options.documentLinks));
-    await runner.answerLocally(response, { prompt, text, choices: 1, id: options.ids.local() }, delivery);
-  }
-
-  /** The delivery of a response: one body, a stream, or a background answer (its stream into an event log); and its encoder, for the stored turn. */
-  function deliveryOf(
-    body: ResponseRequest,
-    meta: ResponseMeta,
-    resume: BackgroundResume,
-    admission: Admitted,
-  ): { delivery: Delivery<unknown>; encoder: FinishedAnswer } {
-    if (!body.stream && !body.background) {
-      const encoder = new ResponseBodyEncoder(meta, seconds, options.documentLinks);
-      return { delivery: json(encoder), encoder };
-    }
-    const encoder = new ResponseStreamEncoder(meta, seconds, options.documentLinks);
-    if (!body.background) return { delivery: sse(encoder, sweep), encoder };
-    const { turn } = resume;
-    const record = { id: turn.id, principal: turn.principal, workspace: turn.workspace, queryId: turn.queryId, resume };
-    const follow = body.stream ? sweep : undefined;
-    return { delivery: background(encoder, { responses: options.background, record, admission, follow }), encoder };
-  }
+  const create = answerInOrder<ResponseRequest, ResponseReading, ResponseAsked, Continuation>(
+    {
+      schema: responseRequestSchema(config.limits),
+      read: ({ request }, { body, workspace }) => {
+        const conversationId = refuseConflicts(body);
+        const id = options.ids.response();
+        // How its citations are written (docs/citations.md#the-responses-api): the format asked for, and its workspace's links.
+        const format = responseAnnotationFormat(request, config.answers.responsesAnnotations);
+        const documentPage = options.documentPage?.() ?? null;
+        const links = { template: config.answers.sourceUrlTemplate ?? null, documentPage, workspace };
+        return { conversationId, id, input: readInput(body.input, id), citations: { format, links } };
+      },
+      housekeeping: ({ call, valid: { body }, read: { id, input, citations } }) => {
+        // A tool's result handed back is a turn of a workspace thread, never a chat UI's housekeeping.
+        if (input.turn.kind !== "question") return null;
+        // `instructions` is where a UI's system prompt travels on this API: part of the frame.
+        const framed = body.instructions ? [{ role: "system", text: body.instructions }, ...input.messages] : input.messages;
+        const task = options.housekeeping.localTask(framed, forcesResponseToolCall(body));
+        if (!task) return null;
+        // Answered by the adapter (docs/chat-ui-tasks.md), and not stored: no query a later response could continue.
+        const meta = { ...metaOf(id, body, seconds(), null, citations), store: false };
+        const job = { prompt: input.messages.at(-1)?.text ?? "", text: localReply(task, asksResponseJson(body)), choices: 1, id: options.ids.local() };
+        return { task, job, delivery: localDelivery(body, meta, call) };
+      },
+      refuse: ({ call, valid: { body } }) => {
+        // What it asks in structure; what stays unanswerable refused (or, with `LENIENT_PARAMETERS=on`, ignored). In the
+        // background too: the runner judges it there as anywhere (a replica taking it over refuses it).
+        const structured = readResponseStructured(body);
+        refuseUnsupported(unansweredResponseParameters(body), call.response, options.parameters);
+        const markers = structured ? structuredMarkers(call.request, config.answers.structured.citations) : undefined;
+        return { structured, markers };
+      },
+      cost: ({ valid: { model }, read }) => ({ mode: model.mode, prompt: read.input.prompt, choices: 1 }),
+      check: ({ asked }) => checkStructuredSchema(asked.structured, (value) => options.schemas.check(value)),
+      continue: ({ call, valid: { body, identity, workspace }, read }) => {
+        const scope = { principal: identity.principal, workspace };
+        const asked = { scope, previousResponseId: body.previous_response_id, conversationId: read.conversationId };
+        return continuationOf(options, call.request, asked, read.input);
+      },
+      run: async ({ call, valid: { body, identity, workspace, model }, read, asked, admission, found }) => {
+        const { structured, markers } = asked;
+        const { id } = read;
+        const { conversation, continueQueryId, prompt } = found;
+        // A forced function is answered as its call: the output is one function_call item, whose result continues this thread.
+        const forced = structured?.kind === "function" ? { call: { name: structured.name ?? "" } } : {};
+        const echoed = { conversation, ...(body.background ? { background: true } : {}), ...forced };
+        const meta = { ...metaOf(id, body, seconds(), found.previousResponseId, read.citations), ...echoed };
+        const createFields = body.query;
+        const plan = { prompt, mode: model.mode, choices: 1, continueQueryId, createFields, from: CREATE_FIELDS, structured };
+        const spanStart = { operation: "chat", model: body.model, stream: body.stream === true } as const;
+        const { meter } = admission;
+        const planned = runner.plan({ context: call.context, identity, workspace, meter, input: plan, spanStart, markers });
+        const scope = { principal: identity.principal, workspace };
+        const turn = { id, ...scope, queryId: planned.queryId, meta, input: found.items, conversation };
+        const promptIndex = read.input.messages.findLastIndex((message) => message.role === "user");
+        const handles = meta.call ? [`call:${itemIdOf(meta, "call")}`] : [];
+        const thread = { scope, hints: found.hints, promptIndex, handles };
+        const parts = { body, turn, mode: model.mode, prompt, thread, admission, target: call, sweep };
+        const { delivery, remember } = responseDelivery(delivering, parts);
+        await runner.run(planned, delivery, { respondedAs: id, remember });
+      },
+    },
+    options,
+  );
 
   return [
-    { method: "POST", path: "/v1/responses", handler: { fast: answerHandler(create, options) }, operation: createResponseOperation },
+    route("POST", "/v1/responses", create, createResponseOperation),
     // Before the stored responses: `/v1/responses/compact` is not a response id.
     ...compactAndCountRoutes(options),
-    ...storedResponseRoutes(options),
+    ...storedResponseRoutes({ ...options, turns }),
   ];
+}
+
+/** What the Responses route reads of a request: the conversation it names, its response's id, its input items, its citations. */
+interface ResponseReading {
+  conversationId: string | undefined;
+  id: string;
+  input: ReadInput;
+  citations: CitationFormat;
+}
+
+/** What a Responses request asks in structure, and where its citation markers go. */
+interface ResponseAsked {
+  structured: StructuredRequest | null;
+  markers: "keep" | "strip" | undefined;
 }
 
 /** Where a Responses request's create fields come from (the plan's message for a bad one). */

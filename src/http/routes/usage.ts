@@ -1,4 +1,3 @@
-import type { Request, Response } from "express";
 import { z } from "zod";
 import type { AdminCheck } from "../../auth/admin-keys.js";
 import { RequestValidationError, UnsupportedParameterError, type ValidationIssue } from "../../errors/adapter-error.js";
@@ -6,8 +5,9 @@ import { foldBrackets, GROUP_FIELDS, usageQuerySchema } from "../../usage/usage-
 import { pageDays, usagePage, usagePageSchema } from "../../usage/usage-report.js";
 import type { UsageLedger } from "../../usage/usage-ledger.js";
 import type { Clock } from "../../util/clock.js";
+import { sendJson } from "../error-response.js";
 import { errorResponse } from "../openapi.js";
-import type { Route } from "../route-table.js";
+import { type Route, type RouteCall, route } from "../route-table.js";
 import { toValidationIssues } from "../validation-issues.js";
 
 /** What the usage endpoint reads. */
@@ -38,9 +38,9 @@ function queryIssues(issues: readonly z.core.$ZodIssue[], query: Record<string, 
  * exporters written for OpenAI's read it; day buckets only. A key of `ADMIN_API_KEYS` only.
  */
 export function usageRoutes(options: UsageRouteOptions): Route[] {
-  async function read(request: Request, response: Response): Promise<void> {
+  async function read({ request, response, query: parameters }: RouteCall): Promise<void> {
     options.admin(request);
-    const folded = foldBrackets(request.query as Record<string, unknown>);
+    const folded = foldBrackets(parameters);
     const parsed = usageQuerySchema.safeParse(folded);
     if (!parsed.success) throw new RequestValidationError(queryIssues(parsed.error.issues, folded));
     const query = parsed.data;
@@ -50,35 +50,30 @@ export function usageRoutes(options: UsageRouteOptions): Route[] {
     const { days, more } = pageDays(query, options.clock.now());
     const totals = await options.ledger.totals(days);
     response.setHeader("cache-control", "no-store");
-    response.json(usagePage(query, days, more, totals));
+    sendJson(response, usagePage(query, days, more, totals));
   }
 
   return [
-    {
-      method: "GET",
-      path: "/v1/organization/usage/completions",
-      handler: { express: read },
-      operation: {
-        summary: "Tokens and answers per UTC day, by workspace (`project_id`), key or gateway identity (`api_key_id`) and mode (`model`), in OpenAI's Usage API shape; ADMIN_API_KEYS only",
-        security: [{ bearer: [] }],
-        parameters: [
-          { name: "start_time", in: "query", required: true, description: "Unix seconds; the first bucket is the UTC day it falls in", schema: { type: "integer" } },
-          { name: "end_time", in: "query", description: "Unix seconds, exclusive (default: now)", schema: { type: "integer" } },
-          { name: "bucket_width", in: "query", description: "`1d` (the only width counted)", schema: { type: "string", enum: ["1d"] } },
-          list("project_ids", "Only these workspaces"),
-          list("api_key_ids", "Only these keys' names or gateway identities"),
-          list("models", "Only these modes"),
-          { name: "group_by", in: "query", schema: { type: "array", items: { type: "string", enum: [...GROUP_FIELDS] } } },
-          { name: "limit", in: "query", description: "Buckets per page: 1 to 31 (default 7)", schema: { type: "integer" } },
-          { name: "page", in: "query", description: "`next_page` of the page before", schema: { type: "string" } },
-        ],
-        responses: {
-          "200": { description: "A page of day buckets", content: { "application/json": { schema: z.toJSONSchema(usagePageSchema) } } },
-          "401": errorResponse("No credential"),
-          "403": errorResponse("A credential that is not an admin key"),
-          "503": errorResponse("The usage store (Redis) does not answer"),
-        },
+    route("GET", "/v1/organization/usage/completions", read, {
+      summary: "Tokens and answers per UTC day, by workspace (`project_id`), key or gateway identity (`api_key_id`) and mode (`model`), in OpenAI's Usage API shape; ADMIN_API_KEYS only",
+      security: [{ bearer: [] }],
+      parameters: [
+        { name: "start_time", in: "query", required: true, description: "Unix seconds; the first bucket is the UTC day it falls in", schema: { type: "integer" } },
+        { name: "end_time", in: "query", description: "Unix seconds, exclusive (default: now)", schema: { type: "integer" } },
+        { name: "bucket_width", in: "query", description: "`1d` (the only width counted)", schema: { type: "string", enum: ["1d"] } },
+        list("project_ids", "Only these workspaces"),
+        list("api_key_ids", "Only these keys' names or gateway identities"),
+        list("models", "Only these modes"),
+        { name: "group_by", in: "query", schema: { type: "array", items: { type: "string", enum: [...GROUP_FIELDS] } } },
+        { name: "limit", in: "query", description: "Buckets per page: 1 to 31 (default 7)", schema: { type: "integer" } },
+        { name: "page", in: "query", description: "`next_page` of the page before", schema: { type: "string" } },
+      ],
+      responses: {
+        "200": { description: "A page of day buckets", content: { "application/json": { schema: z.toJSONSchema(usagePageSchema) } } },
+        "401": errorResponse("No credential"),
+        "403": errorResponse("A credential that is not an admin key"),
+        "503": errorResponse("The usage store (Redis) does not answer"),
       },
-    },
+    }),
   ];
 }

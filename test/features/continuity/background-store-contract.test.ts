@@ -55,6 +55,19 @@ describeOnBothBackends("the background store", (backend, name) => {
     expect(await store.lease("resp_none", "one", 1000)).toBe(false);
   });
 
+  it("refuses an append of no frames as it refuses any: from a replica that does not hold the lease, or after the end", async () => {
+    const store = storeOn(backend());
+    await store.create(record("resp_e"), 60);
+    expect(await store.append("resp_e", [], 60, "one")).toBe(true);
+    expect(await store.lease("resp_e", "one", 1000)).toBe(true);
+    expect(await store.append("resp_e", [], 60, "one")).toBe(true);
+    expect(await store.append("resp_e", [], 60, "two")).toBe(false);
+    expect(await store.end("resp_e", { status: "completed" }, [frame(0, "response.completed")], 60)).toBe(true);
+    expect(await store.append("resp_e", [], 60, "one")).toBe(false);
+    expect(await store.append("resp_none", [], 60, "one")).toBe(false);
+    expect(await store.size("resp_e")).toBe(1);
+  });
+
   it("forgets a response its time to live after its last change, and deletes one once", async () => {
     const store = storeOn(backend());
     await store.create(record("resp_c"), 60);
@@ -71,6 +84,23 @@ describeOnBothBackends("the background store", (backend, name) => {
     expect(await store.get("resp_d")).toBeNull();
     expect(await store.delete("resp_d")).toBe(false);
   });
+
+  if (name === "redis") {
+    it("in Redis, runs its scripts by their digest, and sends one again that Redis forgot (a restart, a failover)", async () => {
+      const { server } = redisOf(backend());
+      const store = storeOn(backend());
+      await store.create(record("resp_f"), 60);
+      expect(await store.lease("resp_f", "one", 1000)).toBe(true);
+      await server.client.script("FLUSH");
+      expect(await store.lease("resp_f", "one", 1000)).toBe(true);
+      expect(await store.append("resp_f", [frame(0)], 60, "one")).toBe(true);
+      expect(await store.append("resp_f", [frame(1)], 60, "two")).toBe(false);
+      expect(await store.end("resp_f", { status: "completed" }, [frame(UNNUMBERED, "response.completed")], 60)).toBe(true);
+      expect(numbers(await store.events("resp_f", -1))).toEqual([0, 1]);
+      const infos = (await server.client.info("commandstats")).split("\n");
+      expect(infos.some((line) => line.startsWith("cmdstat_evalsha:"))).toBe(true);
+    });
+  }
 
   if (name !== "redis") {
     it("in memory, bounds each principal: one principal's flood of background answers and tasks pushes out its own, never another's", async () => {

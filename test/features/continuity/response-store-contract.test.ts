@@ -1,6 +1,7 @@
 import { expect, it } from "vitest";
 import { RedisResponseStore } from "../../../src/continuity/responses/redis-response-store.js";
 import { MemoryResponseStore, type ResponseStore, type StoredEntry } from "../../../src/continuity/responses/response-store.js";
+import { type StoredValue, storedValueSchema } from "../../../src/dialects/responses/stored-value.js";
 import { ResponseStreamEncoder } from "../../../src/dialects/responses/response-stream-encoder.js";
 import { metaOf } from "../../../src/dialects/responses/response-meta.js";
 import { describeOnBothBackends, redisOf, silentLogger, type StoreBackend } from "../../helpers/store-backends.js";
@@ -8,13 +9,13 @@ import { describeOnBothBackends, redisOf, silentLogger, type StoreBackend } from
 // Stored responses' store (docs/responses-api.md): one contract, kept by the in-process store and by
 // the one in Redis alike; and what Redis gives back is parsed, never trusted.
 
-function storeOn(backend: StoreBackend): ResponseStore {
+function storeOn(backend: StoreBackend): ResponseStore<StoredValue> {
   const { redis } = backend;
-  return redis ? new RedisResponseStore(redis.gate, redis.keys, silentLogger) : new MemoryResponseStore(100, backend.now);
+  return redis ? new RedisResponseStore(redis.gate, redis.keys, silentLogger, storedValueSchema) : new MemoryResponseStore(100, backend.now);
 }
 
 /** A finished response as the Responses route stores it. */
-function entry(id: string, principal = "hash"): StoredEntry {
+function entry(id: string, principal = "hash"): StoredEntry<StoredValue> {
   const meta = metaOf(id, { model: "ask", input: "How much leave?" }, 1_700_000_000, null);
   const encoder = new ResponseStreamEncoder(meta, () => 1_700_000_001);
   encoder.open();

@@ -19,7 +19,8 @@ import type { UsageMeter } from "../../../src/http/delivery/delivery.js";
 import { json } from "../../../src/http/delivery/json-delivery.js";
 import { sse } from "../../../src/http/delivery/stream-delivery.js";
 import { Lifecycle } from "../../../src/http/lifecycle.js";
-import { RequestContext, type RequestContexts } from "../../../src/http/request-context.js";
+import { RequestContext } from "../../../src/http/request-context.js";
+import type { AnswerStart } from "../../../src/telemetry/answer-facts.js";
 import { KeepAliveSweeps } from "../../../src/http/sse-writer.js";
 import type { UsageLedger } from "../../../src/usage/usage-ledger.js";
 import { waitFor } from "../../helpers/wait-for.js";
@@ -77,19 +78,22 @@ function fakeAnswers(events: AnswerEvent[], trace?: AnswerTrace) {
   return { service, calls, running, trace };
 }
 
-/** The context of one response, and a span when `trace` is given. */
-function fakeFacts(trace?: AnswerTrace): RequestContexts {
-  const known = new Map<unknown, RequestContext>();
-  return {
-    whenClosed: (response: EventEmitter, callback: () => void) => response.once("close", callback),
-    of: (response: unknown) => {
-      if (!known.has(response)) known.set(response, new RequestContext("r", undefined));
-      return known.get(response) as RequestContext;
-    },
-    traceAnswer: () => trace ?? UNTRACED_ANSWER,
-    follow: (_response: unknown, answer: unknown) => answer,
-    audited: false,
-  } as unknown as RequestContexts;
+/** A request's context whose answer span is `trace` (untraced without one). */
+class FakeContext extends RequestContext {
+  constructor(private readonly trace?: AnswerTrace) {
+    super("r", undefined, { audited: false });
+  }
+
+  override traceAnswer(start: AnswerStart): AnswerTrace {
+    return this.trace ?? super.traceAnswer(start);
+  }
+}
+
+/** Where an HTTP delivery writes in these tests: `response`, whose request's context ends when it closes. */
+function targetOf(response: MemoryResponse, trace?: AnswerTrace) {
+  const context = new FakeContext(trace);
+  response.once("close", () => context.close(response.writableFinished));
+  return { response: response as unknown as ServerResponse, context };
 }
 
 /** A span that records what the runner told it. */
@@ -144,16 +148,14 @@ function streamEncoder(needsUsage: boolean): StreamEncoder {
   };
 }
 
-function runnerOf(answers: AnswerService, trace?: AnswerTrace, ledger?: UsageLedger, owners: MemoryQueryOwnerStore = new MemoryQueryOwnerStore(100)) {
+function runnerOf(answers: AnswerService, ledger?: UsageLedger, owners: MemoryQueryOwnerStore = new MemoryQueryOwnerStore(100)) {
   let ids = 0;
-  const facts = fakeFacts(trace);
   const logger = pino({ level: "silent" });
   return new AnswerRunner({
     owners: new QueryOwners(owners, { ttlSeconds: 60, logger, clock: systemClock }),
     sharedKeyQueryFields: new Set(["follow_up"]),
     answers,
-    lifecycle: new Lifecycle(facts),
-    facts,
+    lifecycle: new Lifecycle(),
     logger: pino({ level: "silent" }),
     modeField: "mode",
     ids: { ...randomIds, query: () => `q-${(ids += 1)}` },
@@ -182,15 +184,16 @@ describe("AnswerRunner", () => {
     const { service, calls } = fakeAnswers(EVENTS);
     const { usageMeter, charges } = meter(true);
     const response = new MemoryResponse();
-    const runner = runnerOf(service, trace);
-    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, spanStart };
-    const body = await runner.run(order, (queryIds) => ({
-      delivery: json(bodyEncoder()),
-      respondedAs: `chatcmpl-${queryIds[0]}`,
+    const runner = runnerOf(service);
+    const target = targetOf(response, trace);
+    const planned = runner.plan({ context: target.context, identity, workspace: "acme", meter: usageMeter, input, spanStart });
+    expect([planned.queryIds, calls.starts]).toEqual([["q-1"], []]);
+    const body = await runner.run(planned, json(bodyEncoder(), target), {
+      respondedAs: `chatcmpl-${planned.queryId}`,
       remember: async (sent) => {
         response.log.push(`remember ${sent[0]?.content}`);
       },
-    }));
+    });
     expect(body).toEqual({ text: "Hello", usage: USAGE });
     expect(response.log).toEqual(["remember Hello", `end ${JSON.stringify(body)}`]);
     expect(response.headers["service-query-id"]).toBe("q-1");
@@ -208,8 +211,10 @@ describe("AnswerRunner", () => {
     const { service, calls } = fakeAnswers(EVENTS);
     const { usageMeter, charges } = meter(true);
     const response = new MemoryResponse();
-    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, spanStart };
-    await runnerOf(service, trace).run(order, () => ({ delivery: sse(streamEncoder(false), sweep) }));
+    const target = targetOf(response, trace);
+    const runner = runnerOf(service);
+    const order = { context: target.context, identity, workspace: "acme", meter: usageMeter, input, spanStart };
+    await runner.run(runner.plan(order), sse(streamEncoder(false), target, sweep));
     expect(calls.starts[0]?.usageNeeded).toBe(true); // the TPM limit needs it
     expect(response.log).toEqual(["write data: open\n\n", 'write data: {"text":"Hello"}\n\n', "write data: [DONE]\n\n", "end"]);
     // The span is handed the count to ask for (a sampled span does): the one the TPM limit started.
@@ -224,8 +229,10 @@ describe("AnswerRunner", () => {
     const { service, calls } = fakeAnswers(EVENTS);
     const { usageMeter, charges } = meter(true);
     const response = new MemoryResponse();
-    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, spanStart };
-    await runnerOf(service, trace).run(order, () => ({ delivery: sse(streamEncoder(true), sweep) }));
+    const target = targetOf(response, trace);
+    const runner = runnerOf(service);
+    const order = { context: target.context, identity, workspace: "acme", meter: usageMeter, input, spanStart };
+    await runner.run(runner.plan(order), sse(streamEncoder(true), target, sweep));
     expect(response.log).toContain('write data: {"usage":12}\n\n');
     expect(told.delivered).toEqual([[[{ content: "Hello" }], USAGE]]);
     expect(calls.usage).toBe(1);
@@ -236,10 +243,11 @@ describe("AnswerRunner", () => {
     const { service, calls } = fakeAnswers(EVENTS);
     const { usageMeter, charges } = meter(false);
     const { ledger, charged } = fakeLedger();
-    const response = new MemoryResponse();
-    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, spanStart };
+    const target = targetOf(new MemoryResponse());
+    const runner = runnerOf(service, ledger);
+    const order = { context: target.context, identity, workspace: "acme", meter: usageMeter, input, spanStart };
     // A stream whose client did not ask for usage, untraced, under no token limit: the ledger alone needs it.
-    await runnerOf(service, undefined, ledger).run(order, () => ({ delivery: sse(streamEncoder(false), sweep) }));
+    await runner.run(runner.plan(order), sse(streamEncoder(false), target, sweep));
     await waitFor(() => charged.length === 1, "the ledger's charge");
     expect(calls.starts[0]?.usageNeeded).toBe(true);
     expect(charged).toEqual([[identity.account, "acme", "ask", USAGE]]);
@@ -249,9 +257,10 @@ describe("AnswerRunner", () => {
   it("counts nothing for an untraced stream without usage and no TPM limit", async () => {
     const { service, calls } = fakeAnswers(EVENTS);
     const { usageMeter, charges } = meter(false);
-    const response = new MemoryResponse();
-    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, spanStart };
-    await runnerOf(service).run(order, () => ({ delivery: sse(streamEncoder(false), sweep) }));
+    const target = targetOf(new MemoryResponse());
+    const runner = runnerOf(service);
+    const order = { context: target.context, identity, workspace: "acme", meter: usageMeter, input, spanStart };
+    await runner.run(runner.plan(order), sse(streamEncoder(false), target, sweep));
     expect(calls.starts[0]?.usageNeeded).toBe(false);
     expect(calls.usage).toBe(0);
     expect(charges).toEqual([]);
@@ -262,9 +271,11 @@ describe("AnswerRunner", () => {
     const { service, calls } = fakeAnswers(failed);
     const { usageMeter, charges } = meter(true);
     const response = new MemoryResponse();
-    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: usageMeter, input, spanStart };
+    const target = targetOf(response);
+    const runner = runnerOf(service);
+    const order = { context: target.context, identity, workspace: "acme", meter: usageMeter, input, spanStart };
     const remembered: ChoiceSent[][] = [];
-    await runnerOf(service).run(order, () => ({ delivery: sse(streamEncoder(true), sweep), remember: async (sent) => void remembered.push(sent) }));
+    await runner.run(runner.plan(order), sse(streamEncoder(true), target, sweep), { remember: async (sent) => void remembered.push(sent) });
     expect(response.log.slice(-3)).toEqual(['write data: {"error":"boom"}\n\n', "write data: [DONE]\n\n", "end"]);
     expect(remembered).toEqual([]);
     await waitFor(() => (charges.length > 0 ? true : undefined), "the failed answer's charge");
@@ -275,8 +286,10 @@ describe("AnswerRunner", () => {
   it("throws a failed JSON answer for the edge to map", async () => {
     const { service } = fakeAnswers([{ type: "failed", error: new QueryFailedError("boom") }]);
     const response = new MemoryResponse();
-    const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: meter(false).usageMeter, input, spanStart };
-    await expect(runnerOf(service).run(order, () => ({ delivery: json(bodyEncoder()) }))).rejects.toThrow("boom");
+    const target = targetOf(response);
+    const runner = runnerOf(service);
+    const order = { context: target.context, identity, workspace: "acme", meter: meter(false).usageMeter, input, spanStart };
+    await expect(runner.run(runner.plan(order), json(bodyEncoder(), target))).rejects.toThrow("boom");
     expect(response.log).toEqual([]);
   });
 
@@ -286,7 +299,7 @@ describe("AnswerRunner", () => {
     const job = { prompt: "leave policy", text: "Hello", choices: 1, id: "local-1" };
     const encoder = bodyEncoder();
     const withReasoning = { ...encoder, sent: () => encoder.sent().map((choice) => ({ ...choice, reasoning: "" })) };
-    const body = await runnerOf(service).answerLocally(response as unknown as ServerResponse, job, json(withReasoning));
+    const body = await runnerOf(service).answerLocally(job, json(withReasoning, targetOf(response)));
     const counted = await countUsage([{ prompt: "leave policy", content: "Hello", reasoning: "" }], new O200kTokenCounter());
     expect(body).toEqual({ text: "Hello", usage: counted });
     expect(counted.promptTokens).toBeGreaterThan(0);
@@ -295,9 +308,12 @@ describe("AnswerRunner", () => {
   });
 
   describe("under a shared upstream credential (docs/governance.md#whose-query-it-is)", () => {
+    /** Plans and runs an order into a JSON body, written nowhere. */
+    const answerOf = async (runner: AnswerRunner, order: ReturnType<typeof orderOf>) =>
+      runner.run(runner.plan(order), json(bodyEncoder(), { response: new MemoryResponse() as unknown as ServerResponse, context: order.context }));
     const shared = (principal: string) => ({ ...identity, principal, sharedUpstream: true }) as Identity;
     const orderOf = (who: Identity, extra: Record<string, unknown>) => ({
-      response: new MemoryResponse() as unknown as ServerResponse,
+      context: new FakeContext(),
       identity: who,
       workspace: "acme",
       meter: meter(false).usageMeter,
@@ -309,12 +325,12 @@ describe("AnswerRunner", () => {
     it("records the owner of every query it creates, n > 1 included, and of a continued one", async () => {
       const { service, calls } = fakeAnswers(EVENTS);
       const owners = new MemoryQueryOwnerStore(100);
-      const runner = runnerOf(service, undefined, undefined, owners);
+      const runner = runnerOf(service, undefined, owners);
       // The fake answers finish one choice: the delivery of two refuses, after both queries started.
-      await runner.run(orderOf(shared("alice"), { input: { choices: 2 } }), () => ({ delivery: json(bodyEncoder()) })).catch(() => undefined);
+      await answerOf(runner, orderOf(shared("alice"), { input: { choices: 2 } })).catch(() => undefined);
       expect(await owners.get("q-1")).toEqual({ principal: "alice", workspace: "acme" });
       expect(await owners.get("q-2")).toEqual({ principal: "alice", workspace: "acme" });
-      await runner.run(orderOf(shared("alice"), { input: { continueQueryId: "q-1" }, namesQuery: true }), () => ({ delivery: json(bodyEncoder()) }));
+      await answerOf(runner, orderOf(shared("alice"), { input: { continueQueryId: "q-1" }, namesQuery: true }));
       expect(calls.starts.map((job) => job.plan.queries.map((query) => query.queryId))).toEqual([["q-1", "q-2"], ["q-1"]]);
     });
 
@@ -322,30 +338,30 @@ describe("AnswerRunner", () => {
       const { service, calls } = fakeAnswers(EVENTS);
       const owners = new MemoryQueryOwnerStore(100);
       await owners.claim("q-alice", { principal: "alice", workspace: "acme" }, 60);
-      const runner = runnerOf(service, undefined, undefined, owners);
+      const runner = runnerOf(service, undefined, owners);
       const named = (who: Identity, queryId: string, workspace = "acme") => orderOf(who, { input: { continueQueryId: queryId }, namesQuery: true, workspace });
       for (const order of [named(shared("mallory"), "q-alice"), named(shared("mallory"), "q-never"), named(shared("alice"), "q-alice", "globex")]) {
-        const refused = runner.run(order, () => ({ delivery: json(bodyEncoder()) }));
+        const refused = answerOf(runner, order);
         await expect(refused).rejects.toBeInstanceOf(NotFoundError);
         await expect(refused).rejects.toMatchObject({ status: 404, param: "query_id", code: "query_not_found" });
       }
       expect(calls.starts).toEqual([]);
       expect(await owners.get("q-alice")).toEqual({ principal: "alice", workspace: "acme" });
       // A continuation found for the caller (not named by it) is its own already: not checked.
-      await runner.run(orderOf(shared("alice"), { input: { continueQueryId: "q-found" } }), () => ({ delivery: json(bodyEncoder()) }));
+      await answerOf(runner, orderOf(shared("alice"), { input: { continueQueryId: "q-found" } }));
       expect(calls.starts).toHaveLength(1);
     });
 
     it("passes only the listed create fields; with the caller's own credential, the workspace decides and nothing is kept", async () => {
       const { service, calls } = fakeAnswers(EVENTS);
       const owners = new MemoryQueryOwnerStore(100);
-      const runner = runnerOf(service, undefined, undefined, owners);
+      const runner = runnerOf(service, undefined, owners);
       const fields = { createFields: { follow_up: true, artifacts: { ids: ["a-1"] } } };
-      const refused = runner.run(orderOf(shared("alice"), { input: fields }), () => ({ delivery: json(bodyEncoder()) }));
+      const refused = answerOf(runner, orderOf(shared("alice"), { input: fields }));
       await expect(refused).rejects.toBeInstanceOf(RequestValidationError);
       await expect(refused).rejects.toMatchObject({ issues: [expect.objectContaining({ loc: ["body", "query", "artifacts"], type: "extra_forbidden" })] });
-      await runner.run(orderOf(shared("alice"), { input: { createFields: { follow_up: true } } }), () => ({ delivery: json(bodyEncoder()) }));
-      await runner.run(orderOf(identity, { input: { ...fields, continueQueryId: "q-anyone" }, namesQuery: true }), () => ({ delivery: json(bodyEncoder()) }));
+      await answerOf(runner, orderOf(shared("alice"), { input: { createFields: { follow_up: true } } }));
+      await answerOf(runner, orderOf(identity, { input: { ...fields, continueQueryId: "q-anyone" }, namesQuery: true }));
       expect(calls.starts.map((job) => job.plan.queries[0]?.createBody)).toEqual([
         { follow_up: true, content: input.prompt, id: "q-1", mode: "ask" },
         { follow_up: true, artifacts: { ids: ["a-1"] }, content: input.prompt, id: "q-anyone", mode: "ask" },
@@ -371,8 +387,8 @@ function collector(): CollectEncoder & { text: string } {
 }
 
 describe("collect (MCP tool results)", () => {
-  const order = (response: MemoryResponse, usageMeter: UsageMeter) => ({
-    response: response as unknown as ServerResponse,
+  const order = (response: MemoryResponse, usageMeter: UsageMeter, trace?: AnswerTrace) => ({
+    context: targetOf(response, trace).context,
     identity,
     workspace: "acme",
     meter: usageMeter,
@@ -392,7 +408,8 @@ describe("collect (MCP tool results)", () => {
       done: () => void progress.push("done"),
     };
     const encoder = collector();
-    const result = await runnerOf(service, trace).run(order(response, usageMeter), () => ({ delivery: collect(encoder, { progress: sink, shutdown: () => undefined }) }));
+    const runner = runnerOf(service);
+    const result = await runner.run(runner.plan(order(response, usageMeter, trace)), collect(encoder, { progress: sink, shutdown: () => undefined }));
     expect(result).toBe(encoder);
     expect(encoder.text).toBe("Hello");
     expect(progress).toEqual(["started q-1", "text", "cited", "finished", "done"]);
@@ -406,12 +423,14 @@ describe("collect (MCP tool results)", () => {
   it("returns a failure, a shutdown or an unfinished answer as the error, never throwing", async () => {
     const failing = fakeAnswers([{ type: "failed", error: new QueryFailedError("boom") }]);
     const response = new MemoryResponse();
-    const failed = await runnerOf(failing.service).run(order(response, meter(false).usageMeter), () => ({ delivery: collect(collector(), { shutdown: () => undefined }) }));
+    const collecting = (runner: AnswerRunner, ordered: ReturnType<typeof order>, shutdown: () => QueryFailedError | undefined) =>
+      runner.run(runner.plan(ordered), collect(collector(), { shutdown }));
+    const failed = await collecting(runnerOf(failing.service), order(response, meter(false).usageMeter), () => undefined);
     expect(failed).toBeInstanceOf(QueryFailedError);
 
     const unfinished = fakeAnswers([{ type: "text", choice: 0, text: "He" }]);
     const charged = meter(true);
-    const left = await runnerOf(unfinished.service).run(order(new MemoryResponse(), charged.usageMeter), () => ({ delivery: collect(collector(), { shutdown: () => undefined }) }));
+    const left = await collecting(runnerOf(unfinished.service), order(new MemoryResponse(), charged.usageMeter), () => undefined);
     expect(left).toBeInstanceOf(ClientClosedError);
     // The client left while its query ran on upstream: charged once, at least the answer expected of its mode.
     await waitFor(() => (charged.charges.length > 0 ? true : undefined), "the unfinished answer's charge");
@@ -419,7 +438,7 @@ describe("collect (MCP tool results)", () => {
     expect(charged.charges).toEqual([{ ...USAGE, completionTokens: 500 }]);
 
     const stopping = new QueryFailedError("shutting down");
-    const shut = await runnerOf(unfinished.service).run(order(new MemoryResponse(), meter(false).usageMeter), () => ({ delivery: collect(collector(), { shutdown: () => stopping }) }));
+    const shut = await collecting(runnerOf(unfinished.service), order(new MemoryResponse(), meter(false).usageMeter), () => stopping);
     expect(shut).toBe(stopping);
   });
 });

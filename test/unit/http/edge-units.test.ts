@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
 import { ConcurrencyLimit } from "../../../src/limits/concurrency-limit.js";
 import { inspectJson } from "../../../src/http/inspect-json.js";
@@ -50,6 +50,7 @@ class FakeResponse extends EventEmitter {
   headers: Record<string, unknown> = {};
   body = "";
   writableFinished = false;
+  headersSent = false;
   closed = false;
   setHeader(name: string, value: unknown) {
     this.headers[name] = value;
@@ -67,83 +68,85 @@ class FakeResponse extends EventEmitter {
   }
 }
 
+/** A request's context, over a response that closes when told to. */
+function opened(contexts: RequestContexts) {
+  const response = new FakeResponse();
+  const context = contexts.open({ headers: {}, url: "/" } as IncomingMessage, response as unknown as ServerResponse);
+  return { response, context, served: response as unknown as ServerResponse };
+}
+
 describe("admit", () => {
-  const facts = new RequestContexts([]);
+  const contexts = new RequestContexts([]);
 
   it("frees the slot as the response's last bytes are written, before 'close', and once", async () => {
     const counters = new MemoryLimitCounters(60);
     const settings = loadConfig({ RATE_LIMIT_CONCURRENT: "1", RATE_LIMIT_RPM: "10" }).limits.rate as RateLimitSettings;
-    const options = { limit: new ConcurrencyLimit(10, 10), rateLimits: new RateLimits(settings, counters), facts };
-    const response = new FakeResponse() as unknown as ServerResponse & FakeResponse;
-    const admission = await admit(response, { principal: "hash", account: "team-search", workspace: "acme", asksWorkspace: true }, options);
+    const options = { limit: new ConcurrencyLimit(10, 10), rateLimits: new RateLimits(settings, counters) };
+    const { response, context } = opened(contexts);
+    const admission = await admit(context, { principal: "hash", account: "team-search", workspace: "acme", asksWorkspace: true }, options);
     expect(admission.meter.countsTokens).toBe(false);
-    expect(response.headers["x-ratelimit-remaining-requests"]).toBe("9");
+    expect(admission.headers["x-ratelimit-remaining-requests"]).toBe("9");
     expect(counters.slotsHeld).toBe(1);
-    await expect(admit(new FakeResponse() as unknown as ServerResponse, { principal: "hash", account: "team-search", workspace: "acme", asksWorkspace: true }, options)).rejects.toThrow(/answers in flight/);
+    await expect(admit(opened(contexts).context, { principal: "hash", account: "team-search", workspace: "acme", asksWorkspace: true }, options)).rejects.toThrow(/answers in flight/);
     response.emit("prefinish");
     expect(counters.slotsHeld).toBe(0);
     response.close();
     expect(counters.slotsHeld).toBe(0);
     expect(options.limit.inFlight).toBe(1); // the refused request's response never closed
   });
-
-  it("costs no promise where no limit applies", () => {
-    const options = { limit: new ConcurrencyLimit(10, 10), facts };
-    expect(admit(new FakeResponse() as unknown as ServerResponse, { principal: "hash", account: "team-search", workspace: "acme", asksWorkspace: true }, options)).not.toBeInstanceOf(Promise);
-  });
 });
 
-describe("RequestContexts", () => {
-  it("runs close callbacks when the response closes, and at once on one already closed (a client gone while its request awaited admission)", () => {
-    const facts = new RequestContexts([]);
+describe("RequestContext", () => {
+  it("runs close hooks when the response closes, and at once on one already closed (a client gone while its request awaited admission)", () => {
     const calls: string[] = [];
-    const response = new FakeResponse() as unknown as ServerResponse & FakeResponse;
-    facts.whenClosed(response, () => calls.push("before"));
+    const { response, context } = opened(new RequestContexts([]));
+    context.whenClosed((completed) => calls.push(`before ${completed}`));
     expect(calls).toEqual([]);
     response.close();
-    expect(calls).toEqual(["before"]);
-    facts.whenClosed(response, () => calls.push("after"));
-    expect(calls).toEqual(["before", "after"]);
+    expect(calls).toEqual(["before false"]);
+    context.whenClosed((completed) => calls.push(`after ${completed}`));
+    expect(calls).toEqual(["before false", "after false"]);
   });
 });
 
 describe("Lifecycle", () => {
-  const facts = new RequestContexts([]);
-  const response = () => new FakeResponse() as unknown as ServerResponse & FakeResponse;
+  const contexts = new RequestContexts([]);
 
   it("counts requests until their response closes, and drains at once when none is in flight", async () => {
-    const lifecycle = new Lifecycle(facts);
-    const one = response();
-    expect(lifecycle.accepting("/v1/models", one)).toBe(true);
+    const lifecycle = new Lifecycle();
+    const one = opened(contexts);
+    expect(lifecycle.accepting("/v1/models", one.served, one.context)).toBe(true);
     expect(lifecycle.activeRequests).toBe(1);
-    one.close();
+    one.response.close();
     expect(lifecycle.activeRequests).toBe(0);
     expect(await lifecycle.drain(10_000)).toEqual({ finished: true });
   });
 
   it("while draining, refuses new requests with 503 and Connection: close, but answers liveness and readiness", async () => {
-    const lifecycle = new Lifecycle(facts);
-    const inFlight = response();
-    lifecycle.accepting("/v1/chat/completions", inFlight);
+    const lifecycle = new Lifecycle();
+    const inFlight = opened(contexts);
+    lifecycle.accepting("/v1/chat/completions", inFlight.served, inFlight.context);
     const draining = lifecycle.drain(10_000);
-    const refused = response();
-    expect(lifecycle.accepting("/v1/models", refused)).toBe(false);
-    expect(refused.statusCode).toBe(503);
-    expect(refused.headers.connection).toBe("close");
-    expect(JSON.parse(refused.body).error.type).toBe("service_unavailable");
-    expect(lifecycle.accepting("/health", response())).toBe(true);
+    const refused = opened(contexts);
+    expect(lifecycle.accepting("/v1/models", refused.served, refused.context)).toBe(false);
+    expect(refused.response.statusCode).toBe(503);
+    expect(refused.response.headers.connection).toBe("close");
+    expect(JSON.parse(refused.response.body).error.type).toBe("service_unavailable");
+    const health = opened(contexts);
+    expect(lifecycle.accepting("/health", health.served, health.context)).toBe(true);
     // Readiness answers for itself (503 while draining) rather than being refused.
-    const readiness = response();
-    expect(lifecycle.accepting("/ready", readiness)).toBe(true);
-    expect(readiness.headers.connection).toBe("close");
-    inFlight.close();
+    const readiness = opened(contexts);
+    expect(lifecycle.accepting("/ready", readiness.served, readiness.context)).toBe(true);
+    expect(readiness.response.headers.connection).toBe("close");
+    inFlight.response.close();
     // /health is still open: the drain waits for it too, then reports the grace time ran out.
     expect(await Promise.race([draining, new Promise((resolve) => setTimeout(() => resolve("waiting"), 50))])).toBe("waiting");
   });
 
   it("gives up after the grace time, and ends every open stream with its failure", async () => {
-    const lifecycle = new Lifecycle(facts);
-    lifecycle.accepting("/v1/chat/completions", response());
+    const lifecycle = new Lifecycle();
+    const open = opened(contexts);
+    lifecycle.accepting("/v1/chat/completions", open.served, open.context);
     const ended: unknown[] = [];
     lifecycle.trackStream({ fail: async (error) => void ended.push(error) });
     const untrack = lifecycle.trackStream({ fail: async (error) => void ended.push(error) });

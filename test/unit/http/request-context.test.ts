@@ -41,7 +41,6 @@ describe("RequestContexts", () => {
     expect(response.headers).toMatchObject({ "x-request-id": "client-id.1", "x-content-type-options": "nosniff" });
     const unsafe = opened(contexts, { "x-request-id": "bad id\n" });
     expect(unsafe.context.id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(contexts.of(unsafe.response as unknown as ServerResponse)).toBe(unsafe.context);
   });
 
   it("runs the close hooks, then each subscriber in order, once, with what the setters told", () => {
@@ -55,7 +54,7 @@ describe("RequestContexts", () => {
       () => seen.push("second"),
     ]);
     const { response, context } = opened(contexts);
-    contexts.whenClosed(response as unknown as ServerResponse, () => seen.push("hook"));
+    context.whenClosed(() => seen.push("hook"));
     context.matched("/v1/chat/completions");
     context.answering({ workspace: "acme", mode: "ask", queryIds: ["q1"], continued: false });
     response.close();
@@ -73,10 +72,23 @@ describe("RequestContexts", () => {
     expect(closed[0]?.seconds).toBeGreaterThanOrEqual(0);
   });
 
+  it("makes a context with no response for a request that has none (a message on a socket), ended by its owner", () => {
+    const seen: boolean[] = [];
+    const context = new RequestContexts([]).detached();
+    const controller = context.abortWhenLeft();
+    context.whenClosed((completed) => seen.push(completed));
+    context.whenFinishing(() => seen.push(false));
+    expect(context.closed).toBe(false);
+    context.close(true);
+    context.close(false);
+    expect(seen).toEqual([true]);
+    expect(controller.signal.aborted).toBe(false);
+  });
+
   it("has no answer span when tracing is off", () => {
     const contexts = new RequestContexts([]);
-    const { response, context } = opened(contexts);
-    contexts.traceAnswer(response as unknown as ServerResponse, { operation: "chat", model: "ask", stream: false, mode: "ask", workspace: "acme", principal: "p" });
+    const { context } = opened(contexts);
+    context.traceAnswer({ operation: "chat", model: "ask", stream: false, mode: "ask", workspace: "acme", principal: "p" });
     expect(context.span).toBeUndefined();
     expect(context.answer).toBeUndefined();
   });

@@ -1,15 +1,18 @@
 import { EventEmitter } from "node:events";
-import type { Response } from "express";
+import type { ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
-import type { RequestContexts } from "../../../src/http/request-context.js";
+import { RequestContext } from "../../../src/http/request-context.js";
 import { KeepAliveSweeps, SseWriter } from "../../../src/http/sse-writer.js";
 import { waitFor } from "../../helpers/wait-for.js";
 
-const facts = { whenClosed: (response: EventEmitter, callback: () => void) => response.once("close", callback) } as unknown as RequestContexts;
 const sweeps = new KeepAliveSweeps();
 const failFrames = () => [{ data: "[DONE]" }];
-const writerOf = (response: FullResponse, keepAliveMs: number) =>
-  new SseWriter(response as unknown as Response, sweeps.of(keepAliveMs), facts, failFrames);
+/** A writer on `response`, whose request's context ends when the response closes. */
+const writerOf = (response: FullResponse, keepAliveMs: number) => {
+  const context = new RequestContext("request", undefined, { audited: false });
+  response.once("close", () => context.close(false));
+  return new SseWriter({ response: response as unknown as ServerResponse, context }, sweeps.of(keepAliveMs), failFrames);
+};
 
 /** A response whose socket is "full": write() returns false until drain is emitted. */
 class FullResponse extends EventEmitter {

@@ -65,7 +65,7 @@ describe("ThreadMemory", () => {
     const { store, writes } = flakyStore(2);
     let remembered!: (outcome: string) => void;
     const outcome = new Promise<string>((resolve) => (remembered = resolve));
-    const threads = new ThreadMemory(store, { ...settings, logger, onRemembered: remembered });
+    const threads = new ThreadMemory(store, { ...settings, logger, onWrite: remembered });
     await threads.remember(scope, { conversationId: undefined, messages: firstTurn }, { promptIndex: 0, answer: "25 days.", queryId: "q-1" });
     expect(writes.length).toBeGreaterThanOrEqual(1); // the answer ends once the first write was answered
     expect(await outcome).toBe("retried");
@@ -77,7 +77,7 @@ describe("ThreadMemory", () => {
     const { logger, lines } = recordingLogger();
     let remembered!: (outcome: string) => void;
     const outcome = new Promise<string>((resolve) => (remembered = resolve));
-    const threads = new ThreadMemory(flakyStore(100).store, { ...settings, logger, onRemembered: remembered });
+    const threads = new ThreadMemory(flakyStore(100).store, { ...settings, logger, onWrite: remembered });
     await threads.remember(scope, { conversationId: "c", messages: firstTurn }, { promptIndex: 0, answer: "25 days.", queryId: "q-lost" });
     expect(await outcome).toBe("lost");
     expect(lines).toMatchObject([{ queryId: "q-lost", msg: expect.stringContaining("conversation turn lost") }]);

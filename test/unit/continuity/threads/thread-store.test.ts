@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FallbackThreadStore, MemoryThreadStore, type ThreadStore } from "../../../../src/continuity/threads/thread-store.js";
+import { fallbackThreadStore, MemoryThreadStore, type ThreadStore } from "../../../../src/continuity/threads/thread-store.js";
 
 describe("MemoryThreadStore", () => {
   it("forgets entries after their TTL", async () => {
@@ -24,7 +24,7 @@ describe("MemoryThreadStore", () => {
   });
 });
 
-describe("FallbackThreadStore", () => {
+describe("fallbackThreadStore", () => {
   /** A shared store that fails while `down` is set. */
   function sharedStore() {
     const entries = new Map<string, string>();
@@ -45,7 +45,7 @@ describe("FallbackThreadStore", () => {
 
   it("answers from the shared store when it answers, even where the replica's memory differs", async () => {
     const shared = sharedStore();
-    const store = new FallbackThreadStore(shared.store, new MemoryThreadStore(10));
+    const store = fallbackThreadStore(shared.store, new MemoryThreadStore(10));
     await store.set("mine", "q1", 60);
     expect(shared.entries.get("mine")).toBe("q1");
     shared.entries.delete("mine");
@@ -54,7 +54,7 @@ describe("FallbackThreadStore", () => {
 
   it("falls back to what this replica wrote when the shared store fails, and rethrows when it knows nothing", async () => {
     const shared = sharedStore();
-    const store = new FallbackThreadStore(shared.store, new MemoryThreadStore(10));
+    const store = fallbackThreadStore(shared.store, new MemoryThreadStore(10));
     await store.set("mine", "q1", 60);
     shared.state.down = true;
     expect(await store.get("mine")).toBe("q1");

@@ -9,10 +9,11 @@ import type { RunningAnswer } from "../../../../src/answer/running-answer.js";
 import type { Identity } from "../../../../src/auth/authenticate.js";
 import { BackgroundResponses } from "../../../../src/continuity/background/background-responses.js";
 import { type BackgroundRecord, MemoryBackgroundStore } from "../../../../src/continuity/background/background-store.js";
-import { type BackgroundResume, responsesResumption } from "../../../../src/continuity/background/responses-resumption.js";
+
 import { MemoryQueryOwnerStore } from "../../../../src/continuity/ownership/query-owner-store.js";
 import { QueryOwners } from "../../../../src/continuity/ownership/query-owners.js";
-import type { Turn } from "../../../../src/continuity/responses/stored-responses.js";
+import type { Turn } from "../../../../src/http/responses/response-turns.js";
+import { type BackgroundResume, cancelledResponse, isResponseTerminal, responsesResumption } from "../../../../src/http/responses/responses-resumption.js";
 import { ResponseStreamEncoder } from "../../../../src/dialects/responses/response-stream-encoder.js";
 import { metaOf } from "../../../../src/dialects/responses/response-meta.js";
 import { responseRequestSchema } from "../../../../src/dialects/responses/response-request.js";
@@ -22,7 +23,7 @@ import { background } from "../../../../src/http/delivery/background-delivery.js
 import { NOT_METERED } from "../../../../src/http/delivery/delivery.js";
 import type { HeldReservation } from "../../../../src/limits/rate-limits.js";
 import { Lifecycle } from "../../../../src/http/lifecycle.js";
-import { RequestContext, type RequestContexts } from "../../../../src/http/request-context.js";
+import { RequestContext } from "../../../../src/http/request-context.js";
 import { UNTRACED_ANSWER } from "../../../../src/telemetry/answer-trace.js";
 import { O200kTokenCounter } from "../../../../src/tokens/token-counter.js";
 import { systemClock } from "../../../../src/util/clock.js";
@@ -49,13 +50,6 @@ class MemoryResponse extends EventEmitter {
   }
 }
 
-const facts = {
-  whenClosed: (response: EventEmitter, callback: () => void) => response.once("close", callback),
-  of: () => new RequestContext("r", undefined),
-  traceAnswer: () => UNTRACED_ANSWER,
-  follow: (_response: unknown, answer: unknown) => answer,
-  audited: false,
-} as unknown as RequestContexts;
 
 /** An answer whose events are `events`, then (with `hang`) nothing until its controller aborts. */
 function answerOf(job: Pick<AnswerJob, "controller">, queryIds: string[], events: AnswerEvent[], hang = false): RunningAnswer {
@@ -94,8 +88,7 @@ function replica(name: string, store: MemoryBackgroundStore, answers: AnswerServ
     answers,
     tokens: new O200kTokenCounter(),
     background: responses,
-    lifecycle: new Lifecycle(facts),
-    facts,
+    lifecycle: new Lifecycle(),
     logger,
     modeField: "mode",
     ids: { ...randomIds, query: () => "q-1" },
@@ -126,12 +119,15 @@ const numbers = async (store: MemoryBackgroundStore) => (await store.events(ID, 
 /** Starts a background answer on `one` the way the Responses route does; what the client got at once. */
 async function startOn(one: ReturnType<typeof replica>, admitted: Admitted, remembered: string[] = []) {
   const response = new MemoryResponse();
-  const order = { response: response as unknown as ServerResponse, identity, workspace: "acme", meter: NOT_METERED, input: { prompt: "How much leave?", mode: "reason" as const, choices: 1 }, spanStart: { operation: "chat", model: "reason", stream: false } as const };
+  const context = new RequestContext("r", undefined, { audited: false });
+  const input = { prompt: "How much leave?", mode: "reason" as const, choices: 1 };
+  const planned = one.runner.plan({ context, identity, workspace: "acme", meter: NOT_METERED, input, spanStart: { operation: "chat", model: "reason", stream: false } as const });
   const encoder = new ResponseStreamEncoder(meta, seconds);
-  await one.runner.run(order, ([queryId = ""]) => ({
-    delivery: background(encoder, { responses: one.responses, record: { id: ID, principal: "hash", workspace: "acme", queryId, resume }, admission: admitted, follow: undefined }),
+  const record = { id: ID, principal: "hash", workspace: "acme", queryId: planned.queryId, resume };
+  const job = { responses: one.responses, record, admission: admitted, follow: undefined, isTerminal: isResponseTerminal };
+  await one.runner.run(planned, background(encoder, job, { response: response as unknown as ServerResponse, context }), {
     remember: async (sent) => void remembered.push(sent[0]?.content ?? ""),
-  }));
+  });
   return JSON.parse(response.body) as { id: string; status: string };
 }
 
@@ -161,10 +157,10 @@ describe("background answers", () => {
     await startOn(one, admitted);
     await waitFor(async () => (await types(store)).includes("response.output_text.delta"), "the first text in the log");
     const record = (await store.get(ID)) as BackgroundRecord;
-    expect(await other.responses.cancel(record)).toMatchObject({ cancelled: true, response: { status: "cancelled" } });
+    expect(await other.responses.cancel(record, cancelledResponse(record))).toMatchObject({ cancelled: true, response: { status: "cancelled" } });
     await waitFor(() => released() === 1, "the replica that runs it to stop and give its admission back");
     expect(one.responses.inFlight).toBe(0);
-    expect(await one.responses.cancel(record)).toMatchObject({ cancelled: false, response: { status: "cancelled" } });
+    expect(await one.responses.cancel(record, cancelledResponse(record))).toMatchObject({ cancelled: false, response: { status: "cancelled" } });
     expect((await types(store)).at(-1)).toBe("response.incomplete");
     expect(await numbers(store)).toEqual((await numbers(store)).map((_, index) => index));
   });
@@ -188,7 +184,7 @@ describe("background answers", () => {
       const { service, asked } = fakeAnswers([], { followed: [text("-five days."), ...END] });
       const two = replica("two", store, service);
       const stored: Turn[] = [];
-      const resumption = responsesResumption({ storeTurn: async (stored_turn) => void stored.push(stored_turn) }, seconds);
+      const resumption = responsesResumption({ store: async (stored_turn) => void stored.push(stored_turn) }, seconds);
       const held = admission();
       expect(await two.runner.resume(record, { identity, admission: held.admitted }, resumption)).toBe(false);
       expect(held.released()).toBe(1); // its lease has not run out: nothing taken, nothing held
@@ -217,7 +213,7 @@ describe("background answers", () => {
       const two = replica("two", store, fakeAnswers([], { followed: [text("-five days."), ...END] }).service, 60_000, {
         settleHeld: (...args) => void settled.push(args),
       });
-      const resumption = responsesResumption({ storeTurn: async () => undefined }, seconds);
+      const resumption = responsesResumption({ store: async () => undefined }, seconds);
       const taken = admission();
       expect(await two.runner.resume(record, { identity, admission: taken.admitted }, resumption)).toBe(true);
       await waitFor(() => taken.released() === 1, "the answer to end and give its admission back");
@@ -233,7 +229,7 @@ describe("background answers", () => {
       now.ms += 61_000;
       const { service, asked } = fakeAnswers([]);
       const two = replica("two", store, service);
-      const resumption = responsesResumption({ storeTurn: async () => undefined }, seconds);
+      const resumption = responsesResumption({ store: async () => undefined }, seconds);
       const held = admission();
       const structuredRecord = { ...record, resume: { ...resume, turn: { ...turn, meta: { ...meta, ...structured } } } };
       expect(await two.runner.resume(structuredRecord, { identity, admission: held.admitted }, resumption)).toBe(false);
@@ -251,7 +247,7 @@ describe("background answers", () => {
       const two = replica("two", store, service);
       const held = admission();
       const corrupted = { ...record, resume: { ...resume, prompt: 42 } };
-      const resumption = responsesResumption({ storeTurn: async () => undefined }, seconds);
+      const resumption = responsesResumption({ store: async () => undefined }, seconds);
       expect(await two.runner.resume(corrupted, { identity, admission: held.admitted }, resumption)).toBe(false);
       expect(asked.follows).toEqual([]);
       expect(held.released()).toBe(1);

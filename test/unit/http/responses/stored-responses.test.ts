@@ -1,16 +1,21 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { MemoryConversationsApiStore } from "../../../../src/continuity/conversations-api/conversations-api-store.js";
-import { MemoryResponseStore, type ResponseStore, type StoredEntry } from "../../../../src/continuity/responses/response-store.js";
-import { StoredResponses, type Turn } from "../../../../src/continuity/responses/stored-responses.js";
+import { ConversationsApi } from "../../../../src/continuity/conversations-api/conversations-api.js";
+import { MemoryResponseStore, type ResponseStore } from "../../../../src/continuity/responses/response-store.js";
+import { StoredResponses } from "../../../../src/continuity/responses/stored-responses.js";
 import { ResponseBodyEncoder } from "../../../../src/dialects/responses/response-body-encoder.js";
 import { metaOf } from "../../../../src/dialects/responses/response-meta.js";
 import { responseRequestSchema } from "../../../../src/dialects/responses/response-request.js";
+import type { StoredValue } from "../../../../src/dialects/responses/stored-value.js";
 import { ContinuationUnavailableError, NotFoundError } from "../../../../src/errors/adapter-error.js";
+import { resolveReferences, visibleResponse } from "../../../../src/http/responses/response-lookups.js";
+import { ResponseTurns, type StoredResponse, type Turn } from "../../../../src/http/responses/response-turns.js";
+import { randomIds } from "../../../../src/util/ids.js";
 import { systemClock } from "../../../../src/util/clock.js";
 
 // The Responses API's stored responses (docs/responses-api.md): who may see one, what an
-// `item_reference` names, and the turn stored as an answer ends.
+// `item_reference` names, and the turn stored as an answer ends; continuity keeps the records.
 
 const USAGE = { promptTokens: 4, completionTokens: 3, reasoningTokens: 0 };
 
@@ -27,24 +32,18 @@ function finishedTurn(id: string, options: { store?: boolean; conversation?: str
   return { encoder, turn };
 }
 
-/** Stored responses over `store`, with what they report. */
-function storedOver(store: ResponseStore = new MemoryResponseStore(100)) {
+/** Stored responses over `store`, the turns stored into them, and what they report. */
+function storedOver(store: ResponseStore<StoredValue> = new MemoryResponseStore(100)) {
   const refused: number[] = [];
   const conversations = new MemoryConversationsApiStore(10, 100);
-  const stored = new StoredResponses({
-    store,
-    clock: systemClock,
-    logger: pino({ level: "silent" }),
-    ttlSeconds: 60,
-    writeWaitMs: 1000,
-    onRefused: () => refused.push(1),
-    conversationItems: conversations,
-    conversationTtlSeconds: 60,
-  });
-  return { stored, store, conversations, refused };
+  const logger = pino({ level: "silent" });
+  const stored = new StoredResponses({ store, clock: systemClock, logger, ttlSeconds: 60, writeWaitMs: 1000, onRefused: () => refused.push(1) });
+  const api = new ConversationsApi({ store: conversations, ttlSeconds: 60, clock: systemClock, ids: randomIds, logger });
+  const turns = new ResponseTurns({ stored, conversations: api, logger });
+  return { stored, turns, store, conversations, refused };
 }
 
-const failing: ResponseStore = {
+const failing: ResponseStore<StoredValue> = {
   get: async () => Promise.reject(new Error("Redis did not answer")),
   findByItem: async () => Promise.reject(new Error("Redis did not answer")),
   put: async () => undefined,
@@ -54,17 +53,18 @@ const failing: ResponseStore = {
 
 describe("StoredResponses", () => {
   it("stores a finished turn with store: true, and shows it only to its credential, in its workspace or when none is named", async () => {
-    const { stored, store } = storedOver();
+    const { stored, turns, store } = storedOver();
     const { encoder, turn } = finishedTurn("resp_mine");
-    await stored.storeTurn(turn, encoder);
-    const entry = (await store.get("resp_mine")) as StoredEntry;
+    await turns.store(turn, encoder);
+    const entry = (await store.get("resp_mine")) as StoredResponse;
     expect(entry).toMatchObject({ id: "resp_mine", principal: "hash", workspace: "acme", queryId: "q-resp_mine", itemIds: ["msg_mine"] });
     expect(entry.value.response.output[0]).toMatchObject({ type: "message", id: "msg_mine" });
     expect(entry.value.usage).toEqual(USAGE);
-    expect((await stored.visible("resp_mine", "hash", "acme", "response_id")).id).toBe("resp_mine");
-    expect((await stored.visible("resp_mine", "hash", undefined, "response_id")).id).toBe("resp_mine");
+    expect((await visibleResponse(stored, "resp_mine", { principal: "hash", workspace: "acme" }, "response_id")).id).toBe("resp_mine");
+    expect((await visibleResponse(stored, "resp_mine", { principal: "hash", workspace: undefined }, "response_id")).id).toBe("resp_mine");
     for (const [principal, workspace] of [["other", "acme"], ["hash", "globex"]] as const) {
-      await expect(stored.visible("resp_mine", principal, workspace, "previous_response_id")).rejects.toMatchObject({
+      expect(await stored.visible("resp_mine", principal, workspace)).toBeNull();
+      await expect(visibleResponse(stored, "resp_mine", { principal, workspace }, "previous_response_id")).rejects.toMatchObject({
         status: 404,
         param: "previous_response_id",
         code: "response_not_found",
@@ -73,26 +73,27 @@ describe("StoredResponses", () => {
   });
 
   it("stores nothing with store: false, but adds the turn to its conversation's items either way", async () => {
-    const { stored, store, conversations } = storedOver();
+    const { turns, store, conversations } = storedOver();
     await conversations.create({ id: "conv_1", principal: "hash", workspace: "acme", createdAt: 1, metadata: {}, queryId: "q-c" }, [], 60);
     const { encoder, turn } = finishedTurn("resp_unstored", { store: false, conversation: "conv_1" });
-    await stored.storeTurn(turn, encoder);
+    await turns.store(turn, encoder);
     expect(await store.get("resp_unstored")).toBeNull();
     expect((await conversations.items("conv_1")).map((item) => item.id)).toEqual(["in_resp_unstored", "msg_unstored"]);
   });
 
   it("resolves an item_reference to the stored output item it names, and refuses an unknown or foreign one with a 404", async () => {
-    const { stored } = storedOver();
+    const { stored, turns } = storedOver();
     const mine = finishedTurn("resp_ref");
-    await stored.storeTurn(mine.turn, mine.encoder);
+    await turns.store(mine.turn, mine.encoder);
     const theirs = finishedTurn("resp_theirs", { principal: "other" });
-    await stored.storeTurn(theirs.turn, theirs.encoder);
+    await turns.store(theirs.turn, theirs.encoder);
     const items = [{ id: "in_1", type: "message", role: "user" }, { id: "msg_ref", type: "item_reference" }];
-    const { resolved, lastReferenced } = await stored.resolveReferences(items, "hash", "acme");
+    const looker = { principal: "hash", workspace: "acme" };
+    const { resolved, lastReferenced } = await resolveReferences(stored, items, looker);
     expect(resolved.map((item) => [item.id, item.type])).toEqual([["in_1", "message"], ["msg_ref", "message"]]);
     expect(lastReferenced?.id).toBe("resp_ref");
     for (const id of ["msg_unknown", "msg_theirs"]) {
-      const error = await stored.resolveReferences([{ id, type: "item_reference" }], "hash", "acme").catch((caught: unknown) => caught);
+      const error = await resolveReferences(stored, [{ id, type: "item_reference" }], looker).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(NotFoundError);
       expect(error).toMatchObject({ param: "input", code: "item_not_found" });
     }
@@ -100,17 +101,18 @@ describe("StoredResponses", () => {
 
   it("refuses with a 503 to retry, counted, when the store does not answer: never 'not found'", async () => {
     const { stored, refused } = storedOver(failing);
-    const lookup = await stored.visible("resp_x", "hash", "acme", "previous_response_id").catch((caught: unknown) => caught);
+    const looker = { principal: "hash", workspace: "acme" };
+    const lookup = await visibleResponse(stored, "resp_x", looker, "previous_response_id").catch((caught: unknown) => caught);
     expect(lookup).toBeInstanceOf(ContinuationUnavailableError);
     expect(lookup).toMatchObject({ status: 503, code: "response_store_unavailable", headers: { "retry-after": "1" } });
-    const reference = await stored.resolveReferences([{ id: "msg_x", type: "item_reference" }], "hash", "acme").catch((caught: unknown) => caught);
+    const reference = await resolveReferences(stored, [{ id: "msg_x", type: "item_reference" }], looker).catch((caught: unknown) => caught);
     expect(reference).toBeInstanceOf(ContinuationUnavailableError);
     expect(refused).toHaveLength(2);
   });
 
   it("never asks the store for an id that is no response id", async () => {
     const { stored, refused } = storedOver(failing);
-    await expect(stored.visible("../etc/passwd", "hash", "acme", "response_id")).rejects.toBeInstanceOf(NotFoundError);
+    await expect(visibleResponse(stored, "../etc/passwd", { principal: "hash", workspace: "acme" }, "response_id")).rejects.toBeInstanceOf(NotFoundError);
     expect(refused).toEqual([]);
   });
 });

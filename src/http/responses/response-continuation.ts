@@ -1,21 +1,23 @@
 import type { IncomingMessage } from "node:http";
 import type { Config } from "../../config/config.js";
 import type { ConversationsApi } from "../../continuity/conversations-api/conversations-api.js";
-import type { StoredEntry } from "../../continuity/responses/response-store.js";
 import type { StoredResponses } from "../../continuity/responses/stored-responses.js";
 import type { ThreadScope } from "../../continuity/threads/thread-keys.js";
 import { conversationIdFrom, type ThreadHints, type ThreadMemory } from "../../continuity/threads/thread-memory.js";
 import { NO_THREAD } from "../../dialects/responses/compaction.js";
 import { callsOf, type KnownCall, type ReadInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
+import type { StoredValue } from "../../dialects/responses/stored-value.js";
 import { toolResultsPrompt } from "../../dialects/responses/tool-results.js";
 import { NotFoundError } from "../../errors/adapter-error.js";
+import { resolveReferences, visibleConversation, visibleResponse } from "./response-lookups.js";
+import type { StoredResponse } from "./response-turns.js";
 
 /** The stores a Responses request's continuation is looked up in. */
 export interface ContinuationStores {
   config: Pick<Config, "continuity">;
   /** Which workspace query a history, a compaction or a tool call continues. */
   threads: ThreadMemory;
-  stored: StoredResponses;
+  stored: StoredResponses<StoredValue>;
   /** The Conversations API's conversations. */
   conversations: ConversationsApi;
 }
@@ -31,7 +33,7 @@ export interface Continuation {
   /** What the workspace is asked: the question, or the tools' results handed back (docs/responses-api.md#a-tools-result-handed-back). */
   prompt: string;
   /** The previous response, when the request names one (what a compaction keeps of it). */
-  previous: StoredEntry | null;
+  previous: StoredResponse | null;
 }
 
 /** Who asks, where, and what names the thread: a `previous_response_id`, a conversation. */
@@ -55,14 +57,13 @@ export async function continuationOf(
   input: ReadInput,
 ): Promise<Continuation> {
   const { scope } = asked;
-  const { principal, workspace } = scope;
   const { threads, stored, conversations } = stores;
   const conversationId = conversationIdFrom(request.headers, stores.config.continuity.conversationIdHeaders);
   const hints = { conversationId, messages: input.messages };
-  const thread = asked.conversationId ? await conversations.visible(asked.conversationId, principal, workspace, "conversation") : null;
-  const items = await stored.resolveReferences(input.items, principal, workspace);
+  const thread = asked.conversationId ? await visibleConversation(conversations, asked.conversationId, scope, "conversation") : null;
+  const items = await resolveReferences(stored, input.items, scope);
   const previousId = asked.previousResponseId;
-  const previous = previousId ? await stored.visible(previousId, principal, workspace, "previous_response_id") : null;
+  const previous = previousId ? await visibleResponse(stored, previousId, scope, "previous_response_id") : null;
   const named = thread?.queryId ?? previous?.queryId ?? items.lastReferenced?.queryId;
   const compacted = named ?? (await compactedThread(threads, scope, input.compactions));
   const continueQueryId = compacted ?? (await calledThread(threads, scope, input)) ?? (await threads.find(scope, hints));
