@@ -7,6 +7,7 @@ import { createAdapter } from "./server/create-adapter.js";
 import { startServer } from "./server/start-server.js";
 import { documentReader } from "./embedded-workspace/read-document.js";
 import { createLogger } from "./util/create-logger.js";
+import { errorMessage } from "./util/error-message.js";
 import { carriesUserInfo, redactUrl, redactUrlsIn } from "./util/redact-url.js";
 import { startTracing } from "./telemetry/start-tracing.js";
 import type { TracingStart } from "./telemetry/tracing.js";
@@ -108,7 +109,7 @@ try {
   running = await startServer(adapter, config);
 } catch (error) {
   // A port taken (the API's or METRICS_PORT): said in one line, not a stack.
-  process.stderr.write(`cannot listen: ${(error as Error).message}\n`);
+  process.stderr.write(`cannot listen: ${errorMessage(error)}\n`);
   process.exit(1);
 }
 const { port } = running.server.address() as AddressInfo;

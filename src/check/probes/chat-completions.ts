@@ -4,6 +4,7 @@ import type { CitedSource } from "../../core/source-record.js";
 import { chatCompletionSchema } from "../../dialects/chat-completions/chat-completion.js";
 import { normalizeSources } from "../../upstream/normalize-sources.js";
 import { createTransport } from "../../upstream/transport.js";
+import { errorMessage } from "../../util/error-message.js";
 import { type CheckLine, checkLine } from "../check-report.js";
 import { describeFailure } from "../describe-failure.js";
 import { jsonOf, type ProbeContext } from "../probe-context.js";
@@ -93,7 +94,7 @@ async function ownAnswer(context: ProbeContext, body: unknown): Promise<{ line: 
     };
     return { line: checkLine("adapter-answer", "pass", `the adapter answered in ${seconds(ms)}: ${describe(summary)}`), summary };
   } catch (error) {
-    return { line: checkLine("adapter-answer", "fail", `the adapter's own answer failed: ${(error as Error).message}`), summary: null };
+    return { line: checkLine("adapter-answer", "fail", `the adapter's own answer failed: ${errorMessage(error)}`), summary: null };
   } finally {
     await own.close();
   }

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { NotFoundError } from "../../errors/adapter-error.js";
 import type { Clock } from "../../util/clock.js";
+import { errorMessage } from "../../util/error-message.js";
 import { writeBriefly } from "../../util/retry-briefly.js";
 import { lookupOrUnavailable, type Owner, owned } from "../access.js";
 import type { StoreWriting } from "../store-writing.js";
@@ -64,7 +65,7 @@ export class QueryOwners {
       waitMs: writeWaitMs,
       onOutcome: onWrite,
       onLost: (error) =>
-        logger.warn({ queryIds, err: { message: (error as Error).message } }, "query owner lost: the store did not take it; the query cannot be continued by its id"),
+        logger.warn({ queryIds, err: { message: errorMessage(error) } }, "query owner lost: the store did not take it; the query cannot be continued by its id"),
     });
   }
 
