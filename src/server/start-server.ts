@@ -36,6 +36,8 @@ export async function startServer(
     { connectionsCheckingInterval: Math.min(1000, settings.headersTimeoutMs) },
     adapter.app,
   );
+  // docs/responses-api.md#websocket-mode: `GET /v1/responses` upgraded, on the same port and route table.
+  server.on("upgrade", adapter.upgrade);
   server.headersTimeout = settings.headersTimeoutMs;
   server.requestTimeout = Math.max(settings.requestTimeoutMs, settings.headersTimeoutMs);
   server.keepAliveTimeout = 65_000;
