@@ -111,12 +111,12 @@ describe("a response over a WebSocket", () => {
 
   it("continues a stored response made over HTTP, and over HTTP one made on a socket", async () => {
     const creates = upstream();
-    const overHttp = await (await fetch(`${stack.url}/v1/responses`, { method: "POST", headers: headers(), body: JSON.stringify({ model: "ask", input: QUESTION }) })).json();
+    const overHttp: any = await (await fetch(`${stack.url}/v1/responses`, { method: "POST", headers: headers(), body: JSON.stringify({ model: "ask", input: QUESTION }) })).json();
     const socket = await ResponseSocket.open(stack.url);
     const onSocket = responseOf(await socket.turn({ model: "ask", input: "Does it carry over?", previous_response_id: overHttp.id }));
     socket.close();
     const body = JSON.stringify({ model: "ask", input: "And for part-time staff?", previous_response_id: onSocket.id });
-    const after = await (await fetch(`${stack.url}/v1/responses`, { method: "POST", headers: headers(), body })).json();
+    const after: any = await (await fetch(`${stack.url}/v1/responses`, { method: "POST", headers: headers(), body })).json();
     expect(after.status).toBe("completed");
     const ids = creates().map((create) => create.id);
     expect(new Set(ids).size).toBe(1);
