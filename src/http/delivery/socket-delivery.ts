@@ -1,3 +1,4 @@
+import type { Duplex } from "node:stream";
 import { WebSocket } from "ws";
 import type { StreamEncoder } from "../../answer/answer-encoder.js";
 import type { FrameSink } from "../../answer/frame-sink.js";
@@ -21,9 +22,13 @@ export class SocketFrameSink implements FrameSink {
   /** The error the answer failed with after its first frame, if it did. */
   failure: AdapterError | undefined;
 
+  private corked = false;
+
   constructor(
     private readonly socket: WebSocket,
     private readonly encoder: Pick<StreamEncoder, "fail">,
+    /** The connection under the WebSocket (its upgrade request's socket): corked for a tick, so that a tick's frames go in one write. */
+    private readonly connection: Pick<Duplex, "cork" | "uncork">,
   ) {}
 
   get isClosed(): boolean {
@@ -50,6 +55,15 @@ export class SocketFrameSink implements FrameSink {
   /** Sends the frames; waits for them to be written only when the socket's queue is long. Never rejects. */
   private write(frames: readonly SseFrame[]): Promise<void> {
     if (frames.length === 0 || this.socket.readyState !== WebSocket.OPEN) return Promise.resolve();
+    if (!this.corked) {
+      // A tick's events in one write, as the SSE writer sends them (docs/architecture/edge.md#node-versions).
+      this.corked = true;
+      this.connection.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.connection.uncork();
+      });
+    }
     const last = frames.length - 1;
     for (let index = 0; index < last; index += 1) this.socket.send(dataOf(frames[index] as SseFrame));
     const lastData = dataOf(frames[last] as SseFrame);

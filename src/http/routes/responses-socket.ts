@@ -203,7 +203,7 @@ class ResponsesConnection {
 
   /** The delivery of the running message's answer: into this socket. */
   stream(encoder: ResponseStreamEncoder): ReturnType<typeof socketStream> {
-    const sink = new SocketFrameSink(this.socket, encoder);
+    const sink = new SocketFrameSink(this.socket, encoder, this.request.socket);
     if (this.running) this.running.sink = sink;
     return socketStream(encoder, sink);
   }
