@@ -8,6 +8,7 @@ import { postStream } from "../../helpers/read-sse.js";
 import { ResponseSocket, responseOf, type SocketEvent } from "../../helpers/response-socket.js";
 import { API_KEY, headers, type Stack, startStack } from "../../helpers/start-stack.js";
 import { waitFor } from "../../helpers/wait-for.js";
+import { systemClock } from "../../../src/util/clock.js";
 
 // WebSocket mode of the Responses API (docs/responses-api.md#websocket-mode), over real loopback
 // sockets with the `ws` client: the same events as the SSE stream, one answer at a time per socket,
@@ -241,6 +242,29 @@ describe("shutdown", () => {
       expect(await busy.whenClosed()).toMatchObject({ code: 1001 });
       await stopping;
       await expect(ResponseSocket.open(own.url)).rejects.toBeDefined();
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe("a connection's life", () => {
+  it("ends at WEBSOCKET_MAX_MINUTES with websocket_connection_limit_reached, once the answer in flight has ended", async () => {
+    // The adapter's clock, moved on by hand past the connection's hour.
+    let skipped = 0;
+    const clock = { ...systemClock, now: () => Date.now() + skipped };
+    const own = await startStack({ WEBSOCKET_PING_MS: "1000" }, { stepDelayMs: 40 }, { clock });
+    try {
+      const socket = await ResponseSocket.open(own.url);
+      socket.create({ model: "ask", input: QUESTION });
+      expect((await socket.next())?.type).toBe("response.created");
+      skipped = 61 * 60_000;
+      const rest = await socket.untilTerminal();
+      expect(rest.at(-1)?.type).toBe("response.completed");
+      const [limit] = await socket.untilTerminal();
+      expect(limit).toMatchObject({ type: "error", error: { code: "websocket_connection_limit_reached" } });
+      expect(openResponsesErrors("WebSocketErrorEvent", limit)).toEqual([]);
+      expect(await socket.whenClosed()).toMatchObject({ code: 1000 });
     } finally {
       await own.close();
     }
