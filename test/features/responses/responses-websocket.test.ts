@@ -271,6 +271,26 @@ describe("a connection's life", () => {
   });
 });
 
+describe("a socket and the HTTP server's bounds", () => {
+  it("outlives SERVER_REQUEST_TIMEOUT_MS, which bounds receiving a request, not a connection; closing the adapter at once closes it", async () => {
+    const own = await startStack({ SERVER_REQUEST_TIMEOUT_MS: "300", SERVER_HEADERS_TIMEOUT_MS: "200", WEBSOCKET_PING_MS: "1000" });
+    let closing: Promise<void> | undefined;
+    try {
+      const socket = await ResponseSocket.open(own.url);
+      let pings = 0;
+      socket.socket.on("ping", () => (pings += 1));
+      // Two pings: over a second, several times the request timeout and the server's checks of it.
+      await waitFor(() => pings >= 2, "two pings");
+      expect(responseOf(await socket.turn({ model: "ask", input: QUESTION })).status).toBe("completed");
+      closing = own.close();
+      expect(await socket.whenClosed()).toMatchObject({ code: 1006 });
+      await closing;
+    } finally {
+      if (!closing) await own.close();
+    }
+  });
+});
+
 describe("idle sockets", () => {
   it("are pinged, and one that stops answering is cut", async () => {
     const own = await startStack({ WEBSOCKET_PING_MS: "1000" });
