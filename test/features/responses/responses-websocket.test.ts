@@ -1,4 +1,7 @@
+import { mkdtempSync, readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { readUsage } from "../../helpers/governance.js";
@@ -200,6 +203,29 @@ describe("the upgrade", () => {
       request.end();
     });
     expect(status).toBe(400);
+  });
+});
+
+describe("limits and the audit trail", () => {
+  it("apply per response as over HTTP: the key's rate limit refuses the third with a 429 event, and each answer has its audit record", async () => {
+    const auditFile = join(mkdtempSync(join(tmpdir(), "websocket-audit-")), "audit.jsonl");
+    const own = await startStack({ RATE_LIMIT_RPM: "2", AUDIT_LOG: auditFile });
+    try {
+      const socket = await ResponseSocket.open(own.url);
+      for (let turn = 0; turn < 2; turn += 1) expect(responseOf(await socket.turn({ model: "ask", input: QUESTION })).status).toBe("completed");
+      const [refused] = await socket.turn({ model: "ask", input: QUESTION });
+      expect(refused).toMatchObject({ type: "error", status: 429, error: { type: "rate_limit_error", code: "rate_limit_exceeded" } });
+      socket.close();
+      const records = await waitFor(() => {
+        const lines = readFileSync(auditFile, "utf8").split("\n").filter(Boolean);
+        return lines.length >= 2 ? lines.map((line) => JSON.parse(line) as Record<string, any>) : undefined;
+      }, "an audit record per answer");
+      expect(records).toHaveLength(2);
+      for (const record of records) expect(record).toMatchObject({ dialect: "responses", workspace: "acme", status: 200, completed: true });
+      expect(readFileSync(auditFile, "utf8")).not.toContain(API_KEY);
+    } finally {
+      await own.close();
+    }
   });
 });
 
