@@ -82,7 +82,9 @@ export function responsesSocket(options: ResponsesSocketOptions, stepsOf: Respon
     },
     stores: (call) => ({ ...options, stored: call.connection.lookup(options.stored) }),
   };
-  const create = answerInOrder(stepsOf(options, transport), options);
+  // No header names what `LENIENT_PARAMETERS=on` ignores after an upgrade: on a socket it is refused, never dropped unsaid.
+  const strict = { ...options, parameters: { ...options.parameters, lenient: false } };
+  const create = answerInOrder(stepsOf(strict, transport), options);
 
   const host: ConnectionHost = {
     answer: (call) => create(call),

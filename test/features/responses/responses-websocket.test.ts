@@ -152,6 +152,18 @@ describe("bad input on a WebSocket", () => {
     socket.close();
   });
 
+  it("refuses what the workspace cannot do even under LENIENT_PARAMETERS=on: no header could name what was ignored", async () => {
+    const lenient = await startStack({ LENIENT_PARAMETERS: "on" });
+    try {
+      const socket = await ResponseSocket.open(lenient.url);
+      const [refused] = await socket.turn({ model: "ask", input: QUESTION, tool_choice: "required", tools: [{ type: "web_search" }] });
+      expect(refused).toMatchObject({ type: "error", status: 400, error: { code: "unsupported_value" } });
+      socket.close();
+    } finally {
+      await lenient.close();
+    }
+  });
+
   it("closes a socket sent a message larger than a request body may be (1009), without an answer", async () => {
     const small = await startStack({ BODY_LIMIT_BYTES: "4096" });
     try {
