@@ -29,6 +29,7 @@ import { backgroundCost } from "./background.mjs";
 import { clusterFailover } from "./cluster-failover.mjs";
 import { majorOf, readResults, writePage } from "./page.mjs";
 import { tokenCounting } from "./tokens.mjs";
+import { webSocketCost } from "./websocket.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -295,7 +296,7 @@ try {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGB: round(totalmem() / 2 ** 30, 1), node: process.version };
   const loadBefore = loadavg()[0];
   console.log(`machine: ${JSON.stringify(machine)}; ${SECONDS} s per run, median of ${REPEATS}`);
-  // BENCH_ONLY=latency|cpu|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|ownership|quotas|mcp|chat-ui-tasks|structured|schemas|oauth|background|failover runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
+  // BENCH_ONLY=latency|cpu|waiting|streams|tokens|realtime|channels|replicas|redis|tracing|limits|governance|ownership|quotas|mcp|chat-ui-tasks|structured|schemas|oauth|background|failover|websocket runs one part (for trying changes; nothing is written unless BENCH_MERGE=1).
   const only = process.env.BENCH_ONLY;
   const measured = {};
   const commit = currentCommit();
@@ -331,6 +332,8 @@ try {
   const oauth = await part("oauth", () => oauthCost(start, { seconds: SECONDS, repeats: REPEATS }));
   const background = await part("background", () => backgroundCost(start));
   const failover = await part("failover", () => clusterFailover(start, { repeats: REPEATS }));
+  // Responses WebSocket mode: a turn's added latency and CPU against HTTP, and the memory of an idle socket.
+  const websocket = await part("websocket", () => webSocketCost({ rounds: REPEATS }));
   const run = { date: new Date().toISOString(), commit, machine, loadAverage: [round(loadBefore, 1), round(loadavg()[0], 1)], seconds: SECONDS, repeats: REPEATS };
   mkdirSync(results, { recursive: true });
   if (only) {
@@ -345,7 +348,7 @@ try {
     const merged = { ...kept, ...run, parts: { ...kept.parts, ...parts }, [{ "chat-ui-tasks": "chatUiTasks" }[only] ?? only]: measured[only] };
     writeFileSync(ownResults, `${JSON.stringify(merged, null, 2)}\n`);
   } else {
-    const all = { ...run, parts, latency, cpu, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, governance, ownership, quotas, mcp, chatUiTasks, structured, schemas, oauth, background, failover };
+    const all = { ...run, parts, latency, cpu, waiting, streams, tokens, realtime, channels, replicas, redis, tracing, limits, governance, ownership, quotas, mcp, chatUiTasks, structured, schemas, oauth, background, failover, websocket };
     writeFileSync(ownResults, `${JSON.stringify(all, null, 2)}\n`);
   }
   writePage(readResults(results), page);

@@ -37,6 +37,14 @@ export const answerVariables = z.object({
     "Citation markers inside a structured answer's strings: `keep` them, or `strip` them (the sources stay beside the JSON); per request: `X-Structured-Citations`",
   ),
   SSE_KEEPALIVE_MS: documented(integer(15_000, 10), "Silence after which a stream gets a `: keep-alive` comment"),
+  WEBSOCKET_PING_MS: documented(
+    integer(30_000, 1000),
+    "Responses WebSocket mode (docs/responses-api.md#websocket-mode): silence after which the adapter pings a socket; one that has not answered the previous ping by then is closed, so a client gone without a close costs nothing for long",
+  ),
+  WEBSOCKET_MAX_MINUTES: documented(
+    integer(60, 1, 1440),
+    "Longest life of a Responses WebSocket connection, as OpenAI's and the Open Responses spec's 60 minutes: then `websocket_connection_limit_reached` and a close, once any answer in flight has ended; bounds what one connection holds",
+  ),
 });
 
 /** The answers section's variables as validated. */
@@ -61,6 +69,8 @@ export function answerSettings(env: AnswerVariables) {
       citations: env.STRUCTURED_CITATIONS,
     },
     sseKeepAliveMs: env.SSE_KEEPALIVE_MS,
+    /** Responses WebSocket mode: the ping interval and a connection's longest life. */
+    webSocket: { pingMs: env.WEBSOCKET_PING_MS, maxMs: env.WEBSOCKET_MAX_MINUTES * 60_000 },
   };
 }
 

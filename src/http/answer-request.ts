@@ -15,6 +15,7 @@ import { inspectJson } from "./inspect-json.js";
 import type { Clock } from "../util/clock.js";
 import type { Ids } from "../util/ids.js";
 import type { Delivery } from "./delivery/delivery.js";
+import type { RequestContext } from "./request-context.js";
 import { readJsonBody } from "./request-body.js";
 import type { RouteCall } from "./route-table.js";
 import type { KeepAliveSweeps } from "./sse-writer.js";
@@ -30,6 +31,21 @@ export interface AnswerRouteOptions extends AdmissionOptions {
   clock: Clock;
   ids: Ids;
   logger: Logger;
+}
+
+/**
+ * One answer request as the order of checks reads it: an HTTP request (`RouteCall`), or a message on
+ * a WebSocket (docs/responses-api.md#websocket-mode), whose headers are its upgrade request's, whose
+ * body is the message, and whose context is its own (`RequestContexts.detached`).
+ */
+export interface AnswerCall {
+  /** The HTTP request: its headers (credential, workspace, formats) and, unless `message` is given, its body. */
+  readonly request: IncomingMessage;
+  /** Where the edge's response headers go (`x-ratelimit-*`, `service-*`): the HTTP response; none after a WebSocket's upgrade. */
+  readonly response: Pick<ServerResponse, "setHeader">;
+  readonly context: RequestContext;
+  /** The request's JSON body when it came as a message (a socket's, bounded by its `maxPayload`); else read from `request`. */
+  readonly message?: unknown;
 }
 
 /** An answer request admitted at the edge: who asks, its validated body, its model and workspace. */
@@ -60,10 +76,11 @@ export async function readAnswerRequest<Schema extends z.ZodType<{ model: string
   request: IncomingMessage,
   schema: Schema,
   options: EdgeOptions,
+  message?: unknown,
 ): Promise<ValidAnswerRequest<z.output<Schema>>> {
   const { limits, upstream } = options.config;
   const identity = options.authenticate(request);
-  const raw = await readJsonBody(request, limits.bodyLimitBytes);
+  const raw = message === undefined ? await readJsonBody(request, limits.bodyLimitBytes) : message;
   const { body, model, workspace } = validateRequest(request, raw, schema, upstream.defaultWorkspace, limits.maxJsonDepth);
   return { identity, body, model, workspace };
 }
@@ -76,7 +93,7 @@ export async function readAnswerRequest<Schema extends z.ZodType<{ model: string
  * limits, and is told in the log and the `Service-Chat-Ui-Task` header.
  */
 export async function admitValidRequest<Body>(
-  call: Pick<RouteCall, "response" | "context">,
+  call: Pick<AnswerCall, "response" | "context">,
   valid: ValidAnswerRequest<Body>,
   options: AdmissionOptions,
   asking: { cost: ExpectedCost; task?: undefined } | { task: ChatUiTask; cost?: undefined },
@@ -97,7 +114,7 @@ export async function admitValidRequest<Body>(
 }
 
 /** The key's limits in the response's `x-ratelimit-*` headers (docs/rate-limits.md#what-a-client-sees). */
-export function tellLimits(response: ServerResponse, admission: Admitted): void {
+export function tellLimits(response: Pick<ServerResponse, "setHeader">, admission: Admitted): void {
   for (const [name, value] of Object.entries(admission.headers)) response.setHeader(name, value);
 }
 
@@ -117,45 +134,48 @@ export interface LocalTurn {
 }
 
 /** An answer request once read: the exchange, the valid request, and what the route read of it beyond its schema. */
-export interface ReadAnswer<Body, Read> {
-  call: RouteCall;
+export interface ReadAnswer<Body, Read, Call extends AnswerCall = RouteCall> {
+  call: Call;
   valid: ValidAnswerRequest<Body>;
   read: Read;
 }
 
 /** ... and what it asks that the workspace can do (its structure), once what it cannot was refused. */
-export interface AskedAnswer<Body, Read, Asked> extends ReadAnswer<Body, Read> {
+export interface AskedAnswer<Body, Read, Asked, Call extends AnswerCall = RouteCall>
+  extends ReadAnswer<Body, Read, Call> {
   asked: Asked;
 }
 
 /** ... once admitted. */
-export interface AdmittedAnswer<Body, Read, Asked> extends AskedAnswer<Body, Read, Asked> {
+export interface AdmittedAnswer<Body, Read, Asked, Call extends AnswerCall = RouteCall>
+  extends AskedAnswer<Body, Read, Asked, Call> {
   admission: Admitted;
 }
 
 /** ... and what it continues. */
-export interface ContinuedAnswer<Body, Read, Asked, Found> extends AdmittedAnswer<Body, Read, Asked> {
+export interface ContinuedAnswer<Body, Read, Asked, Found, Call extends AnswerCall = RouteCall>
+  extends AdmittedAnswer<Body, Read, Asked, Call> {
   found: Found;
 }
 
 /** What an answer route brings to the order of checks: its schema, and each step's reading of its own request. */
-export interface AnswerSteps<Body extends { model: string }, Read, Asked, Found> {
+export interface AnswerSteps<Body extends { model: string }, Read, Asked, Found, Call extends AnswerCall = RouteCall> {
   /** The dialect's request schema (step 1). */
   schema: z.ZodType<Body>;
   /** Step 1, the rest of reading: what the route reads of the valid request (its messages, input items, id); parameters that contradict each other are a 400 here. */
-  read(call: RouteCall, valid: ValidAnswerRequest<Body>): Read;
+  read(call: Call, valid: ValidAnswerRequest<Body>): Read;
   /** Step 2: a chat UI's housekeeping the adapter answers itself instead, or null. */
-  housekeeping(request: ReadAnswer<Body, Read>): LocalTurn | null;
+  housekeeping(request: ReadAnswer<Body, Read, Call>): LocalTurn | null;
   /** Step 3: what the workspace cannot do, refused (400; ignored under `LENIENT_PARAMETERS=on`); returns what the request asks (its structure). */
-  refuse(request: ReadAnswer<Body, Read>): Asked;
+  refuse(request: ReadAnswer<Body, Read, Call>): Asked;
   /** Step 4's reservation: what the answer is expected to cost (its prompt, mode and choices: docs/rate-limits.md#reservations). */
-  cost(request: AskedAnswer<Body, Read, Asked>): ExpectedCost;
+  cost(request: AskedAnswer<Body, Read, Asked, Call>): ExpectedCost;
   /** Step 5: costly inputs (the caller's JSON Schema), checked once admitted so that the limits count a request they refuse. */
-  check(request: AdmittedAnswer<Body, Read, Asked>): void;
+  check(request: AdmittedAnswer<Body, Read, Asked, Call>): void;
   /** Step 6: what the request continues (the continuity stores: a 404 for what names nothing of this caller, a 503 when a store cannot answer). */
-  continue(request: AdmittedAnswer<Body, Read, Asked>): Promise<Found>;
+  continue(request: AdmittedAnswer<Body, Read, Asked, Call>): Promise<Found>;
   /** Step 7: the answer planned (`runner.plan`), its delivery built from the plan, and run (`runner.run`). */
-  run(request: ContinuedAnswer<Body, Read, Asked, Found>): Promise<void>;
+  run(request: ContinuedAnswer<Body, Read, Asked, Found, Call>): Promise<void>;
 }
 
 /**
@@ -171,24 +191,25 @@ export interface AnswerSteps<Body extends { model: string }, Read, Asked, Found>
  * 6. continue: the thread it continues (404, 503);
  * 7. run: planned, delivered, remembered (the runner).
  *
- * Each step is the route's reading of its own request; the order is this function's.
+ * Each step is the route's reading of its own request; the order is this function's. A message on a
+ * WebSocket (`AnswerCall.message`) takes the same order, step by step.
  */
-export function answerInOrder<Body extends { model: string }, Read, Asked, Found>(
-  steps: AnswerSteps<Body, Read, Asked, Found>,
+export function answerInOrder<Body extends { model: string }, Read, Asked, Found, Call extends AnswerCall = RouteCall>(
+  steps: AnswerSteps<Body, Read, Asked, Found, Call>,
   options: EdgeOptions,
-): (call: RouteCall) => Promise<void> {
+): (call: Call) => Promise<void> {
   return async (call) => {
-    const valid = await readAnswerRequest(call.request, steps.schema, options);
-    const reading: ReadAnswer<Body, Read> = { call, valid, read: steps.read(call, valid) };
+    const valid = await readAnswerRequest(call.request, steps.schema, options, call.message);
+    const reading: ReadAnswer<Body, Read, Call> = { call, valid, read: steps.read(call, valid) };
     const local = steps.housekeeping(reading);
     if (local) {
       await admitValidRequest(call, valid, options, { task: local.task });
       await options.runner.answerLocally(local.job, local.delivery);
       return;
     }
-    const asking: AskedAnswer<Body, Read, Asked> = { ...reading, asked: steps.refuse(reading) };
+    const asking: AskedAnswer<Body, Read, Asked, Call> = { ...reading, asked: steps.refuse(reading) };
     const { admission } = await admitValidRequest(call, valid, options, { cost: steps.cost(asking) });
-    const admitted: AdmittedAnswer<Body, Read, Asked> = { ...asking, admission };
+    const admitted: AdmittedAnswer<Body, Read, Asked, Call> = { ...asking, admission };
     steps.check(admitted);
     const found = await steps.continue(admitted);
     await steps.run({ ...admitted, found });

@@ -1,4 +1,6 @@
-import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { type IncomingMessage, type RequestListener, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import type { AnswerService } from "../answer/answer-service.js";
 import type { Authenticator } from "../auth/authenticate.js";
@@ -133,7 +135,11 @@ function answeringOf(dependencies: AppDependencies): AnswerRouteOptions {
 }
 
 /** Every route of the adapter, in one list (docs/architecture.md#modules). */
-function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route[] {
+function routesOf(
+  dependencies: AppDependencies,
+  table: () => RouteTable,
+  upgrading: (request: IncomingMessage) => boolean,
+): Route[] {
   const { config, metrics, logger, continuity } = dependencies;
   const answering = answeringOf(dependencies);
   const housekeeping = new ChatUiHousekeeping({
@@ -171,6 +177,9 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
       tokens: dependencies.tokens,
       documentPage: dependencies.documentPage,
       documentLinks,
+      contexts: dependencies.contexts,
+      lifecycle: dependencies.lifecycle,
+      upgrading,
     }),
     ...conversationsRoutes({ config, authenticate: dependencies.authenticate, conversations, ids: answering.ids }),
     ...(mcp?.routes ?? []),
@@ -218,11 +227,13 @@ function routesOf(dependencies: AppDependencies, table: () => RouteTable): Route
  * handler gets its call (request, response, context, typed path parameters, query). Whatever a
  * handler throws goes the one error path (`reportFailure`).
  */
-export function createApp(dependencies: AppDependencies): RequestListener {
+export function createApp(dependencies: AppDependencies): AppListeners {
   const { lifecycle, contexts, logger } = dependencies;
   const handleCors = corsHandler(dependencies.config.server.corsOrigins);
   const guard = edgeGuard(dependencies.config.server);
-  const table: RouteTable = new RouteTable(routesOf(dependencies, () => table));
+  // The requests that came as upgrades: their sockets are no HTTP parser's, and their route may take them.
+  const upgrades = new WeakSet<IncomingMessage>();
+  const table: RouteTable = new RouteTable(routesOf(dependencies, () => table, (request) => upgrades.has(request)));
 
   const dispatch = (request: IncomingMessage, response: ServerResponse, context: RequestContext) => {
     const path = pathOf(request.url);
@@ -254,9 +265,32 @@ export function createApp(dependencies: AppDependencies): RequestListener {
     }
     served?.catch((error: unknown) => reportFailure(error, call, logger));
   };
-  return (request: IncomingMessage, response: ServerResponse) => {
+  const listener = (request: IncomingMessage, response: ServerResponse) => {
     const context = contexts.open(request, response);
     // Traced, the request's log lines carry its trace and span ids (docs/observability.md).
     contexts.handle(context, request, response, dispatch);
   };
+  /**
+   * A request asking to upgrade its connection (a Responses WebSocket: docs/responses-api.md#websocket-mode)
+   * takes the same path as any request, with a response written on its socket: the guard, the
+   * lifecycle and the route table refuse it as HTTP (then the socket closes), and its route upgrades it.
+   */
+  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Until the route takes it, a socket error ends the socket (the response's close ends the request).
+    socket.on("error", () => socket.destroy());
+    if (head.length > 0) socket.unshift(head);
+    const response = new ServerResponse(request);
+    response.shouldKeepAlive = false;
+    response.assignSocket(socket as Socket);
+    response.once("finish", () => socket.end());
+    upgrades.add(request);
+    listener(request, response);
+  };
+  return { listener, upgrade };
+}
+
+/** The adapter's listeners: its requests', and its upgrade requests' (`server.on("upgrade", …)`). */
+export interface AppListeners {
+  listener: RequestListener;
+  upgrade: (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
 }

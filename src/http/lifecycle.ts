@@ -18,6 +18,7 @@ export class Lifecycle {
   private inFlight = 0;
   private readonly streams = new Set<EndableStream>();
   private readonly idleWaiters: (() => void)[] = [];
+  private readonly drainHooks = new Set<() => void>();
 
   /** Whether shutdown has begun (readiness is 503 from then on). */
   get isDraining(): boolean {
@@ -62,9 +63,27 @@ export class Lifecycle {
     return () => this.streams.delete(stream);
   }
 
+  /**
+   * Runs `hook` once draining begins (at once if it has): what holds connections open between its
+   * requests (a Responses WebSocket) closes them then, or after the answer it runs. Call the
+   * returned function when it no longer needs telling.
+   */
+  whenDraining(hook: () => void): () => void {
+    if (this.draining) {
+      hook();
+      return () => undefined;
+    }
+    this.drainHooks.add(hook);
+    return () => this.drainHooks.delete(hook);
+  }
+
   /** Starts draining and resolves when nothing is in flight, or after `graceMs`, whichever is first. */
   async drain(graceMs: number): Promise<{ finished: boolean }> {
-    this.draining = true;
+    if (!this.draining) {
+      this.draining = true;
+      for (const hook of this.drainHooks) hook();
+      this.drainHooks.clear();
+    }
     if (this.inFlight === 0) return { finished: true };
     let timer: NodeJS.Timeout | undefined;
     const finished = await Promise.race([

@@ -208,8 +208,10 @@ export class RequestContext {
 /** A request whose response has closed, as the subscribers read it. */
 export interface ClosedRequest {
   context: RequestContext;
+  /** The HTTP request; for a message on a WebSocket, its upgrade request. */
   request: IncomingMessage;
-  response: ServerResponse;
+  /** How it ended: its HTTP response, or what a message on a WebSocket ended with (`RequestContexts.message`). */
+  response: Pick<ServerResponse, "statusCode" | "writableFinished">;
   /** From the request's arrival to its close. */
   seconds: number;
 }
@@ -256,9 +258,11 @@ export class RequestContexts {
     response.setHeader("x-request-id", id);
     response.setHeader("x-content-type-options", "nosniff");
     response.once("close", () => {
-      // A client gone before the response began is logged and counted as 499, as nginx does (`ClientClosedError`).
-      if (!response.headersSent && !response.writableFinished) response.statusCode = 499;
-      context.close(response.writableFinished);
+      // A client gone before the response began is logged and counted as 499, as nginx does (`ClientClosedError`);
+      // a WebSocket's upgrade (101) ends whole when its socket closes, its answers told one by one (`message`).
+      const upgraded = response.statusCode === 101;
+      if (!response.headersSent && !response.writableFinished && !upgraded) response.statusCode = 499;
+      context.close(response.writableFinished || upgraded);
       const closed = { context, request, response, seconds: (performance.now() - started) / 1000 };
       for (const subscriber of this.subscribers) subscriber(closed);
     });
@@ -271,6 +275,29 @@ export class RequestContexts {
    */
   detached(id: string = randomUUID()): RequestContext {
     return new RequestContext(id, undefined, this.observing);
+  }
+
+  /**
+   * The context of one message on a WebSocket that asks for an answer (docs/responses-api.md#websocket-mode),
+   * on the connection its upgrade `request` opened: traced like a request when tracing is on, and ended by its owner with the status
+   * an HTTP request would have had and whether the answer went whole, which the subscribers (log
+   * line, metrics, audit trail) then read as they read an HTTP request's end.
+   */
+  message(request: IncomingMessage, route: string): { context: RequestContext; end(status: number, completed: boolean): void } {
+    const started = performance.now();
+    const id = randomUUID();
+    const { tracing } = this.observing;
+    const span = tracing ? RequestSpan.start(tracing, request, pathOf(request.url), id) : undefined;
+    const context = new RequestContext(id, span, this.observing);
+    context.matched(route);
+    const end = (status: number, completed: boolean) => {
+      if (context.closed) return;
+      context.close(completed);
+      const response = { statusCode: status, writableFinished: completed };
+      const closed = { context, request, response, seconds: (performance.now() - started) / 1000 };
+      for (const subscriber of this.subscribers) subscriber(closed);
+    };
+    return { context, end };
   }
 
   /**

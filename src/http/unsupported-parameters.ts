@@ -20,7 +20,7 @@ export interface ParameterPolicy {
  */
 export function refuseUnsupported(
   found: readonly UnsupportedParameter[],
-  response: ServerResponse,
+  response: Pick<ServerResponse, "setHeader">,
   policy: ParameterPolicy,
 ): void {
   const [first] = found;

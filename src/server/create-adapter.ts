@@ -7,7 +7,7 @@ import { type Continuity, type ContinuityStores, createContinuity } from "../con
 import type { StoredValue } from "../dialects/responses/stored-value.js";
 import type { DocumentReader } from "../core/document-reader.js";
 import { DocumentLinkSigner } from "../auth/document-links.js";
-import { type AppDependencies, createApp } from "../http/app.js";
+import { type AppDependencies, type AppListeners, createApp } from "../http/app.js";
 import { metricsListener } from "../http/metrics-exposition.js";
 import { Lifecycle } from "../http/lifecycle.js";
 import { observeRequests } from "../http/request-log.js";
@@ -39,6 +39,8 @@ import { keepStringMethodsFast } from "../util/string-methods.js";
 export interface Adapter {
   /** The request listener to serve (`http.createServer(adapter.app)`). */
   app: RequestListener;
+  /** The listener of upgrade requests (`server.on("upgrade", adapter.upgrade)`): the Responses API's WebSocket mode. */
+  upgrade: AppListeners["upgrade"];
   /** The listener of `METRICS_PORT` (`GET /metrics` alone), when `/metrics` has a port of its own. */
   metricsApp: RequestListener | undefined;
   client: WorkspaceClient;
@@ -155,7 +157,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
       onRefused: (store) => metrics.continuationsRefused.inc({ store }),
     },
   });
-  const app = createApp({
+  const { listener: app, upgrade } = createApp({
     config,
     answers,
     tokens,
@@ -183,6 +185,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   let closing: Promise<void> | undefined;
   return {
     app,
+    upgrade,
     metricsApp,
     client,
     watcher,

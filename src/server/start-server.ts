@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import type { Config } from "../config/config.js";
 import type { Adapter } from "./create-adapter.js";
 
@@ -10,6 +11,11 @@ export interface RunningServer {
   url: string;
   /** `http://host:port` of `METRICS_PORT` as bound, when `/metrics` has a port of its own. */
   metricsUrl: string | undefined;
+  /**
+   * Closes every connection at once: the HTTP ones (`server.closeAllConnections()`) and the
+   * WebSockets (upgraded, they are no HTTP connection's any more, yet `server.close()` waits for them).
+   */
+  closeAllConnections(): void;
   /** Closes the metrics port at once (what `shutdown` does last, for a caller that stops without draining). */
   closeMetrics(): Promise<void>;
   /**
@@ -36,6 +42,17 @@ export async function startServer(
     { connectionsCheckingInterval: Math.min(1000, settings.headersTimeoutMs) },
     adapter.app,
   );
+  // docs/responses-api.md#websocket-mode: `GET /v1/responses` upgraded, on the same port and route table.
+  server.on("upgrade", adapter.upgrade);
+  const upgraded = new Set<Duplex>();
+  server.on("upgrade", (_request, socket: Duplex) => {
+    upgraded.add(socket);
+    socket.once("close", () => upgraded.delete(socket));
+  });
+  const closeAllConnections = () => {
+    server.closeAllConnections();
+    for (const socket of upgraded) socket.destroy();
+  };
   server.headersTimeout = settings.headersTimeoutMs;
   server.requestTimeout = Math.max(settings.requestTimeoutMs, settings.headersTimeoutMs);
   server.keepAliveTimeout = 65_000;
@@ -59,7 +76,7 @@ export async function startServer(
       await adapter.lifecycle.endStreams();
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    await Promise.all([closeNow(server), metricsServer && closeNow(metricsServer)]);
+    await Promise.all([closeNow(server, closeAllConnections), metricsServer && closeNow(metricsServer)]);
     await adapter.close();
   }
 
@@ -67,6 +84,7 @@ export async function startServer(
     server,
     url,
     metricsUrl,
+    closeAllConnections,
     closeMetrics: async () => {
       if (metricsServer?.listening) await closeNow(metricsServer);
     },
@@ -91,8 +109,8 @@ async function listen(server: Server, port: number, host: string, backlog: numbe
 }
 
 /** Closes a server and every connection it still holds. */
-function closeNow(server: Server): Promise<void> {
+function closeNow(server: Server, closeAll: () => void = () => server.closeAllConnections()): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeAllConnections();
+  closeAll();
   return closed;
 }

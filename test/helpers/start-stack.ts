@@ -52,7 +52,7 @@ export async function startAdapter(
     shutdown: running.shutdown,
     async close() {
       // The graceful shutdown's end, at once: both ports closed, then the adapter.
-      running.server.closeAllConnections();
+      running.closeAllConnections();
       await new Promise<void>((resolve) => running.server.close(() => resolve()));
       await running.closeMetrics();
       await adapter.close();

@@ -41,7 +41,7 @@ export async function startOwnAdapter(context: ProbeContext): Promise<OwnAdapter
   return {
     url: running.url,
     async close() {
-      running.server.closeAllConnections();
+      running.closeAllConnections();
       await new Promise<void>((resolve) => running.server.close(() => resolve()));
       await adapter.close();
     },

@@ -1,15 +1,13 @@
 import type { IncomingMessage } from "node:http";
 import type { Config } from "../../config/config.js";
 import type { ConversationsApi } from "../../continuity/conversations-api/conversations-api.js";
-import type { StoredResponses } from "../../continuity/responses/stored-responses.js";
 import type { ThreadScope } from "../../continuity/threads/thread-keys.js";
 import { conversationIdFrom, type ThreadHints, type ThreadMemory } from "../../continuity/threads/thread-memory.js";
 import { NO_THREAD } from "../../dialects/responses/compaction.js";
 import { callsOf, type KnownCall, type ReadInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
-import type { StoredValue } from "../../dialects/responses/stored-value.js";
 import { toolResultsPrompt } from "../../dialects/responses/tool-results.js";
 import { NotFoundError } from "../../errors/adapter-error.js";
-import { resolveReferences, visibleConversation, visibleResponse } from "./response-lookups.js";
+import { resolveReferences, type ResponseLookup, visibleConversation, visibleResponse } from "./response-lookups.js";
 import type { StoredResponse } from "./response-turns.js";
 
 /** The stores a Responses request's continuation is looked up in. */
@@ -17,7 +15,8 @@ export interface ContinuationStores {
   config: Pick<Config, "continuity">;
   /** Which workspace query a history, a compaction or a tool call continues. */
   threads: ThreadMemory;
-  stored: StoredResponses<StoredValue>;
+  /** The stored responses (on a WebSocket, its own store-less responses first: docs/responses-api.md#websocket-mode). */
+  stored: ResponseLookup;
   /** The Conversations API's conversations. */
   conversations: ConversationsApi;
 }

@@ -47,6 +47,24 @@ export interface PlannedResponse {
 }
 
 /**
+ * What a response's answer remembers before its last bytes, whatever its transport: its thread's
+ * turn (the thread memory), and the stored response with its conversation's items.
+ */
+export function rememberTurn(
+  options: Pick<ResponseDeliveryOptions, "threads" | "turns">,
+  turn: Turn,
+  thread: ThreadTurnPlace,
+  encoder: FinishedAnswer,
+): BeforeAnswerEnds {
+  return async (sent) => {
+    const answer = sent[0]?.content ?? "";
+    const { scope, hints, promptIndex, handles } = thread;
+    const remembered = options.threads.remember(scope, hints, { promptIndex, answer, queryId: turn.queryId, handles });
+    await Promise.all([remembered, options.turns.store(turn, encoder)]);
+  };
+}
+
+/**
  * The delivery of a response (docs/responses-api.md): one body, a stream, or a background answer
  * (its stream into an event log any replica follows); and what its answer remembers before its
  * last bytes: its thread's turn, and the stored response with its conversation's items.
@@ -55,16 +73,10 @@ export function responseDelivery(
   options: ResponseDeliveryOptions,
   planned: PlannedResponse,
 ): { delivery: Delivery<unknown>; remember: BeforeAnswerEnds } {
-  const { body, turn, target, thread } = planned;
+  const { body, turn, target } = planned;
   const seconds = () => Math.floor(options.clock.now() / 1000);
   const { delivery, encoder } = deliveryOf();
-  const remember: BeforeAnswerEnds = async (sent) => {
-    const answer = sent[0]?.content ?? "";
-    const { scope, hints, promptIndex, handles } = thread;
-    const remembered = options.threads.remember(scope, hints, { promptIndex, answer, queryId: turn.queryId, handles });
-    await Promise.all([remembered, options.turns.store(turn, encoder)]);
-  };
-  return { delivery, remember };
+  return { delivery, remember: rememberTurn(options, turn, planned.thread, encoder) };
 
   function deliveryOf(): { delivery: Delivery<unknown>; encoder: FinishedAnswer } {
     const { meta } = turn;

@@ -20,12 +20,17 @@ export interface Looker {
  * response's, a 404 naming `param` (docs/responses-api.md): the one meaning of "not visible".
  */
 export function visibleResponse(
-  stored: StoredResponses<StoredValue>, id: string, looker: Looker, param: string,
+  stored: ResponseLookup, id: string, looker: Looker, param: string,
 ): Promise<StoredResponse> {
+  // OpenAI's and the Open Responses spec's code for a chain that cannot continue (docs/responses-api.md#websocket-mode).
+  const code = param === "previous_response_id" ? "previous_response_not_found" : "response_not_found";
   return foundOr404(RESPONSE_ID.test(id) && stored.visible(id, looker.principal, looker.workspace), () => {
-    return new NotFoundError(`No response with id '${id}' was found`, { param, code: "response_not_found" });
+    return new NotFoundError(`No response with id '${id}' was found`, { param, code });
   });
 }
+
+/** What a continuation reads of the stored responses: the adapter's stores, or a WebSocket's own responses before them. */
+export type ResponseLookup = Pick<StoredResponses<StoredValue>, "visible" | "producing">;
 
 /** A conversation this caller may see; otherwise, or for an id that is no conversation's, a 404 naming `param`. */
 export function visibleConversation(
@@ -57,7 +62,7 @@ export async function visibleBackground(
  * silently dropping part of the conversation would alter it), and the last response referenced.
  */
 export async function resolveReferences(
-  stored: StoredResponses<StoredValue>,
+  stored: ResponseLookup,
   items: StoredInputItem[],
   looker: Looker,
 ): Promise<{ resolved: StoredInputItem[]; lastReferenced: StoredResponse | null }> {

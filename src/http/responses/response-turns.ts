@@ -36,6 +36,16 @@ export interface FinishedAnswer {
   readonly usage: TokenUsage | undefined;
 }
 
+/** A finished turn as a stored response holds it, or null for an answer not finished whole (nothing to continue). */
+export function entryOf(turn: Turn, encoder: FinishedAnswer): StoredResponse | null {
+  const { id, queryId, meta, input } = turn;
+  const { finished, usage } = encoder;
+  if (!finished || !usage) return null;
+  const itemIds = finished.output.map((item) => item.id);
+  const value = { response: finished, input, meta, answer: encoder.answer, usage };
+  return { id, principal: turn.principal, workspace: turn.workspace, queryId, itemIds, value };
+}
+
 /**
  * How a Responses turn is kept (docs/responses-api.md#continuing-and-storing-responses): the
  * response, when `store`, as a stored response (`previous_response_id`, retrieval, `item_reference`s
@@ -49,17 +59,11 @@ export class ResponseTurns {
 
   /** Stores a finished turn (docs/architecture.md#redis-down-or-slow); resolves once written or after the stores' wait. Never rejects. */
   async store(turn: Turn, encoder: FinishedAnswer): Promise<void> {
-    const { id, queryId, meta, input, conversation } = turn;
-    const { finished, usage } = encoder;
+    const { conversation, input } = turn;
+    const { finished } = encoder;
     const threadTurn = conversation && finished ? this.appendTurn(conversation, [...input, ...finished.output]) : undefined;
-    if (!meta.store || !finished || !usage) {
-      await threadTurn;
-      return;
-    }
-    const itemIds = finished.output.map((item) => item.id);
-    const value = { response: finished, input, meta, answer: encoder.answer, usage };
-    const entry: StoredResponse = { id, principal: turn.principal, workspace: turn.workspace, queryId, itemIds, value };
-    await Promise.all([this.stores.stored.put(entry), threadTurn]);
+    const entry = turn.meta.store ? entryOf(turn, encoder) : null;
+    await Promise.all([entry && this.stores.stored.put(entry), threadTurn]);
   }
 
   /** Adds a turn's items to its conversation; a failure is logged (the answer is not lost for it). */

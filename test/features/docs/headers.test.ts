@@ -24,13 +24,13 @@ const NOT_OURS = new Map([
   ["x-forwarded-proto", "written onto a request for oidc-provider, as x-forwarded-host"],
 ]);
 
-/** HTTP's own headers (and CORS's, and the W3C trace context's), which the list leaves out. */
+/** HTTP's own headers (and CORS's, the W3C trace context's, a WebSocket handshake's), which the list leaves out. */
 const STANDARD = new Set(
   [
     "accept", "access-control-allow-headers", "access-control-allow-methods", "access-control-allow-origin", "access-control-expose-headers",
     "access-control-max-age", "access-control-request-headers", "allow", "authorization", "cache-control", "connection", "content-length",
     "content-security-policy", "content-type", "cookie", "host", "location", "origin", "referrer-policy", "set-cookie", "traceparent",
-    "tracestate", "transfer-encoding", "user-agent", "vary", "www-authenticate",
+    "tracestate", "transfer-encoding", "user-agent", "vary", "www-authenticate", "upgrade", "sec-websocket-key", "sec-websocket-version",
   ],
 );
 

@@ -17,11 +17,8 @@ import { waitFor } from "../../helpers/wait-for.js";
  */
 const FAILS_BY_NATURE = ["tool-calling"];
 
-/**
- * WebSocket mode (issue 57) is not built yet: these fail until it is. The change that builds it
- * empties this list.
- */
-const WEBSOCKET_NOT_YET_BUILT = [
+/** WebSocket mode (docs/responses-api.md#websocket-mode): `GET /v1/responses` upgraded, `response.create` events. */
+const WEBSOCKET = [
   "websocket-response",
   "websocket-sequential-responses",
   "websocket-continuation",
@@ -37,7 +34,7 @@ const SUITE = [
   "assistant-phase",
   "response-output-phase-schema",
   "streaming-response",
-  ...WEBSOCKET_NOT_YET_BUILT,
+  ...WEBSOCKET,
   "system-prompt",
   "tool-calling",
   "image-input",
@@ -86,12 +83,12 @@ describe("the Open Responses compliance suite (2026-04-24), against `npm start`"
     expect(responseResourceSchema._def.typeName).toBe("ZodObject");
   });
 
-  it("passes every test but tool-calling (by nature) and WebSocket mode (not yet built)", async () => {
+  it("passes every test but tool-calling (by nature), WebSocket mode's included", async () => {
     const suite = (await import(SUITE_MODULE)) as ComplianceSuite;
     expect(suite.testTemplates.map((template) => template.id)).toEqual(SUITE);
     const config = { baseUrl, apiKey: "any-key-works-locally", authHeaderName: "Authorization", useBearerPrefix: true, model: "ask", runtime: "server" as const };
     const results = await suite.runAllTests(config, () => {});
-    const failing = new Set([...FAILS_BY_NATURE, ...WEBSOCKET_NOT_YET_BUILT]);
+    const failing = new Set(FAILS_BY_NATURE);
     const outcome = (result: { id: string; status: string; errors?: string[] }) => `${result.id}: ${result.status}${result.errors?.length ? ` (${result.errors.join("; ")})` : ""}`;
     const expected = results.map((result) => `${result.id}: ${failing.has(result.id) ? "failed" : "passed"}`);
     expect(results.map((result) => (failing.has(result.id) === (result.status === "failed") ? `${result.id}: ${result.status}` : outcome(result)))).toEqual(expected);

@@ -67,7 +67,7 @@ describe("StoredResponses", () => {
       await expect(visibleResponse(stored, "resp_mine", { principal, workspace }, "previous_response_id")).rejects.toMatchObject({
         status: 404,
         param: "previous_response_id",
-        code: "response_not_found",
+        code: "previous_response_not_found",
       });
     }
   });
