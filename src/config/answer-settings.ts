@@ -41,6 +41,10 @@ export const answerVariables = z.object({
     integer(30_000, 1000),
     "Responses WebSocket mode (docs/responses-api.md#websocket-mode): silence after which the adapter pings a socket; one that has not answered the previous ping by then is closed, so a client gone without a close costs nothing for long",
   ),
+  WEBSOCKET_MAX_PER_KEY: documented(
+    integer(64, 1, 100_000),
+    "Responses WebSocket mode: open sockets one principal (key, named key or gateway identity) may hold on a replica; past it the upgrade is a 429 `too_many_connections`, so that one client cannot hold the replica's sockets (each idle one costs ~7 KB)",
+  ),
   WEBSOCKET_MAX_MINUTES: documented(
     integer(60, 1, 1440),
     "Longest life of a Responses WebSocket connection, as OpenAI's and the Open Responses spec's 60 minutes: then `websocket_connection_limit_reached` and a close, once any answer in flight has ended; bounds what one connection holds",
@@ -70,7 +74,11 @@ export function answerSettings(env: AnswerVariables) {
     },
     sseKeepAliveMs: env.SSE_KEEPALIVE_MS,
     /** Responses WebSocket mode: the ping interval and a connection's longest life. */
-    webSocket: { pingMs: env.WEBSOCKET_PING_MS, maxMs: env.WEBSOCKET_MAX_MINUTES * 60_000 },
+    webSocket: {
+      pingMs: env.WEBSOCKET_PING_MS,
+      maxMs: env.WEBSOCKET_MAX_MINUTES * 60_000,
+      perPrincipal: env.WEBSOCKET_MAX_PER_KEY,
+    },
   };
 }
 

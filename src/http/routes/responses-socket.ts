@@ -1,7 +1,7 @@
 import { WebSocketServer } from "ws";
 import { ResponseStreamEncoder } from "../../dialects/responses/response-stream-encoder.js";
 import type { ResponseRequest } from "../../dialects/responses/response-request.js";
-import { InvalidRequestError, MethodNotAllowedError } from "../../errors/adapter-error.js";
+import { InvalidRequestError, MethodNotAllowedError, RateLimitError } from "../../errors/adapter-error.js";
 import { type AnswerCall, answerInOrder, type AnswerSteps } from "../answer-request.js";
 import type { Lifecycle } from "../lifecycle.js";
 import type { RequestContexts } from "../request-context.js";
@@ -46,6 +46,8 @@ export function responsesSocket(options: ResponsesSocketOptions, stepsOf: Respon
   const maxPayload = config.limits.bodyLimitBytes;
   const server = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false, clientTracking: false });
   const connections = new Set<ResponsesConnection>();
+  // Open sockets per principal on this replica (`WEBSOCKET_MAX_PER_KEY`); an entry leaves with its last socket.
+  const perPrincipal = new Map<string, number>();
   let sweep: NodeJS.Timeout | undefined;
 
   const transport: ResponseTransport<SocketCall> = {
@@ -100,10 +102,24 @@ export function responsesSocket(options: ResponsesSocketOptions, stepsOf: Respon
       throw new InvalidRequestError("Not a WebSocket handshake: Sec-WebSocket-Key and Sec-WebSocket-Version 13 are required", { code: "invalid_handshake" });
     }
     // A refused credential is the HTTP 401 the POST route answers, before the upgrade.
-    options.authenticate(request);
+    const { principal } = options.authenticate(request);
+    const open = perPrincipal.get(principal) ?? 0;
+    if (open >= config.answers.webSocket.perPrincipal) {
+      throw new RateLimitError(`Too many open WebSocket connections for this key on this server (${open}; WEBSOCKET_MAX_PER_KEY): close one, or send several responses on one connection`, {
+        code: "too_many_connections",
+      });
+    }
+    // Counted from before the handshake, so that concurrent upgrades cannot pass the bound together.
+    perPrincipal.set(principal, open + 1);
+    const release = () => {
+      const left = (perPrincipal.get(principal) ?? 1) - 1;
+      if (left > 0) perPrincipal.set(principal, left);
+      else perPrincipal.delete(principal);
+    };
     // Its log line is the connection's: the upgrade, ended whole when the socket closes (request-context.ts).
     response.statusCode = 101;
     const socket = request.socket;
+    socket.once("close", release);
     await new Promise<void>((resolve) => {
       socket.once("close", resolve);
       server.handleUpgrade(request, socket, NOTHING, (ws) => {

@@ -194,6 +194,30 @@ describe("the upgrade", () => {
     }
   });
 
+  it("is a 429 too_many_connections past WEBSOCKET_MAX_PER_KEY open sockets of one key, counted per key and given back as one closes", async () => {
+    const listed = await startStack({ ADAPTER_API_KEYS: "team=sk-team-key,other=sk-other-key", WORKSPACE_API_KEY: API_KEY, WEBSOCKET_MAX_PER_KEY: "2" });
+    try {
+      const team = { authorization: "Bearer sk-team-key" };
+      // Asked together: the bound holds for upgrades in flight at once, not only for sockets already open.
+      const attempts = await Promise.allSettled([1, 2, 3].map(() => ResponseSocket.open(listed.url, team)));
+      const opened = attempts.flatMap((attempt) => (attempt.status === "fulfilled" ? [attempt.value] : []));
+      const refusals = attempts.flatMap((attempt) => (attempt.status === "rejected" ? [attempt.reason] : []));
+      expect(opened).toHaveLength(2);
+      expect(refusals).toEqual([expect.objectContaining({ status: 429, body: { detail: expect.stringContaining("WEBSOCKET_MAX_PER_KEY"), error: expect.objectContaining({ type: "rate_limit_error", code: "too_many_connections" }) } })]);
+      // Another key's sockets are its own; the team's open ones still answer.
+      const other = await ResponseSocket.open(listed.url, { authorization: "Bearer sk-other-key" });
+      expect(responseOf(await opened[0]!.turn({ model: "ask", input: QUESTION })).status).toBe("completed");
+      other.close();
+      opened[1]!.close();
+      await opened[1]!.whenClosed();
+      const again = await waitFor(() => ResponseSocket.open(listed.url, team).catch(() => null), "a team socket once one closed");
+      again.close();
+      opened[0]!.close();
+    } finally {
+      await listed.close();
+    }
+  });
+
   it("is not asked by a plain GET, which is still the 405 it was", async () => {
     const response = await fetch(`${stack.url}/v1/responses`, { headers: headers() });
     expect(response.status).toBe(405);
