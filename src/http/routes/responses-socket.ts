@@ -111,7 +111,10 @@ export function responsesSocket(options: ResponsesSocketOptions, stepsOf: Respon
     }
     // Counted from before the handshake, so that concurrent upgrades cannot pass the bound together.
     perPrincipal.set(principal, open + 1);
+    let released = false;
     const release = () => {
+      if (released) return;
+      released = true;
       const left = (perPrincipal.get(principal) ?? 1) - 1;
       if (left > 0) perPrincipal.set(principal, left);
       else perPrincipal.delete(principal);
@@ -120,6 +123,8 @@ export function responsesSocket(options: ResponsesSocketOptions, stepsOf: Respon
     response.statusCode = 101;
     const socket = request.socket;
     socket.once("close", release);
+    // A socket already gone (its client left while the request was read) may have said so before this listened.
+    if (socket.destroyed) release();
     await new Promise<void>((resolve) => {
       socket.once("close", resolve);
       server.handleUpgrade(request, socket, NOTHING, (ws) => {
