@@ -210,11 +210,13 @@ export class SpanAnswerTrace implements AnswerTrace {
     if (this.ended) return;
     this.ended = true;
     const { facts } = this;
-    if (facts) {
-      const finishReasons = dense(this.finishReasons);
-      if (finishReasons.length > 0) facts.finishReasons = finishReasons;
-      facts.completed = completed;
+    if (!facts) {
+      this.span.end();
+      return;
     }
+    const finishReasons = dense(this.finishReasons);
+    if (finishReasons.length > 0) facts.finishReasons = finishReasons;
+    facts.completed = completed;
     // A performance timestamp: the SDK places it on the span's own clock.
     const at = performance.now();
     if (this.pending) void this.pending.then(() => endWithFacts(this.span, facts, at));

@@ -53,12 +53,15 @@ export class RequestSpan {
   /** Ends the span once the response closed: `{method} {route}`, the status, and a 5xx as an error. */
   end(method: string | undefined, route: string | undefined, status: number): void {
     const { span, facts } = this;
-    if (route !== undefined) span.updateName(`${method ?? "_OTHER"} ${route}`);
-    if (facts) {
-      facts.route = route;
-      facts.status = status;
-      if (status >= 500) facts.errorType = String(status);
+    // A span the sampler dropped records nothing: no name to build, no status to set.
+    if (!facts) {
+      span.end();
+      return;
     }
+    if (route !== undefined) span.updateName(`${method ?? "_OTHER"} ${route}`);
+    facts.route = route;
+    facts.status = status;
+    if (status >= 500) facts.errorType = String(status);
     if (status >= 500) span.setStatus({ code: STATUS_ERROR });
     endWithFacts(span, facts);
   }
@@ -92,9 +95,24 @@ export function traceAttempt(
 ): CallAttempt {
   const parent = tracing.activeSpan();
   if (!parent) return UNTRACED_ATTEMPT;
+  // Under a span the sampler dropped (parent-based sampling drops its children too), the call takes
+  // no span of its own: the parent's context goes along, so the trace id and the "not sampled" flag
+  // still reach the workspace service, and nothing is built for a span nobody records.
+  if (!parent.isRecording()) return new PropagatedAttempt(tracing.headersOf(parent));
   const url = target.url(path());
   const span = tracing.startSpan(`${method} ${url.pathname}`, CLIENT, parent);
   return new TracedAttempt(tracing, span, method, url, attempt);
+}
+
+/** An attempt under a span that records nothing: only its context is sent along. */
+class PropagatedAttempt implements CallAttempt {
+  constructor(readonly headers: Readonly<Record<string, string>>) {}
+
+  run<T>(work: () => T): T {
+    return work();
+  }
+
+  end(): void {}
 }
 
 /** How an upstream call's span starts: its attributes are facts, written as it ends. */
