@@ -21,6 +21,9 @@ export interface ReplayUpstream {
   close(): Promise<void>;
 }
 
+/** How long an exchange recorded after a channel's subscribe waits for that subscribe to come. */
+const SUBSCRIBE_WAIT_MS = 5_000;
+
 /** How a replay serves: `pace: "recorded"` waits each exchange's recorded duration before answering. */
 export interface ReplayOptions {
   pace?: "at-once" | "recorded";
@@ -28,6 +31,8 @@ export interface ReplayOptions {
 
 /** One recorded realtime channel: the answer to its subscribe, and what was pushed on it after. */
 interface RecordedChannel {
+  /** Where the client's subscribe stood among the recorded frames and exchanges. */
+  subscribedAt: number;
   subscribed: unknown;
   pushes: { seq: number; message: unknown }[];
 }
@@ -56,6 +61,27 @@ export async function startReplayUpstream(recording: Recording, options: ReplayO
   let released = 0;
   const { channels, outcomes } = readRealtime(recording);
   let nextOutcome = 0;
+  /** The recorded channels a client has subscribed to here, and who waits for the next subscribe. */
+  const subscribedLive = new Set<RecordedChannel>();
+  const subscribeWaiters: (() => void)[] = [];
+  /**
+   * Holds an exchange recorded after a channel's subscribe until that subscribe has come (at most
+   * SUBSCRIBE_WAIT_MS: a client may never subscribe), so that an answer served at once cannot end
+   * the query before the channel is followed, which the recording says it was.
+   */
+  const subscribesBefore = async (seq: number) => {
+    const deadline = Date.now() + SUBSCRIBE_WAIT_MS;
+    const pending = () => [...channels.values()].some((channel) => channel.subscribedAt < seq && !subscribedLive.has(channel));
+    while (pending() && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+        subscribeWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  };
 
   const mapIds = (text: string) => {
     let result = text;
@@ -84,6 +110,7 @@ export async function startReplayUpstream(recording: Recording, options: ReplayO
       outgoing.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ detail: "Not in the recording" }));
       return;
     }
+    await subscribesBefore(exchange.seq);
     served.push(exchange);
     if (options.pace === "recorded") await new Promise((resolve) => setTimeout(resolve, exchange.response.durationMs));
     const { response } = exchange;
@@ -159,6 +186,8 @@ export async function startReplayUpstream(recording: Recording, options: ReplayO
           else {
             send({ id, subscribe: channel.subscribed });
             session.subscriptions.set(live, { channel, next: 0 });
+            subscribedLive.add(channel);
+            for (const waiter of subscribeWaiters.splice(0)) waiter();
           }
         } else if (isObject(command.unsubscribe) && typeof command.unsubscribe.channel === "string") {
           session.subscriptions.delete(command.unsubscribe.channel);
@@ -204,13 +233,13 @@ function readRealtime(recording: Recording): { channels: Map<string, RecordedCha
       outcomes.push({ refused: true });
       continue;
     }
-    const subscribing = new Map<number, string>();
+    const subscribing = new Map<number, { name: string; seq: number }>();
     let connected = false;
     for (const frame of connection.frames) {
       for (const message of frame.messages) {
         if (!isObject(message)) continue;
         if (frame.from === "client") {
-          if (isObject(message.subscribe) && typeof message.subscribe.channel === "string" && typeof message.id === "number") subscribing.set(message.id, message.subscribe.channel);
+          if (isObject(message.subscribe) && typeof message.subscribe.channel === "string" && typeof message.id === "number") subscribing.set(message.id, { name: message.subscribe.channel, seq: frame.seq });
           continue;
         }
         if (isObject(message.connect) && !connected) {
@@ -219,8 +248,8 @@ function readRealtime(recording: Recording): { channels: Map<string, RecordedCha
           const { ping: _ping, pong: _pong, ...reply } = message.connect;
           outcomes.push({ reply });
         } else if (isObject(message.subscribe) && typeof message.id === "number") {
-          const name = subscribing.get(message.id);
-          if (name && !channels.has(name)) channels.set(name, { subscribed: message.subscribe, pushes: [] });
+          const asked = subscribing.get(message.id);
+          if (asked && !channels.has(asked.name)) channels.set(asked.name, { subscribedAt: asked.seq, subscribed: message.subscribe, pushes: [] });
         } else if (isObject(message.push) && typeof message.push.channel === "string") {
           channels.get(message.push.channel)?.pushes.push({ seq: frame.seq, message });
         }
