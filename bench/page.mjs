@@ -194,7 +194,7 @@ The command: \`BENCH_NODES="/path/to/node22 /path/to/node24" npm run bench\` mea
 (\`npm run bench\` alone, under the Node on the PATH); every server runs on loopback in its own process under
 that Node, beside an upstream that answers at once (a finished, cited 1 KB answer) and a bare \`node:http\`
 pass-through proxy (the yardstick: the same two HTTP hops, nothing else). \`BENCH_ONLY=<part>\` runs one part
-(\`BENCH_MERGE=1\` keeps it); \`BENCH_SECONDS\` and \`BENCH_REPEATS\` set the rounds. The raw figures are in
+(\`BENCH_MERGE=1\` keeps it); \`BENCH_SECONDS\` and \`BENCH_REPEATS\` set the rounds, \`BENCH_STREAMS\` the idle streams. The raw figures are in
 \`bench/results/node-<major>.json\`; this page holds no history, which is in git.
 
 ## Results

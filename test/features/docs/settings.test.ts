@@ -31,6 +31,7 @@ const OUTSIDE: readonly { name: string; readIn?: string; by?: string }[] = [
   { name: "BENCH_SECONDS", readIn: "bench/run.mjs" },
   { name: "BENCH_REPEATS", readIn: "bench/run.mjs" },
   { name: "BENCH_STREAMS", readIn: "bench/run.mjs" },
+  { name: "BENCH_BASE", readIn: "bench/cpu.mjs" },
   { name: "BENCH_BASELINE", readIn: "bench/governance.mjs" },
   // The recipes' (examples/): where the reader's adapter and workspace are.
   { name: "ADAPTER_URL", readIn: "examples/langchain.mjs" },
