@@ -67,6 +67,8 @@ const ROWS = [
   ["schemas", "the worst schema check: a 999-character counted-repetition `pattern` refused; the largest schema accepted, checked", "a few ms", (r) => r.schemas && `${ms(r.schemas.hugePattern.maxMs)}; ${ms(r.schemas.largestAccepted.maxMs)}`, (r) => Math.max(r.schemas.hugePattern.maxMs, r.schemas.largestAccepted.maxMs) <= 5],
   ["schemas", "validating an answer: typical; 20,000 strings under `uniqueItems` (refused by the budget)", "", (r) => r.schemas && `${µs(r.schemas.typicalValidationUs)}; ${ms(r.schemas.uniqueItems20000.maxMs)}`],
   ["background", "1,000 background answers in flight: heap; RSS per answer", "", (r) => r.background && `${r.background.inFlight.heapKBPerAnswer} KB; ${r.background.inFlight.rssKBPerAnswer} KB`],
+  ["websocket", "a Responses turn at a time over a WebSocket: p50 latency; adapter CPU per turn (the same turn streamed over HTTP; as one JSON body)", "", (r) => r.websocket && `${µs(r.websocket.websocket.p50Us)}; ${µs(r.websocket.websocket.cpuUsPerTurn)} (${µs(r.websocket.sse.p50Us)}, ${µs(r.websocket.sse.cpuUsPerTurn)}; ${µs(r.websocket.json.p50Us)}, ${µs(r.websocket.json.cpuUsPerTurn)})`],
+  ["websocket", "1,000 idle WebSockets: heap; RSS per socket", "", (r) => r.websocket?.idle && `${(r.websocket.idle.heapBytesPerSocket / 1024).toFixed(1)} KB; ${(r.websocket.idle.rssBytesPerSocket / 1024).toFixed(1)} KB`],
   ["failover", "a master killed: its keys' p99; last refusal after the kill (medians of the runs)", "", (r) => r.failover?.runs && `${ms(r.failover.medianP99Ms.killedMaster)}; ${ms(median(r.failover.runs.map((run) => run.lastRefusedAfterMs)))}`],
 ];
 
@@ -147,6 +149,10 @@ const METHODS = {
   background: [
     "Background responses",
     "`bench/background.mjs`: 1,000 background answers in flight (queries stalled upstream; state in process), their heap and RSS each above the adapter's own after a warm-up; and a finished answer resumed (`GET /v1/responses/{id}?stream=true&starting_after=2`), one at a time, from state in process and in Redis.",
+  ],
+  websocket: [
+    "WebSocket mode",
+    "`bench/websocket.mjs`: one adapter against the instant upstream; the same Responses turn one at a time over a WebSocket (`response.create` on one open socket), streamed over HTTP (SSE) and as one JSON body, 400 turns a round for each, taking turns in alternating order; p50 and p99 of each turn's time to its last event, and the adapter process's CPU per turn; medians over `BENCH_REPEATS` rounds. Then 1,000 idle sockets opened, the heap (after a collection) and RSS above the adapter's before, per socket ([responses-api.md](responses-api.md#websocket-mode)).",
   ],
   failover: [
     "Redis Cluster failover",
