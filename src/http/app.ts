@@ -32,7 +32,8 @@ import { edgeGuard } from "./edge-guard.js";
 import { reportFailure, sendJson } from "./error-response.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { openApiDocument } from "./openapi.js";
-import { pathOf, type RequestContext, type RequestContexts } from "./request-context.js";
+import { type RequestContext } from "./request-context.js";
+import { pathOf, type RequestContexts } from "./request-contexts.js";
 import { Call, type Route, route, RouteTable } from "./route-table.js";
 import { chatCompletionsRoute } from "./routes/chat-completions.js";
 import { documentRoutes } from "./routes/documents.js";
@@ -65,7 +66,7 @@ export interface AppDependencies {
   /** Limits per client key and workspace (`RATE_LIMIT_*`); undefined when none is configured. */
   rateLimits?: RateLimits | undefined;
   lifecycle: Lifecycle;
-  /** Makes each request's context (request-context.ts). */
+  /** Makes each request's context (request-contexts.ts). */
   contexts: RequestContexts;
   sweeps: KeepAliveSweeps;
   metrics: Metrics;

@@ -1,7 +1,7 @@
 import { auditRecord } from "../audit/audit-record.js";
 import type { AuditSink } from "../audit/sink.js";
 import type { Clock } from "../util/clock.js";
-import type { RequestSubscriber } from "./request-context.js";
+import type { RequestSubscriber } from "./request-contexts.js";
 
 /** What the audit trail is built from. */
 export interface AuditTrailOptions {

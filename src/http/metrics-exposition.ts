@@ -5,7 +5,7 @@ import { MethodNotAllowedError, NotFoundError, toAdapterError } from "../errors/
 import type { Metrics } from "../metrics/metrics.js";
 import { hostRefusal, type GuardSettings } from "./edge-guard.js";
 import { sendError } from "./error-response.js";
-import { pathOf } from "./request-context.js";
+import { pathOf } from "./request-contexts.js";
 
 /**
  * `GET /metrics` (docs/observability.md#metrics): the Prometheus exposition of the adapter's

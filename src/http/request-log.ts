@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Metrics } from "../metrics/metrics.js";
 import { logFieldsOf, type Tracing } from "../telemetry/tracing.js";
-import { pathOf, RequestContexts, type RequestSubscriber } from "./request-context.js";
+import { pathOf, RequestContexts, type RequestSubscriber } from "./request-contexts.js";
 
 /** Counts every request and its latency, by route template, mode and status (docs/observability.md). */
 export function requestMetrics(metrics: Metrics): RequestSubscriber {

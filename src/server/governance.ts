@@ -8,7 +8,7 @@ import { KeyRing } from "../auth/key-ring.js";
 import { openAuditSink } from "../audit/audit-sink.js";
 import type { AuthSettings, Config, GovernanceSettings } from "../config/config.js";
 import { auditTrail } from "../http/audit-trail.js";
-import type { RequestSubscriber } from "../http/request-context.js";
+import type { RequestSubscriber } from "../http/request-contexts.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { UsageLedger } from "../usage/usage-ledger.js";
 import type { UsageStore } from "../usage/usage-store.js";

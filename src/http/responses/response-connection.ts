@@ -7,7 +7,7 @@ import { errorBody } from "../../errors/error-body.js";
 import { type AdapterError, ClientClosedError, InvalidRequestError, RateLimitError, ServiceUnavailableError, toAdapterError } from "../../errors/adapter-error.js";
 import type { AnswerCall } from "../answer-request.js";
 import { SocketFrameSink, socketStream } from "../delivery/socket-delivery.js";
-import type { RequestContexts } from "../request-context.js";
+import type { RequestContexts } from "../request-contexts.js";
 import type { ResponseLookup } from "./response-lookups.js";
 import type { StoredResponse } from "./response-turns.js";
 

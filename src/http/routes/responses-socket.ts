@@ -4,7 +4,7 @@ import type { ResponseRequest } from "../../dialects/responses/response-request.
 import { InvalidRequestError, MethodNotAllowedError, RateLimitError } from "../../errors/adapter-error.js";
 import { type AnswerCall, answerInOrder, type AnswerSteps } from "../answer-request.js";
 import type { Lifecycle } from "../lifecycle.js";
-import type { RequestContexts } from "../request-context.js";
+import type { RequestContexts } from "../request-contexts.js";
 import { type ConnectionHost, ResponsesConnection, type SocketCall } from "../responses/response-connection.js";
 import type { Continuation } from "../responses/response-continuation.js";
 import { rememberTurn } from "../responses/response-delivery.js";
@@ -119,7 +119,7 @@ export function responsesSocket(options: ResponsesSocketOptions, stepsOf: Respon
       if (left > 0) perPrincipal.set(principal, left);
       else perPrincipal.delete(principal);
     };
-    // Its log line is the connection's: the upgrade, ended whole when the socket closes (request-context.ts).
+    // Its log line is the connection's: the upgrade, ended whole when the socket closes (request-contexts.ts).
     response.statusCode = 101;
     const socket = request.socket;
     socket.once("close", release);

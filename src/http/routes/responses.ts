@@ -29,7 +29,7 @@ import { sse } from "../delivery/stream-delivery.js";
 import { type Continuation, continuationOf, type ContinuationStores } from "../responses/response-continuation.js";
 import { type PlannedResponse, responseDelivery } from "../responses/response-delivery.js";
 import type { Lifecycle } from "../lifecycle.js";
-import type { RequestContexts } from "../request-context.js";
+import type { RequestContexts } from "../request-contexts.js";
 import { responsesSocket, responsesSocketOperation } from "./responses-socket.js";
 import { ResponseTurns } from "../responses/response-turns.js";
 import { type Route, type RouteCall, route } from "../route-table.js";

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig, type RateLimitSettings } from "../../../src/config/config.js";
 import { RateLimitError } from "../../../src/errors/adapter-error.js";
 import { admit } from "../../../src/http/admission.js";
-import { RequestContexts } from "../../../src/http/request-context.js";
+import { RequestContexts } from "../../../src/http/request-contexts.js";
 import { ConcurrencyLimit } from "../../../src/limits/concurrency-limit.js";
 import { MemoryLimitCounters } from "../../../src/limits/limit-counters.js";
 import { RateLimits } from "../../../src/limits/rate-limits.js";

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ConcurrencyLimit } from "../../../src/limits/concurrency-limit.js";
 import { inspectJson } from "../../../src/http/inspect-json.js";
 import { Lifecycle } from "../../../src/http/lifecycle.js";
-import { RequestContexts } from "../../../src/http/request-context.js";
+import { RequestContexts } from "../../../src/http/request-contexts.js";
 import { ServiceUnavailableError } from "../../../src/errors/adapter-error.js";
 import { loadConfig, type RateLimitSettings } from "../../../src/config/config.js";
 import { admit } from "../../../src/http/admission.js";

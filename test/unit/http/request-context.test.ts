@@ -5,7 +5,7 @@ import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { type ClosedRequest, RequestContexts } from "../../../src/http/request-context.js";
+import { type ClosedRequest, RequestContexts } from "../../../src/http/request-contexts.js";
 import { requestLog, requestMetrics } from "../../../src/http/request-log.js";
 import { Metrics } from "../../../src/metrics/metrics.js";
 
