@@ -97,3 +97,25 @@ describe("a schema that exhausts the worker's memory", () => {
     expect(JSON.parse(completion.choices[0]?.message.content ?? "")).toEqual({ days: expect.any(Number) });
   });
 });
+
+describe("a schema check past the worker's time", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // 1 ms: no check, not even the worker's start, fits in it.
+    const schemas = workerSchemas({ maxBytes: 65_536, maxDepth: 24 }, { taskTimeoutMs: 1, heapMb: 256, maxQueue: 8 }, WORKER_FILE);
+    stack = await startStack({}, {}, { schemas });
+  });
+  afterAll(() => stack.close());
+
+  it("is stopped, and is a 400 naming the parameter that asked, before any workspace query", async () => {
+    const before = stack.workspace.control.creates.length;
+    const schema = { type: "object", properties: { days: { type: "integer" } } };
+    const body = { model: "ask", input: "How many days?", text: { format: { type: "json_schema", name: "leave", schema } } };
+    const refused = await fetch(`${stack.url}/v1/responses`, { method: "POST", headers: headers(), body: JSON.stringify(body) });
+    const parsed = (await refused.json()) as { error: { param: string; code: string; message: string } };
+    expect(refused.status).toBe(400);
+    expect(parsed.error).toMatchObject({ param: "text.format", code: "invalid_json_schema" });
+    expect(parsed.error.message).toMatch(/too costly to check: checking it took longer than 1 ms/);
+    expect(stack.workspace.control.creates.length).toBe(before);
+  });
+});
