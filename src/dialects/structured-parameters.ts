@@ -1,4 +1,4 @@
-import { InvalidRequestError } from "../errors/adapter-error.js";
+import { InvalidRequestError, ServiceUnavailableError } from "../errors/adapter-error.js";
 import type { SchemaProblem } from "../structured/schema-bounds.js";
 import { isSchemaNode, type SchemaNode } from "../structured/schema-walk.js";
 import type { StructuredRequest } from "../structured/structured-request.js";
@@ -39,6 +39,7 @@ function schemaParameter(param: string, name: string | null): string {
 /** A problem the check found, as the 400 that names the parameter, the place in the schema and what is wrong there. */
 function refuseProblem(problem: SchemaProblem | null, param: string, name: string | null): void {
   if (!problem) return;
+  if (problem.busy) throw new ServiceUnavailableError(problem.message, { param, headers: { "retry-after": "1" } });
   const where = problem.pointer === "" ? "the schema" : `the schema at ${problem.pointer}`;
   throw new InvalidRequestError(`Invalid schema for ${schemaParameter(param, name)}: ${where} ${problem.message}.`, { param, code: "invalid_json_schema" });
 }
