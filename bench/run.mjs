@@ -328,7 +328,7 @@ try {
   const chatUiTasks = await part("chat-ui-tasks", () => chatUiTaskCost(start));
   const structured = await part("structured", () => structuredCost(start));
   // The schema check's and validation's worst cases, in this process (docs/structured-answers.md#the-schema-is-untrusted).
-  const schemas = await part("schemas", async () => schemaWorstCases());
+  const schemas = await part("schemas", () => schemaWorstCases());
   const oauth = await part("oauth", () => oauthCost(start, { seconds: SECONDS, repeats: REPEATS }));
   const background = await part("background", () => backgroundCost(start));
   const failover = await part("failover", () => clusterFailover(start, { repeats: REPEATS }));

@@ -8,7 +8,9 @@
 import { loadavg } from "node:os";
 import { readChatStructured } from "../dist/src/dialects/chat-completions/structured-request.js";
 import { judgeAnswer } from "../dist/src/answer/judge-answer.js";
+import { inProcessSchemas } from "../dist/src/structured/schema-service.js";
 import { SchemaValidation } from "../dist/src/structured/schema-validator.js";
+import { workerSchemas } from "../dist/src/structured/schema-worker-pool.js";
 import { chatRounds, LOADED_ADAPTER, nanosPerCall } from "./processes.mjs";
 
 const ROUNDS = Number(process.env.BENCH_STRUCTURED_ROUNDS ?? 3);
@@ -40,8 +42,19 @@ export const bodies = {
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const round = (value, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;
 
+/** Nanoseconds per call of an asynchronous `run`, awaited one after another (the median of 7 batches). */
+async function nanosPerAsyncCall(run, iterations) {
+  const batches = [];
+  for (let batch = 0; batch < 7; batch += 1) {
+    const started = process.hrtime.bigint();
+    for (let index = 0; index < iterations; index += 1) await run(index);
+    batches.push(Number(process.hrtime.bigint() - started) / iterations);
+  }
+  return round(median(batches), 1);
+}
+
 /** The adapter's structured functions, timed in this process. */
-function functionCosts() {
+async function functionCosts() {
   const limits = { maxBytes: 65_536, maxDepth: 24 };
   const validation = new SchemaValidation(limits);
   const check = (value) => validation.check(value);
@@ -50,6 +63,8 @@ function functionCosts() {
   const asked = { ...ordinary, response_format: responseFormat };
   const output = "{\"leave\": {\"days\": 25, \"summary\": \"Employees receive 25 days of paid annual leave per calendar year [1].\", \"carryOver\": \"Unused leave of up to 5 days carries over [1].\"}, \"remoteWork\": {\"daysPerWeek\": 3, \"summary\": \"Remote work is allowed up to three days per week [2].\", \"equipment\": \"Equipment is reimbursed up to 500 euros once [2].\"}, \"incidents\": [{\"deadline\": \"one hour\", \"summary\": \"Security incidents are reported within one hour [3].\"}]}\n\nSources:\n[1] handbook.md — Leave policy\n[2] handbook.md — Remote work\n[3] security-policy.md — Incident reporting";
   const request = readChatStructured(asked, check);
+  // The judge as the unit tests run it, on this thread: what the worker does per answer.
+  const service = inProcessSchemas(limits);
   return {
     // What every request without a schema pays now: reading that it asks for none.
     noSchemaNs: nanosPerCall(() => readChatStructured(ordinary, check), 500_000),
@@ -58,7 +73,7 @@ function functionCosts() {
     newSchemaUs: round(nanosPerCall((index) => new SchemaValidation(limits).check({ ...schema, title: `t${index}` }), 2_000) / 1000, 1),
     knownSchemaUs: round(nanosPerCall(() => readChatStructured(asked, check), 20_000) / 1000, 2),
     // One answer taken out, validated, its citations found.
-    judgeUs: round(nanosPerCall(() => judgeAnswer(output, [], request, validation, false), 20_000) / 1000, 1),
+    judgeUs: round((await nanosPerAsyncCall(() => judgeAnswer(output, [], request, service, false), 20_000)) / 1000, 1),
   };
 }
 
@@ -85,7 +100,7 @@ function millis(run, runs) {
  * accepted (64 KB, 1,500 properties, patterns up to the program budget), and answers that multiply the
  * validator's work (`uniqueItems` over 20,000 strings, a union nested 20 deep). `BENCH_ONLY=schemas`.
  */
-export function schemaWorstCases() {
+export async function schemaWorstCases() {
   const limits = { maxBytes: 65_536, maxDepth: 24 };
   const huge = "x{1,1000}".repeat(111).slice(0, 999);
   const fresh = () => new SchemaValidation(limits);
@@ -110,7 +125,9 @@ export function schemaWorstCases() {
   const unique = { type: "array", items: { type: "string" }, uniqueItems: true };
   const strings = Array.from({ length: 20_000 }, (_, index) => `item ${index}`);
   const answer = JSON.parse(bodies.answer);
+  const onWorker = await workerWorstCases({ limits, accepted: accepted.map((item) => ({ ...item, description: `w${item.description}` })), union, deep, schema, answer });
   return {
+    onWorker,
     hugePattern: millis((index) => fresh().check({ type: "object", description: `h${index}`, properties: { a: { type: "string", pattern: huge } } }), 3),
     hugePatternProperty: millis((index) => fresh().check({ type: "object", description: `p${index}`, patternProperties: { [huge]: { type: "string" } } }), 3),
     largestAccepted: { bytes: JSON.stringify(accepted[0]).length, patterns: Object.values(accepted[0].properties).filter((item) => item.pattern).length, ...millis((index) => fresh().check(accepted[index]), accepted.length) },
@@ -118,6 +135,57 @@ export function schemaWorstCases() {
     uniqueItems20000: millis(() => validation.validate(unique, strings), 1),
     unionNested20: millis(() => validation.validate(union, deep), 3),
   };
+}
+
+/**
+ * What the event loop bears while the schema worker (dist/src/structured/schema-worker-pool.js, as
+ * `npm start` runs it) checks the largest schema accepted and validates the union nested 20 deep:
+ * the longest the loop was held at once (`stallMs`: the sending call's own time, and a 1 ms timer's
+ * worst lateness while the worker works), beside the work's time on the worker (`elapsedMs`, wall);
+ * and what one structured request pays for the round trip, a kept schema checked and the typical
+ * answer validated (`roundTrip`: wall µs and the event loop's busy µs per pair, from its utilization).
+ */
+async function workerWorstCases({ limits, accepted, union, deep, schema, answer }) {
+  const service = workerSchemas(limits);
+  try {
+    await service.check(schema); // the worker started, the typical schema kept
+    const watch = async (call, runs) => {
+      const stalls = [];
+      const elapsed = [];
+      for (let index = 0; index < runs; index += 1) {
+        let worst = 0;
+        let last = performance.now();
+        const timer = setInterval(() => {
+          const now = performance.now();
+          worst = Math.max(worst, now - last - 1);
+          last = now;
+        }, 1);
+        const started = performance.now();
+        const pending = call(index);
+        const sending = performance.now() - started;
+        await pending;
+        elapsed.push(performance.now() - started);
+        clearInterval(timer);
+        stalls.push(Math.max(sending, worst));
+      }
+      return { stallMs: round(Math.max(...stalls), 2), stallMedianMs: round(median(stalls), 2), elapsedMs: round(median(elapsed), 2) };
+    };
+    const largestAccepted = await watch((index) => service.check(accepted[index]), accepted.length);
+    await service.check(union);
+    const unionNested20 = await watch(() => service.validate(union, deep), 3);
+    const pairs = 2_000;
+    const busyBefore = performance.eventLoopUtilization();
+    const started = performance.now();
+    for (let index = 0; index < pairs; index += 1) {
+      await service.check(schema);
+      await service.validate(schema, answer);
+    }
+    const wallUs = ((performance.now() - started) * 1000) / pairs;
+    const busyUs = (performance.eventLoopUtilization(busyBefore).active * 1000) / pairs;
+    return { largestAccepted, unionNested20, roundTrip: { wallUs: round(wallUs, 1), loopBusyUs: round(busyUs, 1) } };
+  } finally {
+    await service.close();
+  }
 }
 
 /** `start(file, env)` starts a bench process (run.mjs's), remembered for the final clean-up. */
@@ -132,8 +200,7 @@ export async function structuredCost(start) {
   const row = (name) => rows[name];
   const prose = row("prose");
   const structured = row("structured");
-  const functions = functionCosts();
-  const worst = schemaWorstCases();
+  const functions = await functionCosts();
   return {
     date: new Date().toISOString(),
     loadAverage: [loadBefore, round(loadavg()[0], 2)],
@@ -143,7 +210,6 @@ export async function structuredCost(start) {
     structured,
     addedCpuUs: round(median(rounds.map((figures) => figures.structured.cpuUs - figures.prose.cpuUs))),
     functions: { ...functions, noSchemaShareOfRequestCpu: round((functions.noSchemaNs / 1000 / prose.cpuUs) * 100, 3) },
-    worst,
   };
 }
 

@@ -3,7 +3,7 @@ import { citeSources } from "./cite-sources.js";
 import type { CitedSource, SourceRecord } from "../core/source-record.js";
 import { extractJson } from "../structured/extract-json.js";
 import { citationsInStrings, stripCitationMarkers } from "./json-citations.js";
-import type { SchemaValidation } from "../structured/schema-validator.js";
+import type { SchemaService } from "../structured/schema-service.js";
 import { type StructuredRequest, validationSchemaOf } from "../structured/structured-request.js";
 
 /** A workspace turn's answer, judged against the schema: the JSON to deliver, or what is wrong with it. */
@@ -21,17 +21,17 @@ export type Judgement =
  * A source is `cited` by those markers alone. With `strip`, the markers leave the strings (and
  * the citations go), unless the JSON without them no longer validates.
  */
-export function judgeAnswer(
+export async function judgeAnswer(
   output: string,
   sources: readonly SourceRecord[],
   request: StructuredRequest,
-  validation: SchemaValidation,
+  validation: SchemaService,
   strip: boolean,
-): Judgement {
+): Promise<Judgement> {
   const extracted = extractJson(output);
   if (!extracted.found) return { valid: false, problem: `/: ${extracted.reason}`, repairable: true };
   const schema = validationSchemaOf(request);
-  const verdict = validation.validate(schema, extracted.value);
+  const verdict = await validation.validate(schema, extracted.value);
   if (!verdict.valid) return { valid: false, problem: `${verdict.pointer || "/"}: ${verdict.message}`, repairable: verdict.repairable };
   const json = extracted.text;
   // Over the JSON and what followed it, without a fence around it (where the answer core reads no marker).
@@ -42,7 +42,7 @@ export function judgeAnswer(
   if (strip && citations.length > 0) {
     const stripped = stripCitationMarkers(json, citations);
     const value: unknown = JSON.parse(stripped);
-    const stillValid = validation.validate(schema, value).valid;
+    const stillValid = (await validation.validate(schema, value)).valid;
     if (stillValid) return { valid: true, json: stripped, value, citations: [], sources: sourcesCitedBy(citations) };
   }
   return { valid: true, json, value: extracted.value, citations, sources: sourcesCitedBy(citations) };

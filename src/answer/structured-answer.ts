@@ -5,7 +5,7 @@ import type { SourceRecord } from "../core/source-record.js";
 import { StructuredOutputError, toAdapterError } from "../errors/adapter-error.js";
 import { repairInstructions } from "../structured/instruction-block.js";
 import { judgeAnswer } from "./judge-answer.js";
-import type { SchemaValidation } from "../structured/schema-validator.js";
+import type { SchemaService } from "../structured/schema-service.js";
 import type { StructuredRequest } from "../structured/structured-request.js";
 
 /** The turns of a structured answer: the first, running, and how to start the repair turn in the same thread. */
@@ -17,7 +17,7 @@ export interface StructuredTurns {
 
 /** What judging an answer needs besides the turns. */
 export interface StructuredOptions {
-  validation: SchemaValidation;
+  validation: SchemaService;
   /** Whether markers leave the JSON's strings (`X-Structured-Citations: strip`). */
   strip: boolean;
 }
@@ -78,7 +78,7 @@ export function structuredAnswer(turns: StructuredTurns, request: StructuredRequ
         }
         // The client left (the events ended without the turn's end): end quietly, as the answer core does.
         if (!last) return;
-        const judged = judgeAnswer(record.output, record.sources, request, options.validation, options.strip);
+        const judged = await judgeAnswer(record.output, record.sources, request, options.validation, options.strip);
         if (judged.valid) {
           delivered = judged.json;
           yield { type: "text", choice: 0, text: judged.json };

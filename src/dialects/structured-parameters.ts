@@ -1,10 +1,13 @@
-import { InvalidRequestError } from "../errors/adapter-error.js";
+import { InvalidRequestError, ServiceUnavailableError } from "../errors/adapter-error.js";
 import type { SchemaProblem } from "../structured/schema-bounds.js";
 import { isSchemaNode, type SchemaNode } from "../structured/schema-walk.js";
 import type { StructuredRequest } from "../structured/structured-request.js";
 
 /** Checks a caller's schema (`SchemaValidation.check`, which keeps the verdict by the schema's hash). */
 export type SchemaCheck = (schema: SchemaNode) => SchemaProblem | null;
+
+/** Checks a caller's schema where the adapter checks them (`SchemaService.check`: on the schema worker). */
+export type AsyncSchemaCheck = (schema: SchemaNode) => Promise<SchemaProblem | null>;
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 const text = (value: unknown): string | null => (typeof value === "string" && value !== "" ? value : null);
@@ -23,14 +26,22 @@ export interface OfferedFunction {
  * the workspace.
  */
 function checkedSchema(schema: unknown, param: string, name: string | null, check: SchemaCheck | undefined): SchemaNode {
-  const what = `${param}${name ? ` '${name}'` : ""}`;
-  if (!isSchemaNode(schema)) throw new InvalidRequestError(`Invalid schema for ${what}: the schema must be a JSON object.`, { param, code: "invalid_json_schema" });
-  const problem = check?.(schema);
-  if (problem) {
-    const where = problem.pointer === "" ? "the schema" : `the schema at ${problem.pointer}`;
-    throw new InvalidRequestError(`Invalid schema for ${what}: ${where} ${problem.message}.`, { param, code: "invalid_json_schema" });
-  }
+  if (!isSchemaNode(schema)) throw new InvalidRequestError(`Invalid schema for ${schemaParameter(param, name)}: the schema must be a JSON object.`, { param, code: "invalid_json_schema" });
+  refuseProblem(check?.(schema) ?? null, param, name);
   return schema;
+}
+
+/** The parameter a schema came in, as a 400 names it (`tools 'lookup'`). */
+function schemaParameter(param: string, name: string | null): string {
+  return `${param}${name ? ` '${name}'` : ""}`;
+}
+
+/** A problem the check found, as the 400 that names the parameter, the place in the schema and what is wrong there. */
+function refuseProblem(problem: SchemaProblem | null, param: string, name: string | null): void {
+  if (!problem) return;
+  if (problem.busy) throw new ServiceUnavailableError(problem.message, { param, headers: { "retry-after": "1" } });
+  const where = problem.pointer === "" ? "the schema" : `the schema at ${problem.pointer}`;
+  throw new InvalidRequestError(`Invalid schema for ${schemaParameter(param, name)}: ${where} ${problem.message}.`, { param, code: "invalid_json_schema" });
 }
 
 /**
@@ -39,9 +50,9 @@ function checkedSchema(schema: unknown, param: string, name: string | null, chec
  * limits count a request whose schema is refused (docs/structured-answers.md#the-schema-is-untrusted).
  * A forced function's schema is its `parameters`, named `tools`.
  */
-export function checkStructuredSchema(structured: StructuredRequest | null, check: SchemaCheck): void {
+export async function checkStructuredSchema(structured: StructuredRequest | null, check: AsyncSchemaCheck): Promise<void> {
   if (!structured?.schema) return;
-  checkedSchema(structured.schema, structured.kind === "function" ? "tools" : structured.param, structured.name, check);
+  refuseProblem(await check(structured.schema), structured.kind === "function" ? "tools" : structured.param, structured.name);
 }
 
 /**

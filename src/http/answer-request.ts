@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import type { LocalAnswerJob } from "../answer/local-answer.js";
-import type { SchemaValidation } from "../structured/schema-validator.js";
+import type { SchemaService } from "../structured/schema-service.js";
 import type { AnswerRunner } from "./answer-runner.js";
 import { admit, type Admitted, type AdmissionOptions } from "./admission.js";
 import type { Authenticator, Identity } from "../auth/authenticate.js";
@@ -25,7 +25,7 @@ import { validateRequest } from "./validate-request.js";
 export interface AnswerRouteOptions extends AdmissionOptions {
   runner: AnswerRunner;
   /** The caller's JSON Schemas, checked and kept (docs/structured-answers.md#the-schema-is-untrusted). */
-  schemas: SchemaValidation;
+  schemas: SchemaService;
   authenticate: Authenticator;
   sweeps: KeepAliveSweeps;
   clock: Clock;
@@ -171,7 +171,7 @@ export interface AnswerSteps<Body extends { model: string }, Read, Asked, Found,
   /** Step 4's reservation: what the answer is expected to cost (its prompt, mode and choices: docs/rate-limits.md#reservations). */
   cost(request: AskedAnswer<Body, Read, Asked, Call>): ExpectedCost;
   /** Step 5: costly inputs (the caller's JSON Schema), checked once admitted so that the limits count a request they refuse. */
-  check(request: AdmittedAnswer<Body, Read, Asked, Call>): void;
+  check(request: AdmittedAnswer<Body, Read, Asked, Call>): void | Promise<void>;
   /** Step 6: what the request continues (the continuity stores: a 404 for what names nothing of this caller, a 503 when a store cannot answer). */
   continue(request: AdmittedAnswer<Body, Read, Asked, Call>): Promise<Found>;
   /** Step 7: the answer planned (`runner.plan`), its delivery built from the plan, and run (`runner.run`). */
@@ -210,7 +210,7 @@ export function answerInOrder<Body extends { model: string }, Read, Asked, Found
     const asking: AskedAnswer<Body, Read, Asked, Call> = { ...reading, asked: steps.refuse(reading) };
     const { admission } = await admitValidRequest(call, valid, options, { cost: steps.cost(asking) });
     const admitted: AdmittedAnswer<Body, Read, Asked, Call> = { ...asking, admission };
-    steps.check(admitted);
+    await steps.check(admitted);
     const found = await steps.continue(admitted);
     await steps.run({ ...admitted, found });
   };

@@ -11,7 +11,7 @@ import type { Resumption } from "../continuity/background/resumption.js";
 import type { QueryOwners } from "../continuity/ownership/query-owners.js";
 import { type PlanInput, type PlanOptions, planQueries } from "../plan/plan-queries.js";
 import type { HeldReservation, RateLimits } from "../limits/rate-limits.js";
-import type { SchemaValidation } from "../structured/schema-validator.js";
+import type { SchemaService } from "../structured/schema-service.js";
 import type { StructuredRequest } from "../structured/structured-request.js";
 import { UNTRACED_ANSWER } from "../telemetry/answer-trace.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
@@ -28,7 +28,7 @@ import type { AnswerOrder, Delivering, PlannedAnswer } from "./answer-order.js";
 export interface AnswerRunnerOptions extends DeliveryContext {
   answers: AnswerService;
   /** Validates structured answers against the caller's schema (docs/structured-answers.md). */
-  schemas: SchemaValidation;
+  schemas: SchemaService;
   /** Counts a local answer's usage (`localAnswer`). */
   tokens: TokenCounter;
   /** Background answers: where a `background` delivery's logs live, and what `resume` takes over. */

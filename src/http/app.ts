@@ -25,7 +25,7 @@ import { type Ids, randomIds } from "../util/ids.js";
 import type { ConcurrencyLimit } from "../limits/concurrency-limit.js";
 import type { AnswerRouteOptions } from "./answer-request.js";
 import { AnswerRunner } from "./answer-runner.js";
-import { SchemaValidation } from "../structured/schema-validator.js";
+import { inProcessSchemas, type SchemaService } from "../structured/schema-service.js";
 import { ChatUiHousekeeping } from "./chat-ui-housekeeping.js";
 import { corsHandler } from "./cors.js";
 import { edgeGuard } from "./edge-guard.js";
@@ -54,6 +54,8 @@ export interface AppDependencies {
   answers: AnswerService;
   /** Counts the usage of the adapter's own answers. */
   tokens: TokenCounter;
+  /** Where the caller's schemas are checked and answers validated (the schema worker); on the calling thread when not given. */
+  schemas?: SchemaService;
   authenticate: Authenticator;
   /** The usage ledger the runner charges each answer to, and the usage endpoint's guard, when usage is counted (docs/governance.md#usage). */
   usage?: Omit<UsageRouteOptions, "clock"> | undefined;
@@ -115,7 +117,7 @@ function answeringOf(dependencies: AppDependencies): AnswerRouteOptions {
   const ids = dependencies.ids ?? randomIds;
   // The caller's schemas, checked once and kept by hash: by the routes (a 400), the runner (validating answers).
   const { schemaMaxBytes: maxBytes, schemaMaxDepth: maxDepth } = config.answers.structured;
-  const schemas = new SchemaValidation({ maxBytes, maxDepth });
+  const schemas = dependencies.schemas ?? inProcessSchemas({ maxBytes, maxDepth });
   const runner = new AnswerRunner({
     answers: dependencies.answers,
     schemas,

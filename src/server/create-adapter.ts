@@ -21,6 +21,8 @@ import { createMetadataFetch, type MetadataFetchOptions } from "../oauth/metadat
 import { SecretBox } from "../oauth/secret-box.js";
 import type { Tracing } from "../telemetry/tracing.js";
 import { O200kTokenCounter, type TokenCounter } from "../tokens/token-counter.js";
+import { adapterSchemas } from "../structured/schema-worker-pool.js";
+import type { SchemaService } from "../structured/schema-service.js";
 import type { QueryWatcher } from "../upstream/query-watcher.js";
 import type { RealtimeHub } from "../upstream/realtime/realtime-hub.js";
 import type { WorkspaceClient } from "../upstream/workspace-client.js";
@@ -70,6 +72,8 @@ export interface AdapterEffects {
   /** The adapter's address as browsers reach it (its document page links start with it). */
   publicUrl?: () => string;
   tokens?: TokenCounter;
+  /** Where the caller's schemas are checked (a test's own); the schema worker when not given. */
+  schemas?: SchemaService;
   /**
    * Tracing, when the `OTEL_*` variables turn it on (`startTracing`; docs/observability.md). Its
    * owner shuts it down after the adapter. A logger given here should carry its `logFields` as a
@@ -135,6 +139,9 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   // docs/governance.md#usage: per account, in the backend's usage store (Redis day buckets the replicas share, or memory).
   const usage = usageOf(config, { store: backend.usageStore, clock, ids, logger, metrics, wake: backend.writes.answersAgain });
   const tokens = effects.tokens ?? new O200kTokenCounter();
+  // The caller's schemas are checked and answers validated off the event loop (docs/structured-answers.md#the-schema-is-untrusted).
+  const { schemaMaxBytes: maxBytes, schemaMaxDepth: maxDepth } = config.answers.structured;
+  const schemas = effects.schemas ?? adapterSchemas({ maxBytes, maxDepth });
   const answers = new AnswerService({
     client,
     watcher,
@@ -161,6 +168,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
     config,
     answers,
     tokens,
+    schemas,
     continuity,
     ids,
     client,
@@ -203,7 +211,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
         const continued = continuity.close();
         keyFile?.close();
         realtime?.close();
-        await Promise.all([continued, client.close(), tokens.close(), metadataFetch?.close()]);
+        await Promise.all([continued, client.close(), tokens.close(), schemas.close(), metadataFetch?.close()]);
         // The usage writes under way and the audit records go before the connections they use.
         await usage.close();
         await audit?.close();

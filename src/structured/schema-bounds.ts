@@ -14,6 +14,8 @@ export interface SchemaLimits {
 export interface SchemaProblem {
   pointer: string;
   message: string;
+  /** The schema was not checked at all (the schema worker is busy): not the schema's fault, a 503 the client may retry. */
+  busy?: true;
 }
 
 /** A schema the check accepted: its copy with references resolved (`dereference`), and its subschemas by pointer. */

@@ -10,6 +10,8 @@ import {
   startEmbeddedWorkspace,
 } from "../../src/embedded-workspace/start-embedded-workspace.js";
 import { startServer } from "../../src/server/start-server.js";
+import { SCHEMA_WORKER_LIMITS, workerSchemas } from "../../src/structured/schema-worker-pool.js";
+import { projectRoot } from "../../src/util/package-info.js";
 
 /** The fixture documents the tests' embedded workspace answers from. */
 export const FIXTURE_DOCUMENTS = join(dirname(fileURLToPath(import.meta.url)), "../fixtures/documents");
@@ -42,7 +44,10 @@ export async function startAdapter(
   effects: AdapterEffects = {},
 ): Promise<RunningAdapter> {
   const config: Config = loadConfig({ POLL_INTERVAL_MIN_MS: "10", POLL_INTERVAL_MAX_MS: "50", HOST: "127.0.0.1", PORT: "0", ...environment });
-  const adapter = createAdapter(config, upstreamUrl, { logger, ...effects });
+  // Schemas on the compiled worker, as `npm start` checks them (feature suites run with dist/ current, test/compiled-setup.ts).
+  const { schemaMaxBytes: maxBytes, schemaMaxDepth: maxDepth } = config.answers.structured;
+  const schemas = effects.schemas ?? workerSchemas({ maxBytes, maxDepth }, SCHEMA_WORKER_LIMITS, join(projectRoot(), "dist/src/structured/schema-worker.js"));
+  const adapter = createAdapter(config, upstreamUrl, { logger, schemas, ...effects });
   const running = await startServer(adapter, config);
   return {
     url: running.url,

@@ -9,6 +9,7 @@ import {
 import { type ReadInput, readConversation, readInput, type StoredInputItem } from "../../dialects/responses/read-input.js";
 import type { InputItem } from "../../dialects/responses/response-request.js";
 import { readResponseStructured } from "../../dialects/responses/structured-request.js";
+import { checkStructuredSchema } from "../../dialects/structured-parameters.js";
 import { InvalidRequestError } from "../../errors/adapter-error.js";
 import { withInstructions } from "../../structured/instruction-block.js";
 import type { TokenCounter } from "../../tokens/token-counter.js";
@@ -85,8 +86,10 @@ export function compactAndCountRoutes(options: CompactAndCountOptions): Route[] 
         code: "mutually_exclusive_parameters",
       });
     }
-    const structured = readResponseStructured(body, (value) => options.schemas.check(value));
+    const structured = readResponseStructured(body);
     await admitted(context, valid);
+    // Once admitted, as on the answer routes: the limits count a request whose schema is refused.
+    await checkStructuredSchema(structured, (value) => options.schemas.check(value));
     const input = readInput(body.input, options.ids.response());
     const conversationId = typeof body.conversation === "string" ? body.conversation : (body.conversation?.id ?? undefined);
     const scope = { principal: identity.principal, workspace };

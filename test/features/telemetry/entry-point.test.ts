@@ -135,6 +135,10 @@ describe("main.ts with OTEL_EXPORTER_OTLP_ENDPOINT", () => {
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.find((line) => typeof line.msg === "string" && line.msg.startsWith("tracing on: OTLP http/protobuf to"))).toBeDefined();
     expect(lines.find((line) => line.msg === "request")).toMatchObject({ trace_id: server?.traceId, span_id: server?.spanId });
+    // Node 22 carries contexts on promise hooks unless started with the flag: the log says how to avoid their cost (docs/observability.md#what-tracing-costs).
+    const hinted = lines.some((line) => typeof line.msg === "string" && line.msg.includes("start node with --experimental-async-context-frame"));
+    const onHooks = Number(process.versions.node.split(".")[0]) < 24 && !(process.env.NODE_OPTIONS ?? "").includes("--experimental-async-context-frame");
+    expect(hinted).toBe(onHooks);
   }, 60_000);
 
   it("stops with a clear message on an endpoint that is no URL", async () => {

@@ -2,12 +2,12 @@ import { describe, expect, it } from "vitest";
 import type { AnswerEvent, ChoiceSent } from "../../../src/answer/answer-events.js";
 import type { Following, RunningAnswer } from "../../../src/answer/running-answer.js";
 import { StructuredOutputError } from "../../../src/errors/adapter-error.js";
-import { SchemaValidation } from "../../../src/structured/schema-validator.js";
+import { inProcessSchemas } from "../../../src/structured/schema-service.js";
 import { structuredAnswer } from "../../../src/answer/structured-answer.js";
 import type { StructuredRequest } from "../../../src/structured/structured-request.js";
 import { UNTRACED_ANSWER } from "../../../src/telemetry/answer-trace.js";
 
-const options = { validation: new SchemaValidation({ maxBytes: 65_536, maxDepth: 24 }), strip: false };
+const options = { validation: inProcessSchemas({ maxBytes: 65_536, maxDepth: 24 }), strip: false };
 const request: StructuredRequest = {
   kind: "json_schema",
   name: "leave",

@@ -3,7 +3,8 @@ import { readChatStructured } from "../../../src/dialects/chat-completions/struc
 import { unansweredChatParameters } from "../../../src/dialects/chat-completions/unsupported-parameters.js";
 import { readResponseStructured } from "../../../src/dialects/responses/structured-request.js";
 import { unansweredResponseParameters } from "../../../src/dialects/responses/unsupported-parameters.js";
-import { InvalidRequestError } from "../../../src/errors/adapter-error.js";
+import { checkStructuredSchema } from "../../../src/dialects/structured-parameters.js";
+import { InvalidRequestError, ServiceUnavailableError } from "../../../src/errors/adapter-error.js";
 import { SchemaValidation } from "../../../src/structured/schema-validator.js";
 
 const validation = new SchemaValidation({ maxBytes: 65_536, maxDepth: 24 });
@@ -88,5 +89,27 @@ describe("readResponseStructured", () => {
   it("still names required among several tools", () => {
     expect(unansweredResponseParameters({ tools: [responseTool("a"), responseTool("b")], tool_choice: "required" })).toHaveLength(1);
     expect(unansweredResponseParameters({ tools: [responseTool("a")], tool_choice: "required" })).toEqual([]);
+  });
+});
+
+describe("checkStructuredSchema", () => {
+  const asked = readChatStructured({ messages: user, response_format: { type: "json_schema", json_schema: { name: "note", schema } } });
+
+  it("refuses a schema the check finds a problem in: a 400 naming the parameter and the place", async () => {
+    const problem = { pointer: "/properties/title", message: "uses a backreference" };
+    const refused = await checkStructuredSchema(asked, () => Promise.resolve(problem)).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(InvalidRequestError);
+    expect(refused).toMatchObject({ status: 400, param: "response_format", message: "Invalid schema for response_format 'note': the schema at /properties/title uses a backreference." });
+  });
+
+  it("answers a schema the worker was too busy to check with a retryable 503, not a 400: the schema is not at fault", async () => {
+    const busy = { pointer: "", message: "The adapter is busy checking other schemas; try again shortly.", busy: true as const };
+    const refused = await checkStructuredSchema(asked, () => Promise.resolve(busy)).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ServiceUnavailableError);
+    expect(refused).toMatchObject({ status: 503, param: "response_format", message: busy.message, headers: { "retry-after": "1" } });
+  });
+
+  it("asks nothing when the request has no schema", async () => {
+    await expect(checkStructuredSchema(null, () => Promise.reject(new Error("asked")))).resolves.toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import pino from "pino";
-import { SchemaValidation } from "../../../src/structured/schema-validator.js";
+import { inProcessSchemas } from "../../../src/structured/schema-service.js";
 import { describe, expect, it } from "vitest";
 import type { BodyEncoder, StreamEncoder } from "../../../src/answer/answer-encoder.js";
 import type { AnswerEvent, ChoiceSent, TokenUsage } from "../../../src/answer/answer-events.js";
@@ -162,7 +162,7 @@ function runnerOf(answers: AnswerService, ledger?: UsageLedger, owners: MemoryQu
     tokens: new O200kTokenCounter(),
     background: {} as BackgroundResponses,
     ledger,
-    schemas: new SchemaValidation({ maxBytes: 65_536, maxDepth: 24 }),
+    schemas: inProcessSchemas({ maxBytes: 65_536, maxDepth: 24 }),
     answerTokens: { ask: 500, reason: 1500, build: 3000 },
   });
 }

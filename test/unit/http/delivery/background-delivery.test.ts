@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import pino from "pino";
-import { SchemaValidation } from "../../../../src/structured/schema-validator.js";
+import { inProcessSchemas } from "../../../../src/structured/schema-service.js";
 import { describe, expect, it } from "vitest";
 import type { AnswerEvent } from "../../../../src/answer/answer-events.js";
 import type { AnswerJob, AnswerService } from "../../../../src/answer/answer-service.js";
@@ -94,7 +94,7 @@ function replica(name: string, store: MemoryBackgroundStore, answers: AnswerServ
     ids: { ...randomIds, query: () => "q-1" },
     owners: new QueryOwners(new MemoryQueryOwnerStore(10), { ttlSeconds: 60, logger, clock: systemClock }),
     sharedKeyQueryFields: new Set<string>(),
-    schemas: new SchemaValidation({ maxBytes: 65_536, maxDepth: 24 }),
+    schemas: inProcessSchemas({ maxBytes: 65_536, maxDepth: 24 }),
     answerTokens: { ask: 500, reason: 1500, build: 3000 },
     rateLimits,
   });
