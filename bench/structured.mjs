@@ -115,7 +115,7 @@ export async function schemaWorstCases() {
     for (let kept = patterns.length; kept > 0 && fresh().check(schema) !== null; kept -= 1) schema.properties[`field_${kept - 1}`] = { type: "string" };
     return schema;
   };
-  const accepted = Array.from({ length: 5 }, (_, nonce) => largest(nonce));
+  const accepted = Array.from({ length: 10 }, (_, nonce) => largest(nonce));
   const validation = fresh();
   validation.check(schema);
   const branch = { type: "object", properties: { a: { $ref: "#/$defs/n" } } };
@@ -155,7 +155,14 @@ async function workerWorstCases({ limits, accepted, union, deep, schema, answer 
       const stalls = [];
       const elapsed = [];
       const mainCpu = [];
+      // The loop's CPU first, with no timer of the bench's own on it; then the same work again, watched by the timer.
       for (let index = 0; index < runs; index += 1) {
+        const cpuBefore = process.threadCpuUsage();
+        await call(index);
+        const cpu = process.threadCpuUsage(cpuBefore);
+        mainCpu.push((cpu.user + cpu.system) / 1000);
+      }
+      for (let index = runs; index < 2 * runs; index += 1) {
         let worst = 0;
         let last = performance.now();
         const timer = setInterval(() => {
@@ -164,18 +171,15 @@ async function workerWorstCases({ limits, accepted, union, deep, schema, answer 
           last = now;
         }, 1);
         const started = performance.now();
-        const cpuBefore = process.threadCpuUsage();
         const pending = call(index);
         const sending = performance.now() - started;
         await pending;
-        const cpu = process.threadCpuUsage(cpuBefore);
-        mainCpu.push((cpu.user + cpu.system) / 1000);
         elapsed.push(performance.now() - started);
         clearInterval(timer);
         stalls.push(Math.max(sending, worst));
       }
       return {
-        // Every CPU millisecond this thread spent from the call to its answer (the timer's included): a bound on the longest hold that a busy machine does not inflate.
+        // Every CPU millisecond this thread spent from the call to its answer: a bound on the longest hold that a busy machine does not inflate.
         mainCpuMs: round(Math.max(...mainCpu), 2),
         mainCpuMedianMs: round(median(mainCpu), 2),
         stallMs: round(Math.max(...stalls), 2),
@@ -183,7 +187,7 @@ async function workerWorstCases({ limits, accepted, union, deep, schema, answer 
         elapsedMs: round(median(elapsed), 2),
       };
     };
-    const largestAccepted = await watch((index) => service.check(accepted[index]), accepted.length);
+    const largestAccepted = await watch((index) => service.check(accepted[index]), accepted.length / 2);
     await service.check(union);
     const unionNested20 = await watch(() => service.validate(union, deep), 3);
     const pairs = 2_000;
