@@ -13,7 +13,7 @@ export interface SchemaWorkerLimits {
   taskTimeoutMs: number;
   /** The worker's heap; a schema or answer that needs more ends the worker, not the adapter. */
   heapMb: number;
-  /** Most tasks waiting for the worker; past it a request's schema is refused as busy (a 503). */
+  /** Most tasks waiting for the worker besides the one it runs; past it a request's schema is refused as busy (a 503). */
   maxQueue: number;
 }
 
@@ -34,12 +34,15 @@ export function workerSchemas(
   filename = WORKER_FILE,
 ): SchemaService {
   let pool: Piscina<SchemaTask, SchemaTaskResult> | undefined;
+  // Tasks given to the pool and not ended: piscina's own `maxQueue` bounds nothing here (its balancer
+  // hands the busy worker more tasks rather than queueing them), so the bound is counted here.
+  let inFlight = 0;
   const run = async (task: SchemaTask): Promise<SchemaTaskResult> => {
+    if (inFlight > limits.maxQueue) throw new Error(QUEUE_FULL);
     pool ??= new Piscina({
       filename,
       minThreads: 1,
       maxThreads: 1,
-      maxQueue: limits.maxQueue,
       // The worker waits for tasks on its event loop, not in Atomics.wait: 5 µs less of the adapter's loop per task, measured.
       atomics: "disabled",
       workerData: options,
@@ -48,9 +51,11 @@ export function workerSchemas(
     // A plain timer: `AbortSignal.timeout` cost 14 µs of the event loop per task here, this about 2.
     const stop = new AbortController();
     const timer = setTimeout(() => stop.abort(), limits.taskTimeoutMs);
+    inFlight += 1;
     try {
       return await pool.run(task, { signal: stop.signal });
     } finally {
+      inFlight -= 1;
       clearTimeout(timer);
     }
   };
@@ -86,9 +91,12 @@ export function workerSchemas(
 /** What a full queue of the worker is told as. */
 const BUSY = "The adapter is busy checking other schemas; try again shortly.";
 
-/** Whether piscina refused a task because the queue is full (it says so only in its message). */
+/** The refusal of a task past the queue's bound. */
+const QUEUE_FULL = "The schema worker's queue is full";
+
+/** Whether a task was refused because the queue is full. */
 function queueFull(error: unknown): boolean {
-  return errorMessage(error) === "Task queue is at limit";
+  return errorMessage(error) === QUEUE_FULL;
 }
 
 /** The compiled worker beside this module (dist/src/structured/schema-worker.js). */

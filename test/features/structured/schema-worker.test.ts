@@ -127,3 +127,18 @@ describe("a schema check past the worker's time", () => {
     expect(stack.workspace.control.creates.length).toBe(before);
   });
 });
+
+describe("a full queue of schema work", () => {
+  it("refuses the task past the bound as busy (the route's 503), and takes work again once the queue drains", async () => {
+    // No task may wait: while the first check runs (the worker's start included), a second is refused.
+    const schemas = workerSchemas({ maxBytes: 65_536, maxDepth: 24 }, { taskTimeoutMs: 60_000, heapMb: 256, maxQueue: 0 }, WORKER_FILE);
+    try {
+      const [first, second] = await Promise.all([schemas.check({ type: "object", title: "first" }), schemas.check({ type: "object", title: "second" })]);
+      expect(first).toBeNull();
+      expect(second).toMatchObject({ busy: true, message: "The adapter is busy checking other schemas; try again shortly." });
+      expect(await schemas.check({ type: "object", title: "third" })).toBeNull();
+    } finally {
+      await schemas.close();
+    }
+  });
+});
