@@ -38,7 +38,7 @@ export function workerSchemas(
   // hands the busy worker more tasks rather than queueing them), so the bound is counted here.
   let inFlight = 0;
   const run = async (task: SchemaTask): Promise<SchemaTaskResult> => {
-    if (inFlight > limits.maxQueue) throw new Error(QUEUE_FULL);
+    if (inFlight > limits.maxQueue) throw new QueueFull();
     pool ??= new Piscina({
       filename,
       minThreads: 1,
@@ -70,7 +70,7 @@ export function workerSchemas(
       try {
         return (await run({ op: "check", schema })) as SchemaProblem | null;
       } catch (error) {
-        if (queueFull(error)) return { pointer: "", message: BUSY, busy: true };
+        if (error instanceof QueueFull) return { pointer: "", message: BUSY, busy: true };
         return { pointer: "", message: `is too costly to check: checking it ${failure(error)}` };
       }
     },
@@ -78,7 +78,7 @@ export function workerSchemas(
       try {
         return (await run({ op: "validate", schema, value })) as SchemaVerdict;
       } catch (error) {
-        const why = queueFull(error) ? BUSY : `the answer cannot be checked against this schema: checking it ${failure(error)}`;
+        const why = error instanceof QueueFull ? BUSY : `the answer cannot be checked against this schema: checking it ${failure(error)}`;
         return { valid: false, pointer: "", message: why, repairable: false };
       }
     },
@@ -91,13 +91,8 @@ export function workerSchemas(
 /** What a full queue of the worker is told as. */
 const BUSY = "The adapter is busy checking other schemas; try again shortly.";
 
-/** The refusal of a task past the queue's bound. */
-const QUEUE_FULL = "The schema worker's queue is full";
-
-/** Whether a task was refused because the queue is full. */
-function queueFull(error: unknown): boolean {
-  return errorMessage(error) === QUEUE_FULL;
-}
+/** The refusal of a task past the queue's bound, told apart from the worker's own failures. */
+class QueueFull extends Error {}
 
 /** The compiled worker beside this module (dist/src/structured/schema-worker.js). */
 const WORKER_FILE = fileURLToPath(new URL("./schema-worker.js", import.meta.url));

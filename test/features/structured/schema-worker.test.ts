@@ -2,7 +2,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chatBody, headers, type Stack, startStack } from "../../helpers/start-stack.js";
 import { waitFor } from "../../helpers/wait-for.js";
-import { workerSchemas } from "../../../src/structured/schema-worker-pool.js";
+import type { SchemaService } from "../../../src/structured/schema-service.js";
+import { SCHEMA_WORKER_LIMITS, type SchemaWorkerLimits, workerSchemas } from "../../../src/structured/schema-worker-pool.js";
 import { projectRoot } from "../../../src/util/package-info.js";
 
 // The caller's schemas are checked and answers validated on a worker thread
@@ -26,6 +27,11 @@ function largeSchema(): Record<string, unknown> {
 const LARGE = { STRUCTURED_SCHEMA_MAX_BYTES: "1048576", BODY_LIMIT_BYTES: "2097152" };
 const WORKER_FILE = join(projectRoot(), "dist/src/structured/schema-worker.js");
 
+/** The compiled schema worker with these limits, for schemas of up to `maxBytes`. */
+function worker(limits: Partial<SchemaWorkerLimits>, maxBytes = 1_048_576): SchemaService {
+  return workerSchemas({ maxBytes, maxDepth: 24 }, { ...SCHEMA_WORKER_LIMITS, ...limits }, WORKER_FILE);
+}
+
 /** Runs `work` while timers of 2 ms are watched: the longest the event loop made one wait past its time, and how long `work` took. */
 async function watchingTheLoop(work: () => Promise<void>): Promise<{ longestStallMs: number; elapsedMs: number }> {
   let longestStallMs = 0;
@@ -48,8 +54,7 @@ describe("schemas off the event loop", () => {
   let stack: Stack;
   beforeAll(async () => {
     // The default limits but a longer time: a machine busy with other work may take seconds to check this schema.
-    const schemas = workerSchemas({ maxBytes: 1_048_576, maxDepth: 24 }, { taskTimeoutMs: 120_000, heapMb: 256, maxQueue: 64 }, WORKER_FILE);
-    stack = await startStack(LARGE, {}, { schemas });
+    stack = await startStack(LARGE, {}, { schemas: worker({ taskTimeoutMs: 120_000 }) });
   });
   afterAll(() => stack.close());
 
@@ -82,8 +87,7 @@ describe("a schema that exhausts the worker's memory", () => {
   let stack: Stack;
   beforeAll(async () => {
     // A worker of 16 MB: the large schema needs more to check, an ordinary one far less.
-    const schemas = workerSchemas({ maxBytes: 1_048_576, maxDepth: 24 }, { taskTimeoutMs: 60_000, heapMb: 16, maxQueue: 8 }, WORKER_FILE);
-    stack = await startStack(LARGE, {}, { schemas });
+    stack = await startStack(LARGE, {}, { schemas: worker({ taskTimeoutMs: 60_000, heapMb: 16 }) });
   });
   afterAll(() => stack.close());
 
@@ -110,8 +114,7 @@ describe("a schema check past the worker's time", () => {
   let stack: Stack;
   beforeAll(async () => {
     // 1 ms: no check, not even the worker's start, fits in it.
-    const schemas = workerSchemas({ maxBytes: 65_536, maxDepth: 24 }, { taskTimeoutMs: 1, heapMb: 256, maxQueue: 8 }, WORKER_FILE);
-    stack = await startStack({}, {}, { schemas });
+    stack = await startStack({}, {}, { schemas: worker({ taskTimeoutMs: 1 }, 65_536) });
   });
   afterAll(() => stack.close());
 
@@ -131,7 +134,7 @@ describe("a schema check past the worker's time", () => {
 describe("a full queue of schema work", () => {
   it("refuses the task past the bound as busy (the route's 503), and takes work again once the queue drains", async () => {
     // No task may wait: while the first check runs (the worker's start included), a second is refused.
-    const schemas = workerSchemas({ maxBytes: 65_536, maxDepth: 24 }, { taskTimeoutMs: 60_000, heapMb: 256, maxQueue: 0 }, WORKER_FILE);
+    const schemas = worker({ taskTimeoutMs: 60_000, maxQueue: 0 }, 65_536);
     try {
       const [first, second] = await Promise.all([schemas.check({ type: "object", title: "first" }), schemas.check({ type: "object", title: "second" })]);
       expect(first).toBeNull();
