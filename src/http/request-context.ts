@@ -176,6 +176,9 @@ export class RequestContext {
   traceAnswer(start: AnswerStart): AnswerTrace {
     const { tracing } = this.observing;
     if (!tracing || !this.span) return UNTRACED_ANSWER;
+    // Under a request span the sampler dropped, the answer's would be dropped too: the request's stays
+    // active, and its context (trace id, "not sampled") is what the upstream calls carry.
+    if (tracing.dropsWholeTraces && !this.span.span.isRecording()) return UNTRACED_ANSWER;
     const answer = new SpanAnswerTrace(tracing, this.span.span, start);
     this.answerTrace = answer;
     return answer;

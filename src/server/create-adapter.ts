@@ -19,7 +19,7 @@ import type { LimitCounters } from "../limits/limit-counters.js";
 import type { OAuthAttemptLimits } from "../oauth/attempt-limits.js";
 import { createMetadataFetch, type MetadataFetchOptions } from "../oauth/metadata-fetch.js";
 import { SecretBox } from "../oauth/secret-box.js";
-import type { Tracing } from "../telemetry/tracing.js";
+import { traceLogMixin, type Tracing } from "../telemetry/tracing.js";
 import { O200kTokenCounter, type TokenCounter } from "../tokens/token-counter.js";
 import { adapterSchemas } from "../structured/schema-worker-pool.js";
 import type { SchemaService } from "../structured/schema-service.js";
@@ -99,7 +99,7 @@ export function createAdapter(config: Config, upstreamUrl: string, effects: Adap
   // Every module is loaded by now, ioredis among them, which leaves string methods slow to look up.
   keepStringMethodsFast();
   const { tracing } = effects;
-  const mixin = tracing && (() => tracing.logFields());
+  const mixin = tracing && traceLogMixin(tracing);
   const logger = effects.logger ?? createLogger({ ...config.log, mixin });
   const clock = effects.clock ?? systemClock;
   const ids = effects.ids ?? randomIds;

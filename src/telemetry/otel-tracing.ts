@@ -23,6 +23,8 @@ export interface TracingParts {
   /** How contexts cross HTTP (`OTEL_PROPAGATORS`); W3C trace context and baggage when not given. */
   propagator?: TextMapPropagator;
   capturesContent: boolean;
+  /** Whether the sampler decides by trace (`Tracing.dropsWholeTraces`); not assumed when not given. */
+  dropsWholeTraces?: boolean;
   /** Spans the export pipeline lost (none counted when not given: the pipeline is not the adapter's). */
   dropped?: () => DroppedSpans;
   flush?: () => Promise<void>;
@@ -65,6 +67,7 @@ export function contentNote(capturesContent: boolean): string {
 
 class ApiTracing implements Tracing {
   readonly capturesContent: boolean;
+  readonly dropsWholeTraces: boolean;
   private readonly tracer: Tracer;
   private readonly propagator: TextMapPropagator;
 
@@ -72,6 +75,7 @@ class ApiTracing implements Tracing {
     this.tracer = parts.tracer;
     this.propagator = parts.propagator ?? W3C_PROPAGATORS;
     this.capturesContent = parts.capturesContent;
+    this.dropsWholeTraces = parts.dropsWholeTraces ?? false;
   }
 
   get droppedSpans(): DroppedSpans {

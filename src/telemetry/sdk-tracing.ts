@@ -34,6 +34,8 @@ export function ownTracing(options: TracingOptions, capturesContent: boolean): T
     tracer: trace.getTracer(SCOPE, options.serviceVersion),
     propagator: propagation,
     capturesContent,
+    // The provider's sampler is one OTEL_TRACES_SAMPLER names (NodeSDK builds no other): each decides by trace.
+    dropsWholeTraces: true,
     dropped: () => pipeline.dropped,
     flush: () => processor.forceFlush(),
     shutdown: () => sdk.shutdown(),

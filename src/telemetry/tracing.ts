@@ -42,6 +42,14 @@ export interface Tracing {
   /** Whether prompts and answers may go on spans (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`). */
   readonly capturesContent: boolean;
   /**
+   * Whether the sampler decides by trace, so that nothing under a span it dropped is ever recorded:
+   * true of every sampler `OTEL_TRACES_SAMPLER` names (parent-based ones drop the children of a
+   * dropped span, `traceidratio` decides by the trace id, `always_*` alike for all). Work under a
+   * dropped span then starts no span of its own (an answer's), and only the trace's context goes on.
+   * Not assumed of a platform's sampler, which may decide span by span.
+   */
+  readonly dropsWholeTraces: boolean;
+  /**
    * Starts a request's server span: under the span active when the request arrived (a platform's
    * HTTP instrumentation), else under the context the caller propagated (`traceparent`, b3… as
    * `OTEL_PROPAGATORS` names them), else a new trace.
@@ -88,6 +96,14 @@ export function logFieldsOf(span: Span): Record<string, string> {
   return { trace_id: traceId, span_id: spanId, trace_flags: `0${traceFlags.toString(16)}`.slice(-2) };
 }
 
+/**
+ * The pino mixin that gives every log line the trace fields of the span being served (`logFields`),
+ * unless the line names its span itself (the request line, written as the response closes).
+ */
+export function traceLogMixin(tracing: Tracing): (fields: object) => Record<string, string> {
+  return (fields) => ("trace_id" in fields ? {} : tracing.logFields());
+}
+
 /** SpanKind's values, as numbers (what `SpanStart.kind` takes). */
 export const KIND = { internal: 0, server: 1, client: 2, producer: 3, consumer: 4 } as const satisfies Record<string, SpanKind>;
 
@@ -104,6 +120,7 @@ const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
  */
 export const NOOP_TRACING: Tracing = {
   capturesContent: false,
+  dropsWholeTraces: true,
   droppedSpans: { queue_full: 0, export_failed: 0 },
   startServerSpan: () => ({ span: NO_SPAN, context: trace.setSpan(ROOT_CONTEXT, NO_SPAN) }),
   startSpan: () => NO_SPAN,

@@ -12,7 +12,7 @@ import pretty from "pino-pretty";
 export function createLogger(options: {
   level: string;
   format: "json" | "pretty" | "auto";
-  mixin?: (() => Record<string, string>) | undefined;
+  mixin?: ((fields: object) => Record<string, string>) | undefined;
 }): Logger {
   const settings = {
     level: options.level,
