@@ -86,7 +86,7 @@ const METHODS = {
   ],
   tracing: [
     "Tracing",
-    "`bench/tracing.mjs`: the chat route at 50 connections with tracing off, on at sampling 1.0 and on at 0.1 (`parentbased_traceidratio`), exporting OTLP/HTTP protobuf to a sink in another process, taking turns in alternating order; each round's process CPU per request in a window of steady load, compared pair by pair. Run alone with `BENCH_BASE=<an older built checkout>` it also measures that checkout, for comparing builds.",
+    "`bench/tracing.mjs`: the chat route at 50 connections with tracing off, on at sampling 1.0 and on at 0.1 (`parentbased_traceidratio`), exporting OTLP/HTTP protobuf to a sink in another process, taking turns in alternating order; each round's process CPU per request in a window of steady load, compared pair by pair. The adapters run as `npm start` runs them: on Node 22 the traced ones with `--experimental-async-context-frame` (docs/observability.md#what-tracing-costs). Run alone with `BENCH_BASE=<an older built checkout>` it also measures that checkout, for comparing builds.",
   ],
   waiting: [
     "Waiting queries cost polls, not requests",

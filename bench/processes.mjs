@@ -3,6 +3,7 @@ import { fork } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import autocannon from "autocannon";
 import { Agent, request } from "undici";
+import { contextFrameRelaunch } from "../dist/src/telemetry/context-frame.js";
 
 const here = new URL(".", import.meta.url);
 
@@ -15,10 +16,22 @@ export const LOADED_ADAPTER = {
   MAX_CONCURRENT_PER_WORKSPACE: "100000",
 };
 
+/**
+ * The node flags an adapter process runs with: those given, and the one `main.ts` executes itself
+ * again with on Node 22 when tracing is on (src/telemetry/context-frame.ts), so that the benchmark's
+ * adapters run as `npm start` runs them.
+ */
+function adapterFlags(file, env, execArgv) {
+  if (!String(file).endsWith("adapter-process.mjs")) return execArgv;
+  const relaunch = contextFrameRelaunch({ env, version: process.version, execPath: process.execPath, execArgv, argv: [process.execPath, "main"] });
+  return relaunch ? relaunch.slice(1, -1) : execArgv;
+}
+
 /** Forks `file` (beside this one) and resolves once it reports its port. */
 export function startProcess(file, env = {}, execArgv = []) {
   return new Promise((resolve, reject) => {
-    const child = fork(new URL(file, here), [], { env: { ...process.env, ...env }, execArgv, stdio: ["ignore", "ignore", "inherit", "ipc"] });
+    const environment = { ...process.env, ...env };
+    const child = fork(new URL(file, here), [], { env: environment, execArgv: adapterFlags(file, environment, execArgv), stdio: ["ignore", "ignore", "inherit", "ipc"] });
     child.once("error", reject);
     child.once("message", (message) => resolve({ child, port: message.port, url: `http://127.0.0.1:${message.port}` }));
   });

@@ -9,8 +9,9 @@ import { documentReader } from "./embedded-workspace/read-document.js";
 import { createLogger } from "./util/create-logger.js";
 import { errorMessage } from "./util/error-message.js";
 import { carriesUserInfo, redactUrl, redactUrlsIn } from "./util/redact-url.js";
+import { contextFrameRelaunch } from "./telemetry/context-frame.js";
 import { startTracing } from "./telemetry/start-tracing.js";
-import type { TracingStart } from "./telemetry/tracing.js";
+import { traceLogMixin, type TracingStart } from "./telemetry/tracing.js";
 import { TracingSettingsError } from "./telemetry/tracing-environment.js";
 import {
   defaultDocuments,
@@ -33,6 +34,12 @@ if (command.kind === "print") {
   (command.exitCode === 0 ? process.stdout : process.stderr).write(command.text);
   process.exit(command.exitCode);
 }
+
+// docs/observability.md#what-tracing-costs: on Node 22, a traced adapter runs on async context frames
+// (the flag is only read at start-up, so the command executes again with it: same process, nothing opened yet).
+const { env, version, execPath, execArgv, argv } = process;
+const relaunch = contextFrameRelaunch({ env, version, execPath, execArgv, argv });
+if (relaunch && typeof process.execve === "function") process.execve(process.execPath, relaunch, process.env);
 
 let config: Config;
 try {
@@ -60,7 +67,7 @@ try {
   throw error;
 }
 const { tracing } = traced;
-const mixin = tracing && (() => tracing.logFields());
+const mixin = tracing && traceLogMixin(tracing);
 const logger = createLogger({ ...config.log, mixin });
 // docs/operating.md#credentials-in-urls: a URL is printed without the credentials it may carry.
 for (const warning of traced.warnings) logger.warn(redactUrlsIn(warning));

@@ -1,4 +1,5 @@
 import { trace, type TracerProvider } from "@opentelemetry/api";
+import { CONTEXT_FRAME_FLAG } from "./context-frame.js";
 import { checkEndpoints, isTrue, tracingRequested } from "./tracing-environment.js";
 import type { TracingStart } from "./tracing.js";
 
@@ -37,23 +38,29 @@ export async function startTracing(options: TracingOptions): Promise<TracingStar
   checkEndpoints(env);
   const { ownTracing } = await import("./sdk-tracing.js");
   const started = ownTracing(options, capturesContent);
-  if (promiseHooksCarryContext(env)) started.warnings.push(ASYNC_CONTEXT_FRAME_HINT);
+  const hint = promiseHooksHint(env);
+  if (hint) started.warnings.push(hint);
   return started;
 }
 
-const ASYNC_CONTEXT_FRAME = "--experimental-async-context-frame";
-const ASYNC_CONTEXT_FRAME_HINT =
-  `Node ${process.versions.node} carries the trace context on promise hooks, which slow every promise while tracing is on; ` +
-  `start node with ${ASYNC_CONTEXT_FRAME} (Node 22; Node 24 does it by default) for about 30 % less tracing CPU (docs/observability.md#what-tracing-costs)`;
-
 /**
- * Whether the context manager will run on async hooks: Node 22 does unless started with
- * `--experimental-async-context-frame` (measured: tracing's added CPU per chat request 109 µs
- * without it, 78 µs with it, bench part `tracing`), Node 24 runs on the frame by default.
+ * What the log says when the context manager will run on promise hooks, which slow every promise
+ * (measured on Node 22: tracing's added CPU per chat request 109 µs on them, 78 µs on context
+ * frames, bench part `tracing`): Node 22 does unless started with `--experimental-async-context-frame`
+ * (`main.ts` executes itself again with it, src/telemetry/context-frame.ts), Node 24 only when
+ * started with `--no-async-context-frame`.
  */
-function promiseHooksCarryContext(env: NodeJS.ProcessEnv): boolean {
-  const major = Number(process.versions.node.split(".")[0]);
-  return major < 24 && !process.execArgv.includes(ASYNC_CONTEXT_FRAME) && !(env.NODE_OPTIONS ?? "").includes(ASYNC_CONTEXT_FRAME);
+function promiseHooksHint(env: NodeJS.ProcessEnv): string | undefined {
+  const node = process.versions.node;
+  const flags = [...process.execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)];
+  const why = "which slow every promise while tracing is on";
+  const gain = "for about 30 % less tracing CPU (docs/observability.md#what-tracing-costs)";
+  if (Number(node.split(".")[0]) < 24) {
+    if (flags.includes(CONTEXT_FRAME_FLAG)) return undefined;
+    return `Node ${node} carries the trace context on promise hooks, ${why}; start node with ${CONTEXT_FRAME_FLAG} ${gain}`;
+  }
+  if (!flags.includes("--no-async-context-frame")) return undefined;
+  return `Node ${node} was started with --no-async-context-frame and carries the trace context on promise hooks, ${why}; start it without ${gain}`;
 }
 
 /**

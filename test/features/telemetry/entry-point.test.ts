@@ -9,6 +9,7 @@ import { projectRoot } from "../../../src/util/package-info.js";
 import { type OtlpReceiver, startOtlpReceiver } from "../../helpers/otlp-receiver.js";
 import { startRecordingProxy } from "../../helpers/recording-proxy.js";
 import { API_KEY, chatBody, FIXTURE_DOCUMENTS, headers, startAdapter } from "../../helpers/start-stack.js";
+import { startTracedProcess } from "../../helpers/traced-process.js";
 import { waitFor } from "../../helpers/wait-for.js";
 
 // Tracing as `main.ts` starts it (the compiled entry point), and what tracing off leaves out.
@@ -135,10 +136,22 @@ describe("main.ts with OTEL_EXPORTER_OTLP_ENDPOINT", () => {
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.find((line) => typeof line.msg === "string" && line.msg.startsWith("tracing on: OTLP http/protobuf to"))).toBeDefined();
     expect(lines.find((line) => line.msg === "request")).toMatchObject({ trace_id: server?.traceId, span_id: server?.spanId });
-    // Node 22 carries contexts on promise hooks unless started with the flag: the log says how to avoid their cost (docs/observability.md#what-tracing-costs).
-    const hinted = lines.some((line) => typeof line.msg === "string" && line.msg.includes("start node with --experimental-async-context-frame"));
-    const onHooks = Number(process.versions.node.split(".")[0]) < 24 && !(process.env.NODE_OPTIONS ?? "").includes("--experimental-async-context-frame");
-    expect(hinted).toBe(onHooks);
+    // Contexts ride on context frames, not promise hooks: Node 24's default, and on Node 22 the entry
+    // point executed itself again with --experimental-async-context-frame (docs/observability.md#what-tracing-costs).
+    expect(lines.filter((line) => typeof line.msg === "string" && line.msg.includes("promise hooks"))).toEqual([]);
+  }, 60_000);
+
+  it("keeps promise hooks when node is told to, and says what they cost", async () => {
+    // The switch that keeps AsyncLocalStorage on promise hooks: Node 22's opt-out of the re-execution, Node 24's own.
+    const keepHooks = Number(process.versions.node.split(".")[0]) < 24 ? "--no-experimental-async-context-frame" : "--no-async-context-frame";
+    const traced = await startTracedProcess({ nodeArgs: [keepHooks] });
+    try {
+      const hints = traced.logs.filter((line) => typeof line.msg === "string" && line.msg.includes("carries the trace context on promise hooks"));
+      expect(hints).toHaveLength(1);
+      expect(hints[0]?.msg).toContain("docs/observability.md#what-tracing-costs");
+    } finally {
+      await traced.close();
+    }
   }, 60_000);
 
   it("stops with a clear message on an endpoint that is no URL", async () => {
