@@ -17,12 +17,13 @@ export const LOADED_ADAPTER = {
 };
 
 /**
- * The node flags an adapter process runs with: those given, and the one `main.ts` executes itself
- * again with on Node 22 when tracing is on (src/telemetry/context-frame.ts), so that the benchmark's
- * adapters run as `npm start` runs them.
+ * The node flags a process runs with: those given, and for this checkout's adapter the one `main.ts`
+ * executes itself again with on Node 22 when tracing is on (src/telemetry/context-frame.ts), so that
+ * the benchmark's adapters run as `npm start` runs them (an older checkout's, named by its URL, as
+ * its own did: without).
  */
 function adapterFlags(file, env, execArgv) {
-  if (!String(file).endsWith("adapter-process.mjs")) return execArgv;
+  if (file !== "adapter-process.mjs") return execArgv;
   const relaunch = contextFrameRelaunch({ env, version: process.version, execPath: process.execPath, execArgv, argv: [process.execPath, "main"] });
   return relaunch ? relaunch.slice(1, -1) : execArgv;
 }
