@@ -1,4 +1,4 @@
-import { TRACING_VARIABLES } from "../telemetry/tracing-environment.js";
+import { TRACING_VARIABLES } from "./tracing-settings.js";
 import { variableDocs } from "./config.js";
 
 /** The configuration tables of docs/configuration.md, one per section (`npm run docs` writes them; a test checks they are current). */

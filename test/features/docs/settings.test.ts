@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, sep } from "node:path";
 import { describe, expect, it } from "vitest";
 import { environmentSchema } from "../../../src/config/config.js";
-import { TRACING_VARIABLES } from "../../../src/telemetry/tracing-environment.js";
+import { TRACING_VARIABLES } from "../../../src/config/tracing-settings.js";
 import { projectRoot } from "../../../src/util/package-info.js";
 
 // A setting is described in several places: its table row (written from the configuration schema
