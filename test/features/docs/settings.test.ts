@@ -44,6 +44,7 @@ const OUTSIDE: readonly { name: string; readIn?: string; by?: string }[] = [
   { name: "OPS_KEY", by: "the reader's shell (docs/governance.md, recipes)" },
   // Other programs'.
   { name: "NODE_EXTRA_CA_CERTS", by: "Node.js" },
+  { name: "NODE_OPTIONS", by: "Node.js (src/telemetry/context-frame.ts and start-tracing.ts look for the async context frame switches in it)" },
   { name: "ENABLE_FORWARD_USER_INFO_HEADERS", by: "Open WebUI" },
   { name: "TASK_MODEL_EXTERNAL", by: "Open WebUI" },
   { name: "LIBRECHAT_BODY_CONVERSATIONID", by: "LibreChat" },
