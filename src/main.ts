@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { accessSync, constants } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { parseCommandLine } from "./config/command-line.js";
 import { packageVersion } from "./util/package-info.js";
@@ -39,7 +40,17 @@ if (command.kind === "print") {
 // (the flag is only read at start-up, so the command executes again with it: same process, nothing opened yet).
 const { env, version, execPath, execArgv, argv } = process;
 const relaunch = contextFrameRelaunch({ env, version, execPath, execArgv, argv });
-if (relaunch && typeof process.execve === "function") process.execve(process.execPath, relaunch, process.env);
+// execve aborts the process when it fails: only a node binary still there and executable is run (else tracing's hint says what it costs).
+if (relaunch && typeof process.execve === "function" && isExecutable(execPath)) process.execve(execPath, relaunch, env);
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 let config: Config;
 try {
