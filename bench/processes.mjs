@@ -3,7 +3,7 @@ import { fork } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import autocannon from "autocannon";
 import { Agent, request } from "undici";
-import { contextFrameRelaunch } from "../dist/src/telemetry/context-frame.js";
+import { contextFrameFlags } from "../dist/src/telemetry/context-frame.js";
 
 const here = new URL(".", import.meta.url);
 
@@ -24,8 +24,7 @@ export const LOADED_ADAPTER = {
  */
 function adapterFlags(file, env, execArgv) {
   if (file !== "adapter-process.mjs") return execArgv;
-  const relaunch = contextFrameRelaunch({ env, version: process.version, execPath: process.execPath, execArgv, argv: [process.execPath, "main"] });
-  return relaunch ? relaunch.slice(1, -1) : execArgv;
+  return contextFrameFlags({ env, version: process.version, execArgv }) ?? execArgv;
 }
 
 /** Forks `file` (beside this one) and resolves once it reports its port. */

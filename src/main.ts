@@ -38,10 +38,9 @@ if (command.kind === "print") {
 
 // docs/observability.md#what-tracing-costs: on Node 22, a traced adapter runs on async context frames
 // (the flag is only read at start-up, so the command executes again with it: same process, nothing opened yet).
-const { env, version, execPath, execArgv, argv } = process;
-const relaunch = contextFrameRelaunch({ env, version, execPath, execArgv, argv });
+const relaunch = contextFrameRelaunch(process);
 // execve aborts the process when it fails: only a node binary still there and executable is run (else tracing's hint says what it costs).
-if (relaunch && typeof process.execve === "function" && isExecutable(execPath)) process.execve(execPath, relaunch, env);
+if (relaunch && typeof process.execve === "function" && isExecutable(process.execPath)) process.execve(process.execPath, relaunch, process.env);
 
 function isExecutable(path: string): boolean {
   try {

@@ -1,5 +1,5 @@
 import { trace, type TracerProvider } from "@opentelemetry/api";
-import { CONTEXT_FRAME_FLAG } from "./context-frame.js";
+import { CONTEXT_FRAME_FLAG, nodeFlags } from "./context-frame.js";
 import { checkEndpoints, isTrue, tracingRequested } from "./tracing-environment.js";
 import type { TracingStart } from "./tracing.js";
 
@@ -52,7 +52,7 @@ export async function startTracing(options: TracingOptions): Promise<TracingStar
  */
 function promiseHooksHint(env: NodeJS.ProcessEnv): string | undefined {
   const node = process.versions.node;
-  const flags = [...process.execArgv, ...(env.NODE_OPTIONS ?? "").split(/\s+/)];
+  const flags = nodeFlags({ env, execArgv: process.execArgv });
   const why = "which slow every promise while tracing is on";
   const gain = "for about 30 % less tracing CPU (docs/observability.md#what-tracing-costs)";
   if (Number(node.split(".")[0]) < 24) {

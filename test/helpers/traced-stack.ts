@@ -3,7 +3,7 @@ import pino from "pino";
 import { expect } from "vitest";
 import { startEmbeddedWorkspace, type RunningWorkspace, type StartOptions } from "../../src/embedded-workspace/start-embedded-workspace.js";
 import type { AdapterEffects } from "../../src/server/create-adapter.js";
-import type { Tracing } from "../../src/telemetry/tracing.js";
+import { traceLogMixin, type Tracing } from "../../src/telemetry/tracing.js";
 import { localTracing } from "./local-tracing.js";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "./otlp-receiver.js";
 import { type RecordingProxy, startRecordingProxy } from "./recording-proxy.js";
@@ -53,7 +53,7 @@ export async function startTracedStack(
       done();
     },
   });
-  const logger = pino({ level: "info", mixin: () => tracing.logFields() }, lines);
+  const logger = pino({ level: "info", mixin: traceLogMixin(tracing) }, lines);
   const running = await startAdapter(upstream.url, environment, logger, { tracing, ...options.effects });
   return {
     ...running,
