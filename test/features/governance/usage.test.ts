@@ -19,7 +19,9 @@ describe("usage per key, workspace and mode (one replica, in memory)", () => {
   let stack: Stack;
   let auditFile: string;
   const spent: Spent[] = [];
-  const start = Math.floor(Date.now() / 1000) - 60;
+  // A minute back, but never into yesterday: the buckets are UTC days, and the paging below counts them.
+  const now = Math.floor(Date.now() / 1000);
+  const start = Math.max(now - 60, now - (now % 86_400));
 
   beforeAll(async () => {
     auditFile = join(mkdtempSync(join(tmpdir(), "adapter-audit-")), "audit.jsonl");
