@@ -43,6 +43,7 @@ const ROWS = [
   ["cpu", "CPU per MCP `ask` call, × a chat completion's (2025-11-25; 2026-07-28)", "", (r) => r.cpu && `${times(r.cpu.ratios.mcp20251125OverChat)}; ${times(r.cpu.ratios.mcp20260728OverChat)}`],
   ["tracing", "CPU per chat completion traced at sampling 1.0, × tracing off", "≤ 1.5×", (r) => r.tracing && times(r.tracing.onOverOff), (r) => r.tracing.onOverOff.median <= 1.5],
   ["tracing", "CPU per chat completion traced at sampling 0.1, × tracing off", "≤ 1.1×", (r) => r.tracing?.sampledOverOff && times(r.tracing.sampledOverOff), (r) => r.tracing.sampledOverOff.median <= 1.1],
+  ["tracing", "the same at sampling 0 (every trace dropped); a second untraced adapter, the same as the first (what the method tells apart)", "", (r) => r.tracing?.unsampledOverOff && `${times(r.tracing.unsampledOverOff)}; ${times(r.tracing.offAgainOverOff)}`],
   ["waiting", "list calls per poll, 1,000 requests waiting in one workspace", "one per poll, plus pages", (r) => r.waiting && `${r.waiting.at(-1).listCallsPerPoll} (${r.waiting.at(-1).pagesNeeded} pages)`, (r) => r.waiting.every((row) => row.listCallsPerPoll <= row.pagesNeeded + 0.05)],
   ["streams", "RSS with 5,000 idle streams (highest sample)", "< 300 MB", (r) => r.streams && `${r.streams.peakRssMB} MB`, (r) => r.streams.peakRssMB < 300],
   ["streams", "event-loop delay p99 with them open", "< 20 ms", (r) => r.streams && ms(r.streams.eventLoopDelayP99Ms), (r) => r.streams.eventLoopDelayP99Ms < 20],
@@ -86,7 +87,7 @@ const METHODS = {
   ],
   tracing: [
     "Tracing",
-    "`bench/tracing.mjs`: the chat route at 50 connections with tracing off, on at sampling 1.0 and on at 0.1 (`parentbased_traceidratio`), exporting OTLP/HTTP protobuf to a sink in another process, taking turns in alternating order; each round's process CPU per request in a window of steady load, compared pair by pair. The adapters run as `npm start` runs them: on Node 22 the traced ones with `--experimental-async-context-frame` (docs/observability.md#what-tracing-costs). Run alone with `BENCH_BASE=<an older built checkout>` it also measures that checkout, for comparing builds.",
+    "`bench/tracing.mjs`: the chat route at 50 connections with tracing off, on at sampling 1.0, at 0.1 and at 0 (`parentbased_traceidratio`; at 0 every request is one the sampler drops), and a second untraced adapter the same as the first (two identical processes differ by a few per cent: the ratio of the two is what one run can tell apart), exporting OTLP/HTTP protobuf to a sink in another process, taking turns in alternating order; each round's process CPU per request in a window of steady load, compared pair by pair. The adapters run as `npm start` runs them: on Node 22 the traced ones with `--experimental-async-context-frame` (docs/observability.md#what-tracing-costs). Run alone with `BENCH_BASE=<an older built checkout>` it also measures that checkout, for comparing builds.",
   ],
   waiting: [
     "Waiting queries cost polls, not requests",

@@ -1,7 +1,10 @@
 // What tracing costs on the chat path (`node bench/tracing.mjs`, also part of `npm run bench`):
 // the adapter with tracing off, with tracing on at sampling 1.0 (parent-based always-on, the
-// default) and at sampling 0.1 (parent-based trace-id ratio), exporting OTLP/HTTP protobuf to a
-// sink in another process, side by side against the instant upstream at 50 connections. The machine is shared and noisy, so the targets take turns
+// default), at sampling 0.1 and at 0 (parent-based trace-id ratio: every trace dropped, what a
+// request the sampler drops costs), exporting OTLP/HTTP protobuf to a sink in another process,
+// side by side against the instant upstream at 50 connections; and a second untraced adapter, the
+// same as the first, whose ratio to it is what the method can tell apart on this machine (two
+// identical processes can differ by a few per cent: layout, JIT and GC timing). The machine is shared and noisy, so the targets take turns
 // in alternating order round after round (off, on, then on, off, …), and what is compared is each
 // round's pair: process CPU time per request (steadier than requests/s) and requests/s.
 // BENCH_BASE=/path/to/an/older/checkout (built) adds that checkout's adapter, untraced as `before`,
@@ -44,8 +47,10 @@ export async function tracingCost({ seconds = 4, rounds = 6, stream = false, bas
       targets.beforeOn10 = await start(baseAdapter, tenth);
     }
     targets.off = await start("adapter-process.mjs", common);
+    targets.offAgain = await start("adapter-process.mjs", common);
     targets.on = await start("adapter-process.mjs", traced);
     targets.on10 = await start("adapter-process.mjs", tenth);
+    targets.on0 = await start("adapter-process.mjs", { ...tenth, OTEL_TRACES_SAMPLER_ARG: "0" });
     const names = Object.keys(targets);
     for (const name of names) await loadAdapter(targets[name].url, { seconds: 2, stream }); // warm-up, discarded
     const figures = Object.fromEntries(names.map((name) => [name, []]));
@@ -86,6 +91,8 @@ export async function tracingCost({ seconds = 4, rounds = 6, stream = false, bas
       targets: Object.fromEntries(names.map((name) => [name, summary(name)])),
       onOverOff: ratio("on", "off"),
       sampledOverOff: ratio("on10", "off"),
+      unsampledOverOff: ratio("on0", "off"),
+      offAgainOverOff: ratio("offAgain", "off"),
       addedCpuUsPerRequest: round(median(figures.on.map((figure, index) => figure.cpuUs - figures.off[index].cpuUs)), 1),
       ...(base
         ? {
