@@ -22,6 +22,17 @@ const ANSWER =
   "once [2]. Security incidents are reported within one hour to the security team through the incident channel [3].\n\n" +
   "Sources:\n[1] handbook.md — Leave policy\n[2] handbook.md — Remote work\n[3] security-policy.md — Incident reporting";
 
+/**
+ * The same answer's gist in Cyrillic, Japanese, Arabic, Greek and Devanagari: text the counter's
+ * ASCII scanner leaves to the o200k pattern, piece by piece (src/tokens/count-o200k.ts).
+ */
+const OTHER_SCRIPTS =
+  "Сотрудники получают 25 дней оплачиваемого отпуска в календарный год [1]. Неиспользованный отпуск до 5 дней " +
+  "переносится на первый квартал следующего года [1].\n従業員は暦年ごとに25日の有給休暇を取得します[1]。在宅勤務は試用期間後、" +
+  "週3日まで認められています[2]。\nيحصل الموظفون على 25 يومًا من الإجازة السنوية المدفوعة [1]. يُسمح بالعمل عن بُعد حتى ثلاثة أيام " +
+  "في الأسبوع [2].\nΤα περιστατικά ασφαλείας αναφέρονται εντός μίας ώρας στην ομάδα ασφαλείας [3].\n" +
+  "सुरक्षा घटनाओं की सूचना एक घंटे के भीतर सुरक्षा टीम को दी जाती है [3]।";
+
 /** The least CPU time, in µs, of one call of `run` over 7 batches of `iterations`. */
 function cpuUsPerCall(run, iterations) {
   let best = Infinity;
@@ -90,11 +101,12 @@ export async function tokenCounting() {
     let chunk = 0;
     libraries[name] = {
       answerUs: cpuUsPerCall(() => count(ANSWER), 2000),
+      otherScriptsUs: cpuUsPerCall(() => count(OTHER_SCRIPTS), 1000),
       docsChunkUs: cpuUsPerCall(() => count(chunks[chunk++ % chunks.length]), chunks.length),
       longTextMs: name === "adapter" ? adapter.totalMs : millis(count, text.slice(1), text),
       longWordMs: millis(count, "c".repeat(1000), word),
     };
   }
   tiktoken.free();
-  return { bytes: text.length, answerChars: ANSWER.length, docsChunks: chunks.length, longWordChars: word.length, ...adapter, libraries };
+  return { bytes: text.length, answerChars: ANSWER.length, otherScriptsChars: OTHER_SCRIPTS.length, docsChunks: chunks.length, longWordChars: word.length, ...adapter, libraries };
 }

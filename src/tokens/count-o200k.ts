@@ -1,18 +1,33 @@
 import { NOT_ASCII, type RankTable, rankOf, rankOfAscii } from "./rank-table.js";
 import { scannedPieceEnd } from "./scan-piece.js";
+import { UNICODE_16 } from "./unicode-classes.js";
 
 // o200k's pre-tokenizer (tiktoken's pattern for o200k_base): text is split into pieces that
-// byte-pair encoding never merges across. tiktoken runs it with Rust's regex, whose \s is Unicode's
-// White_Space; JavaScript's \s differs (it takes U+FEFF, the byte order mark, and leaves U+0085),
-// so the pattern names \p{White_Space} where tiktoken's says \s.
-const CONTRACTION = String.raw`(?:'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?`;
-const O200K_PIECES = new RegExp(
-  String.raw`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+${CONTRACTION}` +
-    String.raw`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*${CONTRACTION}` +
-    String.raw`|\p{N}{1,3}| ?[^\p{White_Space}\p{L}\p{N}]+[\r\n/]*|\p{White_Space}*[\r\n]+` +
-    String.raw`|\p{White_Space}+(?!\P{White_Space})|\p{White_Space}+`,
-  "gu",
+// byte-pair encoding never merges across. tiktoken runs it with Rust's regex, so the classes are
+// Unicode 16.0's (unicode-classes.ts) rather than this runtime's, \s is Unicode's White_Space
+// (JavaScript's \s takes U+FEFF, the byte order mark, and leaves U+0085), and the contractions'
+// (?i:'s|...) folds case as Unicode does: "'ſ" (U+017F, long s) is a contraction there. The pattern
+// is two here, each short enough for V8 to optimize (unicode-classes.ts): its two word alternatives,
+// then the rest. Tried in that order at one place, they match what the whole pattern matches.
+const { letterOrNumber: LN, number: N, whiteSpace: S, upperOrCaseless: UPPER, lowerOrCaseless: LOWER } = UNICODE_16;
+const CONTRACTION = String.raw`(?:'(?:[sS\u017F]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?`;
+const WORD_PIECE = new RegExp(
+  String.raw`[^\r\n${LN}]?[${UPPER}]*[${LOWER}]+${CONTRACTION}|[^\r\n${LN}]?[${UPPER}]+[${LOWER}]*${CONTRACTION}`,
+  "uy",
 );
+const OTHER_PIECE = new RegExp(
+  String.raw`[${N}]{1,3}| ?[^${S}${LN}]+[\r\n/]*|[${S}]*[\r\n]+|[${S}]+(?![^${S}])|[${S}]+`,
+  "uy",
+);
+
+/** Where the pattern's match at `at` ends (`at` < `text.length`: some alternative always matches). */
+function patternPieceEnd(text: string, at: number): number {
+  WORD_PIECE.lastIndex = at;
+  if (WORD_PIECE.test(text)) return WORD_PIECE.lastIndex;
+  OTHER_PIECE.lastIndex = at;
+  if (OTHER_PIECE.test(text)) return OTHER_PIECE.lastIndex;
+  throw new Error(`the o200k pattern matched nothing at ${at}`);
+}
 
 // Scratch space reused by every count in this thread (counting is synchronous).
 let utf8 = new Uint8Array(1024);
@@ -46,9 +61,7 @@ export function countO200k(table: RankTable, text: string): number {
       length = rank === NOT_ASCII ? encodeUtf8(text, at, end) : encodeAscii(text, at, end);
     } else {
       // Not decidable by the scanner: the pattern itself, from this piece boundary on.
-      O200K_PIECES.lastIndex = at;
-      const match = O200K_PIECES.exec(text) as RegExpExecArray;
-      end = at + match[0].length;
+      end = patternPieceEnd(text, at);
       length = encodeUtf8(text, at, end);
     }
     at = end;

@@ -1,10 +1,12 @@
 // The o200k pre-tokenizer's pattern (count-o200k.ts), worked out by hand where the characters allow.
+import { UNICODE_16 } from "./unicode-classes.js";
 
-// Character classes, as the pattern's Unicode classes see them: \p{Lu}, \p{Ll}, \p{N}, \s, and
-// the rest (punctuation, symbols and controls: [^\s\p{L}\p{N}]). ASCII is classed in full; beyond
-// it, only punctuation and symbols (no letter, number, mark or White_Space: a dash, a curly quote,
-// an arrow), which end every letter, number and space run just as ASCII punctuation does. Any
-// other character is UNKNOWN, and the regular expression decides the piece it touches.
+// Character classes, as the pattern's Unicode 16.0 classes see them (unicode-classes.ts): \p{Lu},
+// \p{Ll}, \p{N}, \s, and the rest (punctuation, symbols and controls: [^\s\p{L}\p{N}]). ASCII is
+// classed in full; beyond it, only punctuation and symbols (no letter, number, mark or White_Space:
+// a dash, a curly quote, an arrow), which end every letter, number and space run just as ASCII
+// punctuation does. Any other character is UNKNOWN, and the regular expression decides the piece
+// it touches.
 const UPPER = 1;
 const LOWER = 2;
 const DIGIT = 3;
@@ -14,7 +16,7 @@ const OTHER = 6;
 const UNKNOWN = 0;
 /** Characters below this are classed by the table (Latin-1, general punctuation, arrows, CJK punctuation). */
 const CLASSED = 0x3100;
-const PUNCTUATION = /^[^\p{White_Space}\p{L}\p{N}\p{M}]$/u;
+const PUNCTUATION = new RegExp(`^[^${UNICODE_16.notPunctuation}]$`, "u");
 const CLASS = new Uint8Array(CLASSED).map((_, code) => {
   if (code >= 65 && code <= 90) return UPPER;
   if (code >= 97 && code <= 122) return LOWER;
@@ -78,11 +80,11 @@ export function scannedPieceEnd(text: string, at: number): number {
   return end - at >= 2 ? end - 1 : end; // \s+(?!\S) leaves the last space to the next piece; else \s+
 }
 
-/** The end of an optional contraction ('s, 'd, 'm, 't, 'll, 've, 're, any case) at `at`. */
+/** The end of an optional contraction ('s, 'd, 'm, 't, 'll, 've, 're, any case; 's also as 'ſ) at `at`. */
 function contractionEnd(text: string, at: number): number {
   if (text.charCodeAt(at) !== 39) return at;
   const one = text.charCodeAt(at + 1) | 0x20;
-  if (one === 115 || one === 100 || one === 109 || one === 116) return at + 2; // s d m t
+  if (one === 115 || one === 100 || one === 109 || one === 116 || one === 0x17f) return at + 2; // s d m t ſ
   const two = text.charCodeAt(at + 2) | 0x20;
   if ((one === 108 && two === 108) || (one === 118 && two === 101) || (one === 114 && two === 101)) return at + 3; // ll ve re
   return at;

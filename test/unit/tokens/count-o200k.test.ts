@@ -5,6 +5,7 @@ import { get_encoding } from "tiktoken";
 import { describe, expect, it } from "vitest";
 import { countO200k, pieceBoundaryNear } from "../../../src/tokens/count-o200k.js";
 import { o200kRanks } from "../../../src/tokens/rank-table.js";
+import { UNICODE_16 } from "../../../src/tokens/unicode-classes.js";
 
 // OpenAI's own tokenizer (tiktoken, its Rust core built to WebAssembly) is the oracle: ours must
 // agree on every text. Special-token strings count as ordinary text (nothing allowed, nothing
@@ -21,6 +22,10 @@ const TRICKY = [
   "é", "—", "😀", "\u00a0", "\uFEFF", "\u0085", "\u3000", "\u0301", "日", "\u2028", "\uD800", "Ⅻ", "٣", "ǅ", "ʰ",
   // Punctuation and symbols beyond ASCII, which the scanner classes itself (scan-piece.ts).
   "“", "’", "…", "→", "×", "·", "。", "\u200b", "\u2060", "ª", "²", "\u1ab0",
+  // Long s, which the contractions' case folding takes for s; letters new in Unicode 17.0, which are
+  // none in tiktoken's Unicode 16.0 (one in the table's range, one beyond it); a fullwidth letter;
+  // a symbol new in Unicode 16.0.
+  "ſ", "\u088f", "\u{323B0}", "ａ", "\u{1CE41}",
 ];
 
 describe("countO200k", () => {
@@ -45,6 +50,11 @@ describe("countO200k", () => {
     ["  \n\n  x\t\ty  ", reference("  \n\n  x\t\ty  ")],
     ["1234567 ..// ./\n\r\n", reference("1234567 ..// ./\n\r\n")],
     ["a".repeat(300), reference("a".repeat(300))],
+    // A CJK Extension J ideograph (Unicode 17.0), a legacy-computing symbol (16.0), a fullwidth "a":
+    // to Unicode 17.0 the first is a word of its own; to tiktoken's 16.0 it is punctuation.
+    ["\u{323B0}\u{1CE41}ａ", 10],
+    // Rust folds case in (?i:'s) as Unicode does, so "'ſ" (long s) is a contraction there.
+    ["don'ſ'stx", 6],
   ])("counts %j as %i", (text, expected) => {
     expect(ours(text)).toBe(expected);
   });
@@ -60,6 +70,28 @@ describe("countO200k", () => {
     }
     expect(ours("\uFEFF")).toBe(1);
     expect(countTokens("\uFEFF", plain)).toBe(2);
+  });
+
+  // Rust's regex classes characters by the Unicode version of its tables (16.0 in tiktoken), where
+  // JavaScript's \p{...} follows the runtime's ICU (17.0 in Node 22.23 and 24.22), so ours are pinned
+  // (src/tokens/unicode-classes.ts). After a character, "'s" joins its piece only when it is a
+  // letter or mark, and "123" (in part) only when it is a number: either way the count tells.
+  // Characters unassigned to this runtime and none of these to Unicode 16.0 cannot differ.
+  it("classes every character as tiktoken's Unicode 16.0 does, whatever the runtime's Unicode", () => {
+    const pinned = new RegExp(`[${UNICODE_16.notPunctuation}]`, "u");
+    const unassigned = /[\p{Cn}\p{Co}\p{Cs}]/u;
+    const mismatches: string[] = [];
+    let checked = 0;
+    for (let code = 0; code <= 0x10ffff; code += 1) {
+      const char = String.fromCodePoint(code);
+      if (unassigned.test(char) && !pinned.test(char)) continue;
+      checked += 1;
+      for (const text of [`${char}'s`, `${char}123`]) {
+        if (ours(text) !== reference(text)) mismatches.push(`U+${code.toString(16).toUpperCase()} in ${JSON.stringify(text)}`);
+      }
+    }
+    expect(mismatches.slice(0, 20)).toEqual([]);
+    expect(checked).toBeGreaterThan(150_000);
   });
 
   it("agrees with tiktoken on random text of the characters that decide piece boundaries", () => {
