@@ -16,7 +16,8 @@ const OTHER = 6;
 const UNKNOWN = 0;
 /** Characters below this are classed by the table (Latin-1, general punctuation, arrows, CJK punctuation). */
 const CLASSED = 0x3100;
-const PUNCTUATION = new RegExp(`^[^${UNICODE_16.notPunctuation}]$`, "u");
+const { whiteSpace, letterOrNumber, mark } = UNICODE_16;
+const PUNCTUATION = new RegExp(`^[^${whiteSpace}${letterOrNumber}${mark}]$`, "u");
 const CLASS = new Uint8Array(CLASSED).map((_, code) => {
   if (code >= 65 && code <= 90) return UPPER;
   if (code >= 97 && code <= 122) return LOWER;

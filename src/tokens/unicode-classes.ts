@@ -26,8 +26,8 @@ export interface UnicodeClasses {
   readonly upperOrCaseless: string;
   /** [\p{Ll}\p{Lm}\p{Lo}\p{M}]: what the rest of a word may be. */
   readonly lowerOrCaseless: string;
-  /** [\p{White_Space}\p{L}\p{N}\p{M}]: what is not punctuation, a symbol or a control. */
-  readonly notPunctuation: string;
+  /** \p{M} */
+  readonly mark: string;
 }
 
 /** A regenerate set, as regenerate-unicode-properties exports it. */
@@ -46,19 +46,15 @@ function readUnicode16Classes(): UnicodeClasses {
   if (version !== "16.0.0") throw new Error(`regenerate-unicode-properties has Unicode ${version}; the o200k pattern needs 16.0.0's`);
   const property = (name: string) =>
     (require(`regenerate-unicode-properties/${name}.js`) as { characters: CodePointSet }).characters;
-  const union = (...names: string[]) =>
-    classBody(
-      names
-        .map((name) => property(name.includes("/") ? name : `General_Category/${name}`))
-        .reduce((all, one) => all.clone().add(one)),
-    );
+  const categories = (...names: string[]) =>
+    classBody(names.map((name) => property(`General_Category/${name}`)).reduce((all, one) => all.clone().add(one)));
   return Object.freeze({
-    letterOrNumber: union("Letter", "Number"),
-    number: union("Number"),
-    whiteSpace: union("Binary_Property/White_Space"),
-    upperOrCaseless: union("Uppercase_Letter", "Titlecase_Letter", "Modifier_Letter", "Other_Letter", "Mark"),
-    lowerOrCaseless: union("Lowercase_Letter", "Modifier_Letter", "Other_Letter", "Mark"),
-    notPunctuation: union("Binary_Property/White_Space", "Letter", "Number", "Mark"),
+    letterOrNumber: categories("Letter", "Number"),
+    number: categories("Number"),
+    whiteSpace: classBody(property("Binary_Property/White_Space")),
+    upperOrCaseless: categories("Uppercase_Letter", "Titlecase_Letter", "Modifier_Letter", "Other_Letter", "Mark"),
+    lowerOrCaseless: categories("Lowercase_Letter", "Modifier_Letter", "Other_Letter", "Mark"),
+    mark: categories("Mark"),
   });
 }
 
